@@ -1,0 +1,58 @@
+# Every third-party dependency of gmi_drl, each behind an imported target.
+include_guard(GLOBAL)
+include(GmiKokkos)
+
+find_package(MPI REQUIRED COMPONENTS C CXX)
+
+# HDF5: the parallel flavour (checkpoints are written collectively).  Debian installs it next to
+# the serial one; prefer it explicitly.
+set(HDF5_PREFER_PARALLEL ON)
+find_package(HDF5 REQUIRED COMPONENTS C)
+if(NOT TARGET hdf5::hdf5)
+  add_library(hdf5::hdf5 INTERFACE IMPORTED)
+  target_include_directories(hdf5::hdf5 INTERFACE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})
+  target_link_libraries(hdf5::hdf5 INTERFACE ${HDF5_C_LIBRARIES} ${HDF5_LIBRARIES})
+  target_compile_definitions(hdf5::hdf5 INTERFACE ${HDF5_DEFINITIONS})
+endif()
+
+find_package(yaml-cpp REQUIRED)
+if(TARGET yaml-cpp::yaml-cpp)
+  set(GMI_YAML_TARGET yaml-cpp::yaml-cpp)
+else()
+  set(GMI_YAML_TARGET yaml-cpp)   # yaml-cpp < 0.8 exports an unnamespaced target
+endif()
+find_package(spdlog REQUIRED)
+find_package(CLI11 REQUIRED)
+
+# Counter-based host random numbers (Philox4x32-10, bit-identical to cuRAND's Philox).
+find_path(GMI_RANDOM123_INCLUDE_DIR Random123/philox.h)
+if(NOT GMI_RANDOM123_INCLUDE_DIR)
+  message(FATAL_ERROR "Random123 headers not found: apt-get install librandom123-dev, or pass -DGMI_RANDOM123_INCLUDE_DIR=<dir containing Random123/>")
+endif()
+add_library(gmi::random123 INTERFACE IMPORTED)
+target_include_directories(gmi::random123 SYSTEM INTERFACE "${GMI_RANDOM123_INCLUDE_DIR}")
+
+# Host BLAS/LAPACK: CBLAS for CPU GEMMs, LAPACK for orthogonal initialisation (both builds).
+find_package(OpenBLAS CONFIG QUIET)
+find_path(GMI_CBLAS_INCLUDE_DIR cblas.h HINTS ${OpenBLAS_INCLUDE_DIRS} PATH_SUFFIXES openblas)
+find_library(GMI_BLAS_LIBRARY NAMES openblas HINTS ${OpenBLAS_LIBRARY_DIRS})
+if(NOT GMI_CBLAS_INCLUDE_DIR OR NOT GMI_BLAS_LIBRARY)
+  message(FATAL_ERROR "OpenBLAS (CBLAS + LAPACK) not found: apt-get install libopenblas-dev")
+endif()
+add_library(gmi::blas INTERFACE IMPORTED)
+target_include_directories(gmi::blas SYSTEM INTERFACE "${GMI_CBLAS_INCLUDE_DIR}")
+target_link_libraries(gmi::blas INTERFACE "${GMI_BLAS_LIBRARY}")
+
+if(GMI_KOKKOS_CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  find_path(GMI_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{NCCL_HOME}/include)
+  find_library(GMI_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{NCCL_HOME}/lib)
+  if(GMI_NCCL_INCLUDE_DIR AND GMI_NCCL_LIBRARY)
+    add_library(gmi::nccl INTERFACE IMPORTED)
+    target_include_directories(gmi::nccl SYSTEM INTERFACE "${GMI_NCCL_INCLUDE_DIR}")
+    target_link_libraries(gmi::nccl INTERFACE "${GMI_NCCL_LIBRARY}")
+    set(GMI_HAVE_NCCL ON)
+  else()
+    set(GMI_HAVE_NCCL OFF)
+  endif()
+endif()

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install what gmi_drl's CPU build needs on Debian 12 / Ubuntu 22.04+ (idempotent; uses sudo when
+# not root).  With --test also the Python packages the tests compare against (Gymnasium, h5py).
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build pkg-config python3 python3-pip
+      libopenmpi-dev openmpi-bin libhdf5-openmpi-dev libtrilinos-kokkos-dev libopenblas-dev
+      librandom123-dev libyaml-cpp-dev libspdlog-dev libcli11-dev googletest libgtest-dev)
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps-debian: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [ "${1:-}" = "--test" ]; then
+  if ! python3 -c "import gymnasium, h5py, numpy" 2>/dev/null; then
+    echo "deps-debian: installing gymnasium h5py numpy (pip)"
+    python3 -m pip install -q gymnasium h5py numpy 2>/dev/null ||
+      python3 -m pip install -q --break-system-packages gymnasium h5py numpy
+  fi
+fi
