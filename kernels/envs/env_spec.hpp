@@ -1,0 +1,23 @@
+#pragma once
+/// \file
+/// \brief What an agent needs to know of an environment: observation and action spaces, time limit.
+#include <string>
+#include <vector>
+
+namespace gmi::envs {
+
+struct EnvSpec {
+  std::string name;               ///< Gymnasium id, e.g. "CartPole-v1"
+  int obs_dim = 0;                ///< length of one observation vector
+  int act_dim = 1;                ///< numbers per action (1 for discrete actions)
+  int num_actions = 0;            ///< > 0: Discrete(num_actions); 0: continuous Box(act_low, act_high)
+  std::vector<float> obs_low;     ///< observation-space bounds (may be +-inf)
+  std::vector<float> obs_high;
+  std::vector<float> act_low;     ///< continuous action bounds (empty for discrete)
+  std::vector<float> act_high;
+  int max_episode_steps = 0;      ///< Gymnasium TimeLimit: truncated when this many steps elapsed
+
+  bool discrete() const { return num_actions > 0; }
+};
+
+}  // namespace gmi::envs

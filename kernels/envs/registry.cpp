@@ -1,0 +1,77 @@
+#include "kernels/envs/registry.hpp"
+
+#include <functional>
+#include <sstream>
+
+#include "kernels/core/error.hpp"
+#include "kernels/envs/acrobot.hpp"
+#include "kernels/envs/cartpole.hpp"
+#include "kernels/envs/mountain_car_continuous.hpp"
+#include "kernels/envs/pendulum.hpp"
+
+namespace gmi::envs {
+namespace {
+
+struct Entry {
+  std::string name;
+  std::function<EnvSpec(const EnvOverrides&)> spec;
+  std::function<std::unique_ptr<VecEnvBase>(int, std::uint64_t, std::uint64_t, const EnvOverrides&)>
+      make;
+};
+
+template <class Env>
+typename Env::Params params_for(const EnvOverrides& o) {
+  typename Env::Params p;
+  if (o.max_episode_steps > 0) p.max_episode_steps = o.max_episode_steps;
+  return p;
+}
+
+template <class Env>
+Entry entry() {
+  return Entry{Env::kName,
+               [](const EnvOverrides& o) { return Env::spec(params_for<Env>(o)); },
+               [](int n, std::uint64_t seed, std::uint64_t offset, const EnvOverrides& o) {
+                 return std::unique_ptr<VecEnvBase>(
+                     new VecEnv<Env>(n, seed, offset, params_for<Env>(o)));
+               }};
+}
+
+const std::vector<Entry>& registry() {
+  static const std::vector<Entry> r = {
+      entry<CartPole>(),
+      entry<Acrobot>(),
+      entry<Pendulum>(),
+      entry<MountainCarContinuous>(),
+  };
+  return r;
+}
+
+const Entry& find(const std::string& name) {
+  for (const auto& e : registry())
+    if (e.name == name) return e;
+  std::ostringstream s;
+  s << "unknown environment '" << name << "': expected one of";
+  for (const auto& e : registry()) s << " " << e.name;
+  throw InputError(s.str());
+}
+
+}  // namespace
+
+std::vector<std::string> env_names() {
+  std::vector<std::string> names;
+  for (const auto& e : registry()) names.push_back(e.name);
+  return names;
+}
+
+EnvSpec env_spec(const std::string& name, const EnvOverrides& overrides) {
+  return find(name).spec(overrides);
+}
+
+std::unique_ptr<VecEnvBase> make_vec_env(const std::string& name, int num_envs, std::uint64_t seed,
+                                         std::uint64_t global_offset,
+                                         const EnvOverrides& overrides) {
+  GMI_REQUIRE(num_envs > 0, "make_vec_env: num_envs must be positive");
+  return find(name).make(num_envs, seed, global_offset, overrides);
+}
+
+}  // namespace gmi::envs
