@@ -1,0 +1,145 @@
+#include "kernels/nn/blas.hpp"
+
+#include "kernels/core/error.hpp"
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cublas_v2.h>
+#else
+#include <cblas.h>
+#endif
+
+namespace gmi::blas {
+
+namespace {
+std::uint64_t g_calls = 0;
+}  // namespace
+
+std::uint64_t call_count() { return g_calls; }
+
+#if defined(KOKKOS_ENABLE_CUDA)
+namespace {
+cublasHandle_t g_handle = nullptr;
+MatmulPrecision g_precision = MatmulPrecision::FP32;
+
+cublasHandle_t handle(const ExecSpace& space) {
+  if (!g_handle) {
+    GMI_CUBLAS_CHECK(cublasCreate(&g_handle));
+    GMI_CUBLAS_CHECK(cublasSetMathMode(g_handle, g_precision == MatmulPrecision::TF32
+                                                     ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                     : CUBLAS_DEFAULT_MATH));
+  }
+  GMI_CUBLAS_CHECK(cublasSetStream(g_handle, space.cuda_stream()));
+  return g_handle;
+}
+cublasOperation_t op(Op o) { return o == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
+}  // namespace
+
+void set_matmul_precision(MatmulPrecision p) {
+  g_precision = p;
+  if (g_handle)
+    GMI_CUBLAS_CHECK(cublasSetMathMode(
+        g_handle, p == MatmulPrecision::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+}
+
+void release_handles() {
+  if (g_handle) cublasDestroy(g_handle);
+  g_handle = nullptr;
+}
+
+template <>
+void gemm<float>(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, float alpha,
+                 const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+  ++g_calls;
+  GMI_CUBLAS_CHECK(
+      cublasSgemm(handle(space), op(ta), op(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
+}
+template <>
+void gemm<double>(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, double alpha,
+                  const double* A, int lda, const double* B, int ldb, double beta, double* C,
+                  int ldc) {
+  ++g_calls;
+  GMI_CUBLAS_CHECK(
+      cublasDgemm(handle(space), op(ta), op(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
+}
+template <>
+void gemv<float>(const ExecSpace& space, Op ta, int m, int n, float alpha, const float* A, int lda,
+                 const float* x, float beta, float* y) {
+  ++g_calls;
+  GMI_CUBLAS_CHECK(cublasSgemv(handle(space), op(ta), m, n, &alpha, A, lda, x, 1, &beta, y, 1));
+}
+template <>
+void gemv<double>(const ExecSpace& space, Op ta, int m, int n, double alpha, const double* A,
+                  int lda, const double* x, double beta, double* y) {
+  ++g_calls;
+  GMI_CUBLAS_CHECK(cublasDgemv(handle(space), op(ta), m, n, &alpha, A, lda, x, 1, &beta, y, 1));
+}
+template <>
+void nrm2<float>(const ExecSpace& space, int n, const float* x, float* result) {
+  ++g_calls;
+  auto h = handle(space);
+  GMI_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
+  GMI_CUBLAS_CHECK(cublasSnrm2(h, n, x, 1, result));
+  GMI_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+}
+template <>
+void nrm2<double>(const ExecSpace& space, int n, const double* x, double* result) {
+  ++g_calls;
+  auto h = handle(space);
+  GMI_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
+  GMI_CUBLAS_CHECK(cublasDnrm2(h, n, x, 1, result));
+  GMI_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+}
+
+#else  // host build: CBLAS
+
+namespace {
+CBLAS_TRANSPOSE op(Op o) { return o == Op::N ? CblasNoTrans : CblasTrans; }
+}  // namespace
+
+void set_matmul_precision(MatmulPrecision) {}
+void release_handles() {}
+
+template <>
+void gemm<float>(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, float alpha,
+                 const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+  ++g_calls;
+  space.fence();
+  cblas_sgemm(CblasColMajor, op(ta), op(tb), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+template <>
+void gemm<double>(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, double alpha,
+                  const double* A, int lda, const double* B, int ldb, double beta, double* C,
+                  int ldc) {
+  ++g_calls;
+  space.fence();
+  cblas_dgemm(CblasColMajor, op(ta), op(tb), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+template <>
+void gemv<float>(const ExecSpace& space, Op ta, int m, int n, float alpha, const float* A, int lda,
+                 const float* x, float beta, float* y) {
+  ++g_calls;
+  space.fence();
+  cblas_sgemv(CblasColMajor, op(ta), m, n, alpha, A, lda, x, 1, beta, y, 1);
+}
+template <>
+void gemv<double>(const ExecSpace& space, Op ta, int m, int n, double alpha, const double* A,
+                  int lda, const double* x, double beta, double* y) {
+  ++g_calls;
+  space.fence();
+  cblas_dgemv(CblasColMajor, op(ta), m, n, alpha, A, lda, x, 1, beta, y, 1);
+}
+template <>
+void nrm2<float>(const ExecSpace& space, int n, const float* x, float* result) {
+  ++g_calls;
+  space.fence();
+  *result = cblas_snrm2(n, x, 1);
+}
+template <>
+void nrm2<double>(const ExecSpace& space, int n, const double* x, double* result) {
+  ++g_calls;
+  space.fence();
+  *result = cblas_dnrm2(n, x, 1);
+}
+#endif
+
+}  // namespace gmi::blas

@@ -1,0 +1,38 @@
+#pragma once
+/// \file
+/// \brief Dense linear algebra on device buffers: cuBLAS on CUDA builds, CBLAS (OpenBLAS) on host
+/// builds.  Column-major, BLAS argument order, the execution-space instance first (the cuBLAS
+/// handle is bound to its stream, so calls order with the Kokkos kernels around them).
+#include <cstdint>
+
+#include "kernels/core/kokkos.hpp"
+
+namespace gmi::blas {
+
+enum class Op { N, T };
+
+/// How float32 GEMMs may use tensor cores (CUDA only; host builds always compute in fp32).
+enum class MatmulPrecision { FP32, TF32 };
+void set_matmul_precision(MatmulPrecision p);
+
+/// C(m×n) = alpha * op(A) * op(B) + beta * C
+template <class Scalar>
+void gemm(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, Scalar alpha, const Scalar* A,
+          int lda, const Scalar* B, int ldb, Scalar beta, Scalar* C, int ldc);
+
+/// y = alpha * op(A) * x + beta * y, A is m×n
+template <class Scalar>
+void gemv(const ExecSpace& space, Op ta, int m, int n, Scalar alpha, const Scalar* A, int lda,
+          const Scalar* x, Scalar beta, Scalar* y);
+
+/// *result (device memory) = ||x||_2; no host synchronisation on CUDA builds.
+template <class Scalar>
+void nrm2(const ExecSpace& space, int n, const Scalar* x, Scalar* result);
+
+/// BLAS calls made so far by this process (each is one or a few device kernels); for benchmarks.
+std::uint64_t call_count();
+
+/// Destroy cached library handles (called before Kokkos::finalize).
+void release_handles();
+
+}  // namespace gmi::blas

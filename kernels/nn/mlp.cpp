@@ -1,0 +1,135 @@
+#include "kernels/nn/mlp.hpp"
+
+#include <algorithm>
+
+namespace gmi::nn {
+
+MlpLayout::MlpLayout(int in, const std::vector<int>& hidden, int out, Activation a,
+                     std::size_t off)
+    : act(a), offset(off) {
+  GMI_REQUIRE(in > 0 && out > 0, "MlpLayout: input and output widths must be positive");
+  std::size_t p = off;
+  int prev = in;
+  auto add = [&](int width) {
+    Layer l;
+    l.in = prev;
+    l.out = width;
+    l.w = p;
+    p += std::size_t(width) * prev;
+    l.b = p;
+    p += width;
+    layers.push_back(l);
+    prev = width;
+  };
+  for (int h : hidden) add(h);
+  add(out);
+  num_params = p - off;
+}
+
+int MlpLayout::max_width() const {
+  int m = 0;
+  for (const auto& l : layers) m = std::max({m, l.in, l.out});
+  return m;
+}
+
+template <class Scalar>
+MlpWorkspace<Scalar>::MlpWorkspace(const MlpLayout& layout, int cap) : capacity(cap) {
+  GMI_REQUIRE(cap > 0, "MlpWorkspace: capacity must be positive");
+  std::size_t total = 0;
+  for (const auto& l : layout.layers) {
+    act_offset.push_back(total);
+    total += std::size_t(l.out) * cap;
+  }
+  acts = View1<Scalar>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gmi::nn::Mlp::acts"), total);
+  const std::size_t g = std::size_t(layout.max_width()) * cap;
+  grad_a = View1<Scalar>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gmi::nn::Mlp::grad_a"), g);
+  grad_b = View1<Scalar>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gmi::nn::Mlp::grad_b"), g);
+  ones = View1<Scalar>("gmi::nn::Mlp::ones", cap);
+  Kokkos::deep_copy(ones, Scalar(1));
+}
+
+namespace detail {
+
+/// Z <- f(Z + b) over an out × B column-major matrix (f = identity for the output layer).
+template <class Scalar, class A>
+void bias_act(const ExecSpace& space, Scalar* Z, const Scalar* b, int out, int B, A, bool linear) {
+  const std::size_t n = std::size_t(out) * B;
+  if (linear) {
+    Kokkos::parallel_for(
+        "gmi::nn::Mlp::bias", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n),
+        KOKKOS_LAMBDA(const std::int64_t i) { Z[i] += b[i % out]; });
+  } else {
+    Kokkos::parallel_for(
+        "gmi::nn::Mlp::bias_act", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n),
+        KOKKOS_LAMBDA(const std::int64_t i) { Z[i] = A::f(Z[i] + b[i % out]); });
+  }
+}
+
+/// dA <- dA * f'(Y) elementwise (Y: the stored activation output).
+template <class Scalar, class A>
+void act_backward(const ExecSpace& space, Scalar* dA, const Scalar* Y, std::size_t n, A) {
+  Kokkos::parallel_for(
+      "gmi::nn::Mlp::act_backward", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) { dA[i] *= A::df_from_y(Y[i]); });
+}
+
+}  // namespace detail
+
+template <class Scalar>
+void mlp_forward(const ExecSpace& space, const MlpLayout& layout, const Scalar* params,
+                 const Scalar* X, int B, MlpWorkspace<Scalar>& ws) {
+  GMI_REQUIRE(B > 0 && B <= ws.capacity, "mlp_forward: batch exceeds the workspace capacity");
+  const Scalar* in = X;
+  const std::size_t L = layout.layers.size();
+  for (std::size_t l = 0; l < L; ++l) {
+    const Layer& ly = layout.layers[l];
+    Scalar* Z = ws.acts.data() + ws.act_offset[l];
+    blas::gemm<Scalar>(space, blas::Op::N, blas::Op::N, ly.out, B, ly.in, Scalar(1), params + ly.w,
+                       ly.out, in, ly.in, Scalar(0), Z, ly.out);
+    dispatch(layout.act, [&](auto a) { detail::bias_act(space, Z, params + ly.b, ly.out, B, a, l + 1 == L); });
+    in = Z;
+  }
+}
+
+template <class Scalar>
+void mlp_backward(const ExecSpace& space, const MlpLayout& layout, const Scalar* params,
+                  const Scalar* X, int B, MlpWorkspace<Scalar>& ws, Scalar* dY, Scalar* grads,
+                  Scalar* dX) {
+  GMI_REQUIRE(B > 0 && B <= ws.capacity, "mlp_backward: batch exceeds the workspace capacity");
+  // grads uses the same offsets as params; both are whole flat buffers.
+  Scalar* dZ = dY;
+  Scalar* bufs[2] = {ws.grad_a.data(), ws.grad_b.data()};
+  int next = 0;
+  for (std::size_t li = layout.layers.size(); li-- > 0;) {
+    const Layer& ly = layout.layers[li];
+    const Scalar* A_prev = li == 0 ? X : ws.acts.data() + ws.act_offset[li - 1];
+    // dW = dZ * A_prev^T, db = dZ * 1
+    blas::gemm<Scalar>(space, blas::Op::N, blas::Op::T, ly.out, ly.in, B, Scalar(1), dZ, ly.out,
+                       A_prev, ly.in, Scalar(0), grads + ly.w, ly.out);
+    blas::gemv<Scalar>(space, blas::Op::N, ly.out, B, Scalar(1), dZ, ly.out, ws.ones.data(),
+                       Scalar(0), grads + ly.b);
+    if (li == 0 && !dX) break;
+    Scalar* dA = li == 0 ? dX : bufs[next];
+    next ^= 1;
+    blas::gemm<Scalar>(space, blas::Op::T, blas::Op::N, ly.in, B, ly.out, Scalar(1), params + ly.w,
+                       ly.out, dZ, ly.out, Scalar(0), dA, ly.in);
+    if (li > 0)
+      dispatch(layout.act, [&](auto a) {
+        detail::act_backward(space, dA, A_prev, std::size_t(ly.in) * B, a);
+      });
+    dZ = dA;
+  }
+}
+
+template struct MlpWorkspace<float>;
+template struct MlpWorkspace<double>;
+template void mlp_forward<float>(const ExecSpace&, const MlpLayout&, const float*, const float*, int,
+                                 MlpWorkspace<float>&);
+template void mlp_forward<double>(const ExecSpace&, const MlpLayout&, const double*, const double*,
+                                  int, MlpWorkspace<double>&);
+template void mlp_backward<float>(const ExecSpace&, const MlpLayout&, const float*, const float*, int,
+                                  MlpWorkspace<float>&, float*, float*, float*);
+template void mlp_backward<double>(const ExecSpace&, const MlpLayout&, const double*, const double*,
+                                   int, MlpWorkspace<double>&, double*, double*, double*);
+
+}  // namespace gmi::nn

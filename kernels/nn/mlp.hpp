@@ -1,0 +1,66 @@
+#pragma once
+/// \file
+/// \brief Multi-layer perceptron on a flat parameter buffer: forward with fused bias+activation,
+/// backward writing into the matching flat gradient buffer.  GEMMs go to cuBLAS/CBLAS.
+///
+/// Storage is column-major in BLAS terms: a batch of B vectors of width d is a d×B matrix with each
+/// vector contiguous (row-major [B][d] as a C array).  Layer l has W_l (out_l × in_l, column-major)
+/// followed by b_l (out_l) in the flat buffer, starting at the layout's offset.
+#include <cstddef>
+#include <vector>
+
+#include "kernels/core/error.hpp"
+#include "kernels/core/kokkos.hpp"
+#include "kernels/nn/activation.hpp"
+#include "kernels/nn/blas.hpp"
+
+namespace gmi::nn {
+
+struct Layer {
+  int in = 0, out = 0;
+  std::size_t w = 0;  ///< offset of W in the flat buffer
+  std::size_t b = 0;  ///< offset of b in the flat buffer
+};
+
+/// Shapes and parameter offsets of an MLP: in -> hidden... -> out (last layer linear).
+struct MlpLayout {
+  MlpLayout() = default;
+  MlpLayout(int in, const std::vector<int>& hidden, int out, Activation act, std::size_t offset);
+
+  std::vector<Layer> layers;
+  Activation act = Activation::Tanh;
+  std::size_t offset = 0;      ///< first parameter in the flat buffer
+  std::size_t num_params = 0;  ///< parameters of this MLP
+  int in() const { return layers.front().in; }
+  int out() const { return layers.back().out; }
+  int max_width() const;
+};
+
+/// Activations kept for the backward pass, and scratch, for batches of up to `capacity`.
+template <class Scalar>
+struct MlpWorkspace {
+  MlpWorkspace() = default;
+  MlpWorkspace(const MlpLayout& layout, int capacity);
+  int capacity = 0;
+  std::vector<std::size_t> act_offset;  ///< start of layer l's outputs in `acts`
+  View1<Scalar> acts;                   ///< outputs of every layer (after activation)
+  View1<Scalar> grad_a, grad_b;         ///< ping-pong buffers for gradients w.r.t. activations
+  View1<Scalar> ones;                   ///< capacity ones (bias gradients as one GEMV)
+  /// Output of the last forward pass (out × B).
+  Scalar* output(const MlpLayout& l) { return acts.data() + act_offset[l.layers.size() - 1]; }
+};
+
+/// Y = MLP(X) for a batch of B columns; the output stays in ws (ws.output()).
+template <class Scalar>
+void mlp_forward(const ExecSpace& space, const MlpLayout& layout, const Scalar* params,
+                 const Scalar* X, int B, MlpWorkspace<Scalar>& ws);
+
+/// Gradients of a scalar loss given dL/dY (out × B, overwritten).  Writes dL/dW and dL/db into
+/// `grads` (same layout as params; overwritten, not accumulated) and, if dX is not null,
+/// dL/dX (in × B).  Uses the activations of the last mlp_forward on the same X.
+template <class Scalar>
+void mlp_backward(const ExecSpace& space, const MlpLayout& layout, const Scalar* params,
+                  const Scalar* X, int B, MlpWorkspace<Scalar>& ws, Scalar* dY, Scalar* grads,
+                  Scalar* dX = nullptr);
+
+}  // namespace gmi::nn

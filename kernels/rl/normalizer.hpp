@@ -1,0 +1,29 @@
+#pragma once
+/// \file
+/// \brief Running mean and variance of vectors (Gymnasium's RunningMeanStd: mean 0, var 1,
+/// count 1e-4 at start; Chan et al.'s parallel update), kept on the device.  Used for observation
+/// normalisation and, with dim 1, for the discounted-return scale of reward normalisation.
+#include "kernels/core/kokkos.hpp"
+
+namespace gmi::rl {
+
+class RunningMeanStd {
+ public:
+  RunningMeanStd() = default;
+  explicit RunningMeanStd(int dim);
+
+  int dim() const { return dim_; }
+  /// [mean(dim) | var(dim) | count(dim)] in double; checkpointed as is.
+  View1<double> state() const { return state_; }
+
+  /// Merge the statistics of n rows of X [n][dim] (float, row-major).
+  void update(const ExecSpace& space, const float* X, std::int64_t n);
+  /// out = clip((X - mean) / sqrt(var + 1e-8), -clip, clip) for n rows.
+  void normalize(const ExecSpace& space, const float* X, float* out, std::int64_t n, float clip) const;
+
+ private:
+  int dim_ = 0;
+  View1<double> state_;
+};
+
+}  // namespace gmi::rl
