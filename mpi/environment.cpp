@@ -1,0 +1,80 @@
+#include "mpi/environment.hpp"
+
+#include <mpi.h>
+
+#include <cstdio>
+
+#include "kernels/core/error.hpp"
+
+namespace gmi {
+namespace detail {
+std::string mpi_error_string(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  return std::string(text, len);
+}
+}  // namespace detail
+
+namespace mpi {
+
+Environment::Environment(int* argc, char*** argv) {
+  int initialized = 0;
+  GMI_MPI_CHECK(MPI_Initialized(&initialized));
+  if (!initialized) {
+    int provided = 0;
+    GMI_MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+    finalize_ = true;
+  }
+  // Errors are returned, not fatal, so that every failure reaches GMI_MPI_CHECK and its message.
+  GMI_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  GMI_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+  GMI_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+  char name[MPI_MAX_PROCESSOR_NAME];
+  int len = 0;
+  GMI_MPI_CHECK(MPI_Get_processor_name(name, &len));
+  host_.assign(name, len);
+  set_error_context(rank_, host_);
+}
+
+Environment::~Environment() {
+  if (!finalize_) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+void Environment::abort(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+void allreduce_sum(double* values, int n) {
+  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+}
+
+void allreduce_max(double* values, int n) {
+  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+}
+
+bool all_true(bool ok) {
+  int v = ok ? 1 : 0;
+  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
+  return v != 0;
+}
+
+std::string broadcast_string(const std::string& s) {
+  int n = int(s.size());
+  GMI_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  std::string out = s;
+  out.resize(n);
+  GMI_MPI_CHECK(MPI_Bcast(out.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD));
+  return out;
+}
+
+void barrier() { GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
+
+}  // namespace mpi
+}  // namespace gmi
