@@ -1,0 +1,423 @@
+#include "src/algos/ppo/ppo.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "kernels/core/error.hpp"
+#include "kernels/envs/registry.hpp"
+#include "kernels/nn/blas.hpp"
+#include "kernels/optim/adam.hpp"
+#include "kernels/rl/gae.hpp"
+#include "kernels/rl/sample.hpp"
+#include "kernels/rl/shuffle.hpp"
+
+namespace gmi::algos {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+template <class T>
+View1<T> alloc(const char* label, std::size_t n) {
+  return View1<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
+}
+
+nn::ActorCriticSpec make_spec(const config::Config& c, const envs::EnvSpec& e) {
+  nn::ActorCriticSpec s;
+  s.obs_dim = e.obs_dim;
+  s.act_dim = e.act_dim;
+  s.num_actions = e.num_actions;
+  s.actor_hidden = c.policy.actor_hidden;
+  s.critic_hidden = c.policy.critic_hidden;
+  s.activation = nn::parse_activation(c.policy.activation);
+  s.log_std_init = c.policy.log_std_init;
+  s.actor_output_gain = c.policy.actor_output_gain;
+  s.critic_output_gain = c.policy.critic_output_gain;
+  return s;
+}
+
+}  // namespace
+
+PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
+                       mpi::GradientReducer* reducer)
+    : cfg_(cfg), reducer_(reducer), env_offset_(env_offset) {
+  envs::EnvOverrides ov;
+  ov.max_episode_steps = cfg.env.max_episode_steps;
+  const std::uint64_t seed = std::uint64_t(cfg.train.seed);
+  env_ = envs::make_vec_env(cfg.env.name, cfg.env.num_envs, seed, env_offset, ov);
+  const envs::EnvSpec& spec = env_->spec();
+  const nn::ActorCriticSpec acs = make_spec(cfg, spec);
+  layout_ = nn::ActorCriticLayout(acs);
+  N_ = cfg.env.num_envs;
+  T_ = cfg.ppo.num_steps;
+  od_ = spec.obs_dim;
+  ad_ = spec.act_dim;
+  B_ = int(cfg.minibatch_size);
+  blas::set_matmul_precision(cfg.device.matmul == "tf32" ? blas::MatmulPrecision::TF32
+                                                         : blas::MatmulPrecision::FP32);
+
+  const std::size_t P = layout_.num_params, TN = std::size_t(T_) * N_;
+  params_ = alloc<float>("gmi::ppo::params", P);
+  grads_ = View1<float>("gmi::ppo::grads", P);
+  adam_m_ = View1<float>("gmi::ppo::adam_m", P);
+  adam_v_ = View1<float>("gmi::ppo::adam_v", P);
+  {
+    // Identical initial weights on every GMI: drawn on the host from the run's seed.
+    const std::vector<float> init = nn::init_actor_critic<float>(layout_, acs, seed);
+    auto h = Kokkos::create_mirror_view(params_);
+    for (std::size_t i = 0; i < P; ++i) h(i) = init[i];
+    Kokkos::deep_copy(params_, h);
+  }
+
+  obs_ = alloc<float>("gmi::ppo::obs", (TN + N_) * od_);
+  final_obs_ = alloc<float>("gmi::ppo::final_obs", TN * od_);
+  actions_ = alloc<float>("gmi::ppo::actions", TN * ad_);
+  env_actions_ = alloc<float>("gmi::ppo::env_actions", std::size_t(N_) * ad_);
+  logp_ = alloc<float>("gmi::ppo::logp", TN);
+  values_ = alloc<float>("gmi::ppo::values", TN);
+  rewards_ = alloc<float>("gmi::ppo::rewards", TN);
+  advantages_ = alloc<float>("gmi::ppo::advantages", TN);
+  returns_ = alloc<float>("gmi::ppo::returns", TN);
+  last_values_ = alloc<float>("gmi::ppo::last_values", N_);
+  policy_in_ = alloc<float>("gmi::ppo::policy_in", std::size_t(N_) * od_);
+  return_acc_ = View1<float>("gmi::ppo::return_acc", N_);
+  terminated_ = alloc<std::uint8_t>("gmi::ppo::terminated", TN);
+  truncated_ = alloc<std::uint8_t>("gmi::ppo::truncated", TN);
+  index_ = alloc<int>("gmi::ppo::index", TN);
+  act_low_ = View1<float>("gmi::ppo::act_low", ad_);
+  act_high_ = View1<float>("gmi::ppo::act_high", ad_);
+  if (!spec.discrete()) {
+    auto lo = Kokkos::create_mirror_view(act_low_);
+    auto hi = Kokkos::create_mirror_view(act_high_);
+    for (int k = 0; k < ad_; ++k) lo(k) = spec.act_low[k], hi(k) = spec.act_high[k];
+    Kokkos::deep_copy(act_low_, lo);
+    Kokkos::deep_copy(act_high_, hi);
+  }
+
+  mb_obs_ = alloc<float>("gmi::ppo::mb_obs", std::size_t(B_) * od_);
+  mb_actions_ = alloc<float>("gmi::ppo::mb_actions", std::size_t(B_) * ad_);
+  mb_logp_ = alloc<float>("gmi::ppo::mb_logp", B_);
+  mb_adv_ = alloc<float>("gmi::ppo::mb_adv", B_);
+  mb_returns_ = alloc<float>("gmi::ppo::mb_returns", B_);
+  mb_values_ = alloc<float>("gmi::ppo::mb_values", B_);
+  d_actor_ = alloc<float>("gmi::ppo::d_actor", std::size_t(B_) * layout_.actor_out());
+  d_values_ = alloc<float>("gmi::ppo::d_values", B_);
+  d_log_std_ = alloc<float>("gmi::ppo::d_log_std", std::size_t(B_) * ad_);
+  adv_moments_ = View1<rl::Moments>("gmi::ppo::adv_moments", 1);
+  const int updates = cfg.ppo.update_epochs * cfg.ppo.num_minibatches;
+  loss_stats_ = View1<rl::LossStats>("gmi::ppo::loss_stats", updates);
+  grad_norms_ = View1<float>("gmi::ppo::grad_norms", updates);
+
+  actor_roll_ = nn::MlpWorkspace<float>(layout_.actor, N_);
+  critic_roll_ = nn::MlpWorkspace<float>(layout_.critic, N_);
+  actor_mb_ = nn::MlpWorkspace<float>(layout_.actor, B_);
+  critic_mb_ = nn::MlpWorkspace<float>(layout_.critic, B_);
+  obs_rms_ = rl::RunningMeanStd(od_);
+  ret_rms_ = rl::RunningMeanStd(1);
+
+  env_->reset_all(space_, obs_.data());
+  space_.fence();
+}
+
+std::vector<float> PpoTrainer::params_host() const {
+  auto h = Kokkos::create_mirror_view_and_copy(HostSpace(), params_);
+  return std::vector<float>(h.data(), h.data() + h.extent(0));
+}
+
+const float* PpoTrainer::policy_input(const float* raw_obs, int n) {
+  if (!cfg_.ppo.normalize_obs) return raw_obs;
+  obs_rms_.normalize(space_, raw_obs, policy_in_.data(), n, float(cfg_.ppo.obs_clip));
+  return policy_in_.data();
+}
+
+void PpoTrainer::rollout() {
+  const std::size_t N = N_;
+  const float* params = params_.data();
+  const bool continuous = layout_.continuous();
+  for (int t = 0; t < T_; ++t) {
+    const std::size_t row = std::size_t(t) * N;
+    const float* in = policy_input(obs_.data() + row * od_, N_);
+    nn::mlp_forward(space_, layout_.actor, params, in, N_, actor_roll_);
+    nn::mlp_forward(space_, layout_.critic, params, in, N_, critic_roll_);
+    rl::SampleArgs s;
+    s.N = N_;
+    s.num_actions = layout_.num_actions;
+    s.act_dim = ad_;
+    s.seed = std::uint64_t(cfg_.train.seed);
+    s.step = std::uint64_t(iteration_) * T_ + t;
+    s.env_offset = env_offset_;
+    s.clip_actions = cfg_.ppo.clip_actions;
+    s.actor_out = actor_roll_.output(layout_.actor);
+    s.log_std = continuous ? params + layout_.log_std : nullptr;
+    s.act_low = act_low_.data();
+    s.act_high = act_high_.data();
+    s.critic_out = critic_roll_.output(layout_.critic);
+    s.actions = actions_.data() + row * ad_;
+    s.env_actions = continuous ? env_actions_.data() : s.actions;
+    s.logp = logp_.data() + row;
+    s.values = values_.data() + row;
+    rl::sample_actions(space_, s);
+    envs::StepOutputs o;
+    o.next_obs = obs_.data() + (row + N) * od_;
+    o.final_obs = final_obs_.data() + row * od_;
+    o.reward = rewards_.data() + row;
+    o.terminated = terminated_.data() + row;
+    o.truncated = truncated_.data() + row;
+    env_->step(space_, s.env_actions, o);
+  }
+  // V(s_T) for the bootstrap at the end of the rollout
+  const float* in = policy_input(obs_.data() + std::size_t(T_) * N * od_, N_);
+  nn::mlp_forward(space_, layout_.critic, params, in, N_, critic_roll_);
+  Kokkos::deep_copy(space_, last_values_,
+                    Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                        critic_roll_.output(layout_.critic), N_));
+}
+
+void PpoTrainer::scale_rewards() {
+  // Gymnasium NormalizeReward: divide by the std of the running discounted return.  The return
+  // is accumulated per env through the rollout (reset at episode ends) and the statistics are
+  // updated with this rollout before its rewards are scaled.
+  const int T = T_, N = N_;
+  const float gamma = float(cfg_.ppo.gamma);
+  auto acc = return_acc_;
+  auto rew = rewards_;
+  auto term = terminated_;
+  auto trunc = truncated_;
+  auto disc = advantages_;  // scratch: the discounted return at every step
+  Kokkos::parallel_for(
+      "gmi::ppo::discounted_return", Range(space_, 0, N), KOKKOS_LAMBDA(const int e) {
+        float g = acc(e);
+        for (int t = 0; t < T; ++t) {
+          const std::size_t j = std::size_t(t) * N + e;
+          g = g * gamma + rew(j);
+          disc(j) = g;
+          if (term(j) || trunc(j)) g = 0.0f;
+        }
+        acc(e) = g;
+      });
+  ret_rms_.update(space_, advantages_.data(), std::int64_t(T) * N);
+  auto st = ret_rms_.state();
+  const float clip = float(cfg_.ppo.reward_clip);
+  Kokkos::parallel_for(
+      "gmi::ppo::scale_rewards", Range(space_, 0, T * N), KOKKOS_LAMBDA(const int j) {
+        const float scale = float(1.0 / math::sqrt(st(1) + 1e-8));
+        rew(j) = math::clamp(rew(j) * scale, -clip, clip);
+      });
+}
+
+void PpoTrainer::bootstrap_truncated() {
+  // Truncated (not terminated) transitions: r += gamma * V(final_obs).  Compact their indices,
+  // then evaluate the critic on those final observations in chunks of N.
+  auto term = terminated_;
+  auto trunc = truncated_;
+  auto idx = index_;
+  int count = 0;
+  Kokkos::parallel_scan(
+      "gmi::ppo::truncated_index", Range(space_, 0, T_ * N_),
+      KOKKOS_LAMBDA(const int j, int& upd, const bool final) {
+        if (trunc(j) && !term(j)) {
+          if (final) idx(upd) = j;
+          ++upd;
+        }
+      },
+      count);
+  const int od = od_;
+  const float gamma = float(cfg_.ppo.gamma);
+  auto fin = final_obs_;
+  auto gathered = policy_in_;
+  auto rew = rewards_;
+  const bool norm = cfg_.ppo.normalize_obs;
+  auto st = obs_rms_.state();
+  const float clip = float(cfg_.ppo.obs_clip);
+  for (int c0 = 0; c0 < count; c0 += N_) {
+    const int n = std::min(N_, count - c0);
+    Kokkos::parallel_for(
+        "gmi::ppo::gather_final_obs", Range(space_, 0, n * od), KOKKOS_LAMBDA(const int k) {
+          const int r = k / od, d = k % od;
+          const float x = fin(std::size_t(idx(c0 + r)) * od + d);
+          gathered(k) = norm ? math::clamp(float((x - st(d)) / math::sqrt(st(od + d) + 1e-8)), -clip, clip)
+                             : x;
+        });
+    nn::mlp_forward(space_, layout_.critic, params_.data(), gathered.data(), n, critic_roll_);
+    const float* v = critic_roll_.output(layout_.critic);
+    Kokkos::parallel_for(
+        "gmi::ppo::add_bootstrap", Range(space_, 0, n),
+        KOKKOS_LAMBDA(const int r) { rew(idx(c0 + r)) += gamma * v[r]; });
+  }
+}
+
+void PpoTrainer::update(IterationMetrics& m) {
+  const int E = cfg_.ppo.update_epochs, M = cfg_.ppo.num_minibatches, B = B_;
+  const std::uint32_t TN = std::uint32_t(T_) * N_;
+  const int od = od_, ad = ad_;
+  const bool norm = cfg_.ppo.normalize_obs;
+  const float clip = float(cfg_.ppo.obs_clip);
+  auto st = obs_rms_.state();
+  auto obs = obs_;
+  auto act = actions_;
+  auto logp = logp_;
+  auto adv = advantages_;
+  auto ret = returns_;
+  auto val = values_;
+  auto mbo = mb_obs_;
+  auto mba = mb_actions_;
+  auto mbl = mb_logp_;
+  auto mbadv = mb_adv_;
+  auto mbr = mb_returns_;
+  auto mbv = mb_values_;
+  float* params = params_.data();
+  float* grads = grads_.data();
+  const std::size_t P = layout_.num_params;
+
+  rl::PpoLossArgs<float> la;
+  la.B = B;
+  la.num_actions = layout_.num_actions;
+  la.act_dim = ad;
+  la.clip_coef = float(cfg_.ppo.clip_coef);
+  la.ent_coef = float(cfg_.ppo.ent_coef);
+  la.vf_coef = float(cfg_.ppo.vf_coef);
+  la.clip_vloss = cfg_.ppo.clip_vloss;
+  la.norm_adv = cfg_.ppo.norm_adv;
+  la.log_std = layout_.continuous() ? params + layout_.log_std : nullptr;
+  la.actions = mb_actions_.data();
+  la.old_logp = mb_logp_.data();
+  la.adv = mb_adv_.data();
+  la.returns = mb_returns_.data();
+  la.old_values = mb_values_.data();
+  la.adv_moments = adv_moments_.data();
+  la.d_actor_out = d_actor_.data();
+  la.d_values = d_values_.data();
+  la.d_log_std_terms = d_log_std_.data();
+
+  optim::AdamArgs aa;
+  aa.lr = lr_;
+  aa.eps = cfg_.ppo.adam_eps;
+  aa.max_grad_norm = cfg_.ppo.max_grad_norm;
+
+  int k = 0;
+  for (int epoch = 0; epoch < E; ++epoch) {
+    const rl::Permutation perm(TN, std::uint64_t(cfg_.train.seed),
+                               std::uint64_t(iteration_) * E + epoch);
+    for (int mb = 0; mb < M; ++mb, ++k) {
+      const std::uint32_t base = std::uint32_t(mb) * B;
+      Kokkos::parallel_for(
+          "gmi::ppo::gather_minibatch", Range(space_, 0, B), KOKKOS_LAMBDA(const int i) {
+            const std::uint32_t j = perm(base + i);
+            for (int d = 0; d < od; ++d) {
+              const float x = obs(std::size_t(j) * od + d);
+              mbo(std::size_t(i) * od + d) =
+                  norm ? math::clamp(float((x - st(d)) / math::sqrt(st(od + d) + 1e-8)), -clip, clip) : x;
+            }
+            for (int d = 0; d < ad; ++d) mba(std::size_t(i) * ad + d) = act(std::size_t(j) * ad + d);
+            mbl(i) = logp(j);
+            mbadv(i) = adv(j);
+            mbr(i) = ret(j);
+            mbv(i) = val(j);
+          });
+      nn::mlp_forward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_);
+      nn::mlp_forward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_);
+      if (la.norm_adv) rl::moments(space_, mb_adv_.data(), B, adv_moments_.data());
+      la.actor_out = actor_mb_.output(layout_.actor);
+      la.values = critic_mb_.output(layout_.critic);
+      rl::ppo_loss(space_, la, loss_stats_.data() + k);
+      nn::mlp_backward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_, d_actor_.data(),
+                       grads);
+      nn::mlp_backward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_,
+                       d_values_.data(), grads);
+      if (layout_.continuous())
+        blas::gemv<float>(space_, blas::Op::N, ad, B, 1.0f, d_log_std_.data(), ad,
+                          actor_mb_.ones.data(), 0.0f, grads + layout_.log_std);
+      if (reducer_) reducer_->allreduce_mean(space_, grads, P);
+      blas::nrm2<float>(space_, int(P), grads, grad_norms_.data() + k);
+      aa.step = ++adam_step_;
+      optim::adam_step<float>(space_, P, params, grads, adam_m_.data(), adam_v_.data(),
+                              grad_norms_.data() + k, aa);
+    }
+    if (cfg_.ppo.target_kl) {
+      // CleanRL: stop the epochs when the last minibatch's approximate KL exceeds the target.
+      rl::LossStats last;
+      Kokkos::deep_copy(space_,
+                        Kokkos::View<rl::LossStats, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(&last),
+                        Kokkos::View<rl::LossStats, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                            loss_stats_.data() + (k - 1)));
+      space_.fence();
+      if (last.approx_kl / B > *cfg_.ppo.target_kl) break;
+    }
+  }
+  m.updates = k;
+}
+
+IterationMetrics PpoTrainer::iterate() {
+  IterationMetrics m;
+  const auto t0 = Clock::now();
+  const double frac = cfg_.ppo.anneal_lr ? 1.0 - double(iteration_) / double(cfg_.num_iterations) : 1.0;
+  lr_ = frac * cfg_.ppo.learning_rate;
+  m.learning_rate = lr_;
+
+  rollout();
+  space_.fence();
+  m.time_rollout = seconds_since(t0);
+  const auto t1 = Clock::now();
+
+  const envs::EpisodeStats es = env_->take_episode_stats(space_);
+  m.episode_return_sum = es.return_sum;
+  m.episode_length_sum = es.length_sum;
+  m.episodes = es.count;
+
+  if (cfg_.ppo.normalize_reward) scale_rewards();
+  if (cfg_.ppo.bootstrap_truncated) bootstrap_truncated();
+  rl::gae<float>(space_, T_, N_, rewards_.data(), terminated_.data(), truncated_.data(),
+                 values_.data(), last_values_.data(), float(cfg_.ppo.gamma),
+                 float(cfg_.ppo.gae_lambda), advantages_.data(), returns_.data());
+
+  // explained variance of the rollout's value predictions
+  {
+    auto ret = returns_;
+    auto val = values_;
+    double sy = 0, syy = 0, sd = 0, sdd = 0;
+    Kokkos::parallel_reduce(
+        "gmi::ppo::explained_variance", Range(space_, 0, T_ * N_),
+        KOKKOS_LAMBDA(const int j, double& a, double& b, double& c, double& d) {
+          const double y = ret(j), r = ret(j) - val(j);
+          a += y, b += y * y, c += r, d += r * r;
+        },
+        sy, syy, sd, sdd);
+    const double n = double(T_) * N_;
+    const double vy = syy / n - (sy / n) * (sy / n), vd = sdd / n - (sd / n) * (sd / n);
+    m.explained_variance = vy == 0 ? std::nan("") : 1.0 - vd / vy;
+  }
+
+  update(m);
+
+  // Observation statistics learn from this rollout only after the update used the frozen ones.
+  if (cfg_.ppo.normalize_obs) obs_rms_.update(space_, obs_.data(), std::int64_t(T_) * N_);
+  // The last observation starts the next rollout.
+  const std::size_t row = std::size_t(T_) * N_ * od_;
+  Kokkos::deep_copy(space_, Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_)),
+                    Kokkos::subview(obs_, std::make_pair(row, row + std::size_t(N_) * od_)));
+
+  auto stats = Kokkos::create_mirror_view_and_copy(HostSpace(), loss_stats_);
+  auto norms = Kokkos::create_mirror_view_and_copy(HostSpace(), grad_norms_);
+  space_.fence();
+  m.time_update = seconds_since(t1);
+  rl::LossStats sum;
+  double gn = 0;
+  for (int k = 0; k < m.updates; ++k) {
+    sum += stats(k);
+    gn += norms(k);
+  }
+  const double samples = double(m.updates) * B_;
+  m.policy_loss = sum.pg / samples;
+  m.value_loss = sum.v / samples;
+  m.entropy = sum.entropy / samples;
+  m.approx_kl = sum.approx_kl / samples;
+  m.clip_frac = sum.clipfrac / samples;
+  m.grad_norm = gn / std::max(1, m.updates);
+  ++iteration_;
+  m.iteration = iteration_;
+  return m;
+}
+
+}  // namespace gmi::algos

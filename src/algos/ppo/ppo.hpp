@@ -1,0 +1,89 @@
+#pragma once
+/// \file
+/// \brief PPO (Schulman et al. 2017) with the meaning of CleanRL's hyperparameters, entirely on
+/// the device: rollout -> advantages -> epochs of minibatch updates.  One instance is one GMI;
+/// with several GMIs every minibatch gradient is averaged by a GradientReducer before the Adam
+/// step, so all GMIs keep identical weights (data-parallel "holistic GMI").
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/core/kokkos.hpp"
+#include "kernels/envs/vec_env.hpp"
+#include "kernels/nn/actor_critic.hpp"
+#include "kernels/rl/normalizer.hpp"
+#include "kernels/rl/ppo_loss.hpp"
+#include "mpi/gradient_reducer.hpp"
+#include "src/config/config.hpp"
+
+namespace gmi::algos {
+
+/// What one iteration measured on this GMI (episode sums are local; the driver aggregates).
+struct IterationMetrics {
+  std::int64_t iteration = 0;       ///< 1-based, after this iteration
+  double episode_return_sum = 0;    ///< over episodes finished during the iteration
+  double episode_length_sum = 0;
+  double episodes = 0;
+  double policy_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, clip_frac = 0;
+  double explained_variance = 0;
+  double grad_norm = 0;             ///< mean pre-clip global norm over the minibatch updates
+  double learning_rate = 0;
+  double time_rollout = 0;          ///< seconds (device work included)
+  double time_update = 0;           ///< advantages + epochs
+  int updates = 0;                  ///< minibatch updates done (target_kl can stop early)
+};
+
+class PpoTrainer {
+ public:
+  /// \param env_offset global index of this GMI's first environment
+  /// \param reducer    gradient averaging over GMIs (nullptr: a single GMI)
+  PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
+             mpi::GradientReducer* reducer = nullptr);
+
+  /// One rollout of num_steps per env and the update that follows.
+  IterationMetrics iterate();
+
+  std::int64_t iteration() const { return iteration_; }
+  const nn::ActorCriticLayout& layout() const { return layout_; }
+  const envs::EnvSpec& env_spec() const { return env_->spec(); }
+  /// Parameters on the host (tests, checksums, checkpoints).
+  std::vector<float> params_host() const;
+
+  // ---- phases, public because CUDA device lambdas may not live in private member functions ----
+  void rollout();
+  void bootstrap_truncated();
+  void scale_rewards();
+  void update(IterationMetrics& m);
+
+ private:
+  const float* policy_input(const float* raw_obs, int n);
+
+  config::Config cfg_;
+  ExecSpace space_;
+  std::unique_ptr<envs::VecEnvBase> env_;
+  mpi::GradientReducer* reducer_;
+  std::uint64_t env_offset_;
+  nn::ActorCriticLayout layout_;
+  int N_, T_, od_, ad_, B_;
+  std::int64_t iteration_ = 0;
+  std::int64_t adam_step_ = 0;
+  double lr_ = 0;
+
+  // flat parameters, gradients, Adam moments
+  View1<float> params_, grads_, adam_m_, adam_v_;
+  // rollout storage, [T(+1)][N][...] with sample j = t * N + e
+  View1<float> obs_, final_obs_, actions_, env_actions_, logp_, values_, rewards_, advantages_,
+      returns_, last_values_, policy_in_, act_low_, act_high_, return_acc_;
+  View1<std::uint8_t> terminated_, truncated_;
+  View1<int> index_;
+  // minibatch storage
+  View1<float> mb_obs_, mb_actions_, mb_logp_, mb_adv_, mb_returns_, mb_values_, d_actor_,
+      d_values_, d_log_std_;
+  View1<rl::Moments> adv_moments_;
+  View1<rl::LossStats> loss_stats_;  ///< one per minibatch update of the iteration
+  View1<float> grad_norms_;          ///< one per minibatch update of the iteration
+  nn::MlpWorkspace<float> actor_roll_, critic_roll_, actor_mb_, critic_mb_;
+  rl::RunningMeanStd obs_rms_, ret_rms_;
+};
+
+}  // namespace gmi::algos

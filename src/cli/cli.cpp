@@ -1,0 +1,160 @@
+#include "src/cli/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "gmi_version.hpp"
+#include "kernels/core/error.hpp"
+#include "src/config/config.hpp"
+#include "src/runtime/kokkos_scope.hpp"
+#include "src/runtime/logging.hpp"
+#include "src/runtime/train.hpp"
+#include "src/tools/bench.hpp"
+#include "src/tools/env_tool.hpp"
+
+namespace gmi::cli {
+namespace {
+
+/// "expected an integer >= lo" instead of CLI11's generic range text.
+CLI::Validator at_least(long long lo) {
+  return CLI::Validator(
+      [lo](std::string& s) -> std::string {
+        try {
+          std::size_t used = 0;
+          const long long v = std::stoll(s, &used);
+          if (used == s.size() && v >= lo) return {};
+        } catch (const std::exception&) {
+        }
+        return "expected an integer >= " + std::to_string(lo) + ", got '" + s + "'";
+      },
+      "INT>=" + std::to_string(lo));
+}
+
+config::Overrides parse_sets(const std::vector<std::string>& sets) {
+  config::Overrides out;
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--set " + s + ": expected key.path=value, e.g. --set ppo.gamma=0.995");
+    out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+  }
+  return out;
+}
+
+/// Run a command that needs no MPI: bad input -> one line, status 2; other failures -> status 1.
+template <class F>
+int guarded(F&& f) {
+  try {
+    f();
+    return 0;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "gmi_drl: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gmi_drl: fatal: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gmi_drl " GMI_DRL_VERSION
+               " - deep reinforcement learning on GPU multiplexing instances (GMIs)",
+               "gmi_drl"};
+  app.set_version_flag("--version", GMI_DRL_VERSION);
+  app.require_subcommand(0, 1);
+
+  // Training (no subcommand): gmi_drl --config FILE [--set k=v]... [--run-dir DIR] [--seed N]
+  runtime::TrainOptions train;
+  std::vector<std::string> sets;
+  std::string run_dir;
+  std::int64_t seed = -1;
+  app.add_option("--config", train.config_path, "training configuration (YAML)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--set", sets, "override a config key: --set ppo.gamma=0.995 (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--run-dir", run_dir, "output directory (default: runs/<config>-<time>)");
+  app.add_option("--seed", seed, "seed of the run (overrides train.seed)")->check(at_least(0));
+  app.add_option("--log-level", train.log_level, "trace, debug, info, warn or error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+
+  // gmi_drl env
+  tools::EnvToolOptions envo;
+  auto* env = app.add_subcommand("env", "step an environment with given actions and write the trajectory to HDF5");
+  env->add_option("--name", envo.name, "environment id, e.g. CartPole-v1")->required();
+  env->add_option("--num-envs", envo.num_envs, "parallel environments N")->required()->check(at_least(1));
+  env->add_option("--seed", envo.seed, "seed of the initial states")->required()->check(at_least(0));
+  env->add_option("--actions", envo.actions_file, "text file: one line per step with N*act_dim numbers")
+      ->required()->check(CLI::ExistingFile);
+  env->add_option("--out", envo.out, "output HDF5 file")->required();
+  env->add_option("--max-episode-steps", envo.max_episode_steps, "time limit (default: Gymnasium's)")
+      ->check(at_least(0));
+
+  // gmi_drl config reference | show
+  auto* cfg = app.add_subcommand("config", "configuration tools");
+  cfg->require_subcommand(1);
+  auto* cfg_ref = cfg->add_subcommand("reference", "print every config key as a Markdown table");
+  auto* cfg_show = cfg->add_subcommand("show", "validate a config and print it fully resolved");
+  std::string show_path;
+  std::vector<std::string> show_sets;
+  cfg_show->add_option("--config", show_path, "configuration (YAML)")->required()->check(CLI::ExistingFile);
+  cfg_show->add_option("--set", show_sets, "override a config key (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
+  // gmi_drl bench ppo
+  tools::BenchOptions bench;
+  auto* bench_cmd = app.add_subcommand("bench", "benchmarks (print numbers, write JSON)");
+  bench_cmd->add_option("--config", bench.config_path, "base configuration (YAML)")
+      ->required()->check(CLI::ExistingFile);
+  bench_cmd->add_option("--num-envs", bench.num_envs, "environment counts to measure (comma separated)")
+      ->delimiter(',')->required();
+  bench_cmd->add_option("--iterations", bench.iterations, "timed iterations per size")->check(at_least(1));
+  bench_cmd->add_option("--warmup", bench.warmup, "untimed iterations per size")->check(at_least(0));
+  bench_cmd->add_option("--set", bench.sets, "override a config key (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  bench_cmd->add_option("--json", bench.json_path, "write results here");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "gmi_drl: error: %s (see gmi_drl --help)\n", e.what());
+    return 2;
+  }
+
+  if (env->parsed()) {
+    runtime::setup_logging(0);
+    return guarded([&] {
+      runtime::KokkosScope kokkos;
+      tools::run_env_tool(envo);
+    });
+  }
+  if (cfg_ref->parsed()) {
+    std::cout << config::reference_markdown();
+    return 0;
+  }
+  if (cfg_show->parsed())
+    return guarded([&] { std::cout << config::to_yaml(config::load(show_path, parse_sets(show_sets))); });
+  if (bench_cmd->parsed()) return tools::run_bench(bench, &argc, &argv);
+
+  if (train.config_path.empty()) {
+    std::fprintf(stderr, "gmi_drl: error: --config is required to train (see gmi_drl --help)\n");
+    return 2;
+  }
+  const int st = guarded([&] {
+    train.overrides = parse_sets(sets);
+    if (seed >= 0) train.overrides.emplace_back("train.seed", std::to_string(seed));
+    if (!run_dir.empty()) train.overrides.emplace_back("train.run_dir", config::yaml_quote(run_dir));
+  });
+  if (st != 0) return st;
+  return runtime::run_training(train, &argc, &argv);
+}
+
+}  // namespace gmi::cli

@@ -1,0 +1,524 @@
+#include "src/config/config.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <functional>
+#include <sstream>
+
+#include "kernels/core/error.hpp"
+#include "kernels/envs/registry.hpp"
+
+namespace gmi::config {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Codecs: strict YAML scalar -> C++ value, and back to text for the resolved config.
+// ---------------------------------------------------------------------------------------------
+bool scalar_text(const YAML::Node& n, std::string& s) {
+  if (!n.IsScalar()) return false;
+  s = n.Scalar();
+  return true;
+}
+
+bool decode_int64(const YAML::Node& n, std::int64_t& out) {
+  std::string s;
+  if (!scalar_text(n, s) || s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  out = v;
+  return true;
+}
+
+bool decode_double(const YAML::Node& n, double& out) {
+  std::string s;
+  if (!scalar_text(n, s) || s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (errno != 0 || *end != '\0' || !std::isfinite(v)) return false;
+  out = v;
+  return true;
+}
+
+template <class T>
+struct Codec;
+
+template <>
+struct Codec<int> {
+  static std::string type() { return "integer"; }
+  static std::string phrase() { return "an integer"; }
+  static bool decode(const YAML::Node& n, int& out) {
+    std::int64_t v;
+    if (!decode_int64(n, v) || v < INT_MIN || v > INT_MAX) return false;
+    out = int(v);
+    return true;
+  }
+  static std::string text(int v) { return std::to_string(v); }
+};
+
+template <>
+struct Codec<std::int64_t> {
+  static std::string type() { return "integer"; }
+  static std::string phrase() { return "an integer"; }
+  static bool decode(const YAML::Node& n, std::int64_t& out) { return decode_int64(n, out); }
+  static std::string text(std::int64_t v) { return std::to_string(v); }
+};
+
+template <>
+struct Codec<double> {
+  static std::string type() { return "number"; }
+  static std::string phrase() { return "a number"; }
+  static bool decode(const YAML::Node& n, double& out) { return decode_double(n, out); }
+  static std::string text(double v) { return fmt::format("{}", v); }
+};
+
+template <>
+struct Codec<bool> {
+  static std::string type() { return "boolean"; }
+  static std::string phrase() { return "a boolean"; }
+  static bool decode(const YAML::Node& n, bool& out) {
+    std::string s;
+    if (!scalar_text(n, s)) return false;
+    if (s == "true" || s == "True" || s == "TRUE") return out = true, true;
+    if (s == "false" || s == "False" || s == "FALSE") return out = false, true;
+    return false;
+  }
+  static std::string text(bool v) { return v ? "true" : "false"; }
+};
+
+template <>
+struct Codec<std::string> {
+  static std::string type() { return "string"; }
+  static std::string phrase() { return "a string"; }
+  static bool decode(const YAML::Node& n, std::string& out) { return scalar_text(n, out); }
+  static std::string text(const std::string& v) {
+    YAML::Emitter e;
+    e << (v.empty() ? YAML::DoubleQuoted : YAML::Auto) << v;
+    return e.c_str();
+  }
+};
+
+template <>
+struct Codec<std::vector<int>> {
+  static std::string type() { return "list of integers"; }
+  static std::string phrase() { return "a list of integers"; }
+  static bool decode(const YAML::Node& n, std::vector<int>& out) {
+    if (!n.IsSequence()) return false;
+    std::vector<int> v;
+    for (const auto& e : n) {
+      int x;
+      if (!Codec<int>::decode(e, x)) return false;
+      v.push_back(x);
+    }
+    out = v;
+    return true;
+  }
+  static std::string text(const std::vector<int>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+  }
+};
+
+template <>
+struct Codec<std::optional<double>> {
+  static std::string type() { return "number or null"; }
+  static std::string phrase() { return "a number or null"; }
+  static bool decode(const YAML::Node& n, std::optional<double>& out) {
+    if (n.IsNull()) return out.reset(), true;
+    double v;
+    if (!decode_double(n, v)) return false;
+    out = v;
+    return true;
+  }
+  static std::string text(const std::optional<double>& v) {
+    return v ? Codec<double>::text(*v) : "null";
+  }
+};
+
+std::string shown(const YAML::Node& n) {
+  if (n.IsNull()) return "null";
+  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsSequence()) return "a list";
+  return "a mapping";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The schema: one entry per key.
+// ---------------------------------------------------------------------------------------------
+struct Field {
+  std::string path;
+  std::string type;
+  std::string allowed;  // constraint in words, "" if any value of the type
+  std::string doc;
+  std::function<void(Config&, const YAML::Node&, const std::string& source)> set;
+  std::function<std::string(const Config&)> get;
+};
+
+[[noreturn]] void fail(const std::string& source, const std::string& path, const std::string& what) {
+  throw InputError("config " + (source.empty() ? std::string("<defaults>") : source) + ": " + path +
+                   ": " + what);
+}
+
+template <class T, class Access>
+Field field(std::string path, std::string doc, Access access, std::function<bool(const T&)> ok = {},
+            std::string allowed = "") {
+  Field f;
+  f.path = path;
+  f.type = Codec<T>::type();
+  f.allowed = allowed;
+  f.doc = std::move(doc);
+  f.set = [path, access, ok, allowed](Config& c, const YAML::Node& n, const std::string& source) {
+    T v{};
+    if (!Codec<T>::decode(n, v) || (ok && !ok(v)))
+      fail(source, path,
+           "expected " +
+               (allowed.rfind("one of", 0) == 0
+                    ? allowed
+                    : Codec<T>::phrase() + (allowed.empty() ? "" : " " + allowed)) +
+               ", got " + shown(n));
+    access(c) = v;
+  };
+  f.get = [access](const Config& c) { return Codec<T>::text(access(const_cast<Config&>(c))); };
+  return f;
+}
+
+template <class T>
+std::function<bool(const T&)> at_least(T lo) {
+  return [lo](const T& v) { return v >= lo; };
+}
+std::function<bool(const double&)> positive() {
+  return [](const double& v) { return v > 0.0; };
+}
+std::function<bool(const double&)> within(double lo, double hi) {
+  return [lo, hi](const double& v) { return v >= lo && v <= hi; };
+}
+std::function<bool(const std::string&)> one_of(std::vector<std::string> choices) {
+  return [choices](const std::string& v) {
+    return std::find(choices.begin(), choices.end(), v) != choices.end();
+  };
+}
+std::string choices_text(const std::vector<std::string>& c) {
+  std::string s = "one of";
+  for (std::size_t i = 0; i < c.size(); ++i) s += (i ? ", " : " ") + c[i];
+  return s;
+}
+std::function<bool(const std::vector<int>&)> widths() {
+  return [](const std::vector<int>& v) {
+    if (v.size() > 16) return false;
+    for (int w : v)
+      if (w < 1 || w > 65536) return false;
+    return true;
+  };
+}
+
+#define GMI_KEY(expr) [](Config & c) -> auto& { return c.expr; }
+
+const std::vector<Field>& schema() {
+  static const std::vector<Field> s = [] {
+    const auto envs = envs::env_names();
+    std::vector<Field> f;
+    f.push_back(field<std::string>("algo", "training algorithm", GMI_KEY(algo), one_of({"ppo"}),
+                                   "one of ppo"));
+    // env
+    f.push_back(field<std::string>("env.name", "environment (Gymnasium id)", GMI_KEY(env.name),
+                                   one_of(envs), choices_text(envs)));
+    f.push_back(field<int>("env.num_envs", "parallel environments per GMI (MPI rank)",
+                           GMI_KEY(env.num_envs), at_least(1), ">= 1"));
+    f.push_back(field<int>("env.max_episode_steps",
+                           "episode time limit (truncation); 0 keeps Gymnasium's default",
+                           GMI_KEY(env.max_episode_steps), at_least(0), ">= 0"));
+    // policy
+    f.push_back(field<std::vector<int>>("policy.actor_hidden", "hidden layer widths of the actor MLP",
+                                        GMI_KEY(policy.actor_hidden), widths(),
+                                        "of at most 16 widths in [1, 65536]"));
+    f.push_back(field<std::vector<int>>("policy.critic_hidden",
+                                        "hidden layer widths of the critic MLP",
+                                        GMI_KEY(policy.critic_hidden), widths(),
+                                        "of at most 16 widths in [1, 65536]"));
+    f.push_back(field<std::string>("policy.activation", "hidden-layer activation",
+                                   GMI_KEY(policy.activation), one_of({"tanh", "relu", "elu"}),
+                                   "one of tanh, relu, elu"));
+    f.push_back(field<double>("policy.log_std_init",
+                              "initial log standard deviation of the Gaussian head (continuous actions)",
+                              GMI_KEY(policy.log_std_init), within(-20, 2), "in [-20, 2]"));
+    f.push_back(field<double>("policy.actor_output_gain",
+                              "orthogonal-init gain of the actor's output layer (hidden layers: sqrt(2))",
+                              GMI_KEY(policy.actor_output_gain), positive(), "> 0"));
+    f.push_back(field<double>("policy.critic_output_gain",
+                              "orthogonal-init gain of the critic's output layer",
+                              GMI_KEY(policy.critic_output_gain), positive(), "> 0"));
+    // ppo
+    f.push_back(field<int>("ppo.num_steps", "rollout length per environment per iteration",
+                           GMI_KEY(ppo.num_steps), at_least(1), ">= 1"));
+    f.push_back(field<double>("ppo.learning_rate", "Adam learning rate (initial value if annealed)",
+                              GMI_KEY(ppo.learning_rate), within(1e-12, 1.0), "in (0, 1]"));
+    f.push_back(field<bool>("ppo.anneal_lr", "decay the learning rate linearly to 0 over the run",
+                            GMI_KEY(ppo.anneal_lr)));
+    f.push_back(field<double>("ppo.gamma", "discount factor", GMI_KEY(ppo.gamma), within(0, 1),
+                              "in [0, 1]"));
+    f.push_back(field<double>("ppo.gae_lambda", "GAE lambda", GMI_KEY(ppo.gae_lambda), within(0, 1),
+                              "in [0, 1]"));
+    f.push_back(field<int>("ppo.num_minibatches",
+                           "minibatches per epoch; must divide env.num_envs * ppo.num_steps",
+                           GMI_KEY(ppo.num_minibatches), at_least(1), ">= 1"));
+    f.push_back(field<int>("ppo.update_epochs", "passes over the rollout per iteration",
+                           GMI_KEY(ppo.update_epochs), at_least(1), ">= 1"));
+    f.push_back(field<bool>("ppo.norm_adv", "normalise advantages within each minibatch",
+                            GMI_KEY(ppo.norm_adv)));
+    f.push_back(field<double>("ppo.clip_coef", "surrogate clipping coefficient",
+                              GMI_KEY(ppo.clip_coef), within(1e-6, 10), "in (0, 10]"));
+    f.push_back(field<bool>("ppo.clip_vloss", "clip the value loss like the surrogate",
+                            GMI_KEY(ppo.clip_vloss)));
+    f.push_back(field<double>("ppo.ent_coef", "entropy bonus coefficient", GMI_KEY(ppo.ent_coef),
+                              at_least(0.0), ">= 0"));
+    f.push_back(field<double>("ppo.vf_coef", "value loss coefficient", GMI_KEY(ppo.vf_coef),
+                              at_least(0.0), ">= 0"));
+    f.push_back(field<double>("ppo.max_grad_norm",
+                              "clip the global gradient norm to this value; <= 0 disables",
+                              GMI_KEY(ppo.max_grad_norm)));
+    f.push_back(field<std::optional<double>>(
+        "ppo.target_kl", "stop an iteration's epochs once the approximate KL exceeds this; null: off",
+        GMI_KEY(ppo.target_kl), [](const std::optional<double>& v) { return !v || *v > 0; },
+        "(> 0)"));
+    f.push_back(field<double>("ppo.adam_eps", "Adam epsilon", GMI_KEY(ppo.adam_eps), positive(),
+                              "> 0"));
+    f.push_back(field<bool>("ppo.normalize_obs",
+                            "normalise observations by running mean and std (statistics frozen "
+                            "during a rollout, updated after it)",
+                            GMI_KEY(ppo.normalize_obs)));
+    f.push_back(field<bool>("ppo.normalize_reward",
+                            "divide rewards by the running std of the discounted return",
+                            GMI_KEY(ppo.normalize_reward)));
+    f.push_back(field<double>("ppo.obs_clip", "clip normalised observations to [-c, c]",
+                              GMI_KEY(ppo.obs_clip), positive(), "> 0"));
+    f.push_back(field<double>("ppo.reward_clip", "clip scaled rewards to [-c, c]",
+                              GMI_KEY(ppo.reward_clip), positive(), "> 0"));
+    f.push_back(field<bool>("ppo.clip_actions",
+                            "clip sampled continuous actions to the action space before stepping",
+                            GMI_KEY(ppo.clip_actions)));
+    f.push_back(field<bool>("ppo.bootstrap_truncated",
+                            "for time-limit truncations, add gamma * V(final observation) to the "
+                            "reward instead of treating the episode end as terminal",
+                            GMI_KEY(ppo.bootstrap_truncated)));
+    // train
+    f.push_back(field<std::int64_t>("train.total_env_steps",
+                                    "stop after this many environment steps (all GMIs together)",
+                                    GMI_KEY(train.total_env_steps), at_least<std::int64_t>(1),
+                                    ">= 1"));
+    f.push_back(field<std::int64_t>("train.seed", "seed of the run (weights, envs, sampling)",
+                                    GMI_KEY(train.seed), at_least<std::int64_t>(0), ">= 0"));
+    f.push_back(field<int>("train.log_interval", "print a progress line every N iterations",
+                           GMI_KEY(train.log_interval), at_least(1), ">= 1"));
+    f.push_back(field<std::string>("train.run_dir",
+                                   "output directory; empty: runs/<config name>-<date>-<time>",
+                                   GMI_KEY(train.run_dir)));
+    // device
+    f.push_back(field<std::string>("device.matmul",
+                                   "float32 GEMM mode on GPUs: fp32, or tf32 tensor cores",
+                                   GMI_KEY(device.matmul), one_of({"fp32", "tf32"}),
+                                   "one of fp32, tf32"));
+    return f;
+  }();
+  return s;
+}
+#undef GMI_KEY
+
+const Field* find_field(const std::string& path) {
+  for (const auto& f : schema())
+    if (f.path == path) return &f;
+  return nullptr;
+}
+
+bool is_section(const std::string& path) {
+  for (const auto& f : schema())
+    if (f.path.compare(0, path.size() + 1, path + ".") == 0) return true;
+  return false;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> d(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) d[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t prev = d[0];
+    d[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cur = d[j];
+      d[j] = std::min({d[j] + 1, d[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      prev = cur;
+    }
+  }
+  return d[b.size()];
+}
+
+[[noreturn]] void unknown_key(const std::string& source, const std::string& path) {
+  std::string best;
+  std::size_t best_d = 4;
+  for (const auto& f : schema()) {
+    const auto d = edit_distance(path, f.path);
+    if (d < best_d) best_d = d, best = f.path;
+  }
+  fail(source, path, "unknown key" + (best.empty() ? std::string() : " (did you mean '" + best + "'?)"));
+}
+
+/// Reject keys that are not in the schema, and sections that are not mappings.
+void check_keys(const YAML::Node& node, const std::string& prefix, const std::string& source) {
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar()) fail(source, prefix.empty() ? "<top level>" : prefix, "keys must be plain names");
+    const std::string path = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
+    if (find_field(path)) continue;
+    if (!is_section(path)) unknown_key(source, path);
+    if (!kv.second.IsMap()) fail(source, path, "expected a mapping (section), got " + shown(kv.second));
+    check_keys(kv.second, path, source);
+  }
+}
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  std::string p;
+  while (std::getline(ss, p, '.')) parts.push_back(p);
+  return parts;
+}
+
+void apply_override(YAML::Node& root, const std::string& key, const std::string& value) {
+  if (!find_field(key)) unknown_key("--set", key);
+  YAML::Node parsed;
+  try {
+    parsed = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw InputError("--set " + key + "=" + value + ": not a YAML value (" + e.msg + ")");
+  }
+  const auto parts = split_path(key);
+  std::vector<YAML::Node> chain{root};
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node child = chain.back()[parts[i]];
+    if (child.IsDefined() && !child.IsNull() && !child.IsMap())
+      throw InputError("--set " + key + ": '" + parts[i] + "' is not a section in the config file");
+    if (!child.IsDefined() || child.IsNull()) {
+      chain.back()[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      child = chain.back()[parts[i]];
+    }
+    chain.push_back(child);
+  }
+  chain.back()[parts.back()] = parsed;
+}
+
+YAML::Node lookup(const YAML::Node& root, const std::string& path) {
+  YAML::Node n = YAML::Clone(root);
+  for (const auto& p : split_path(path)) {
+    if (!n.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+    n = n[p];
+    if (!n.IsDefined()) return n;
+  }
+  return n;
+}
+
+Config from_node(YAML::Node root, const std::string& source, const Overrides& overrides,
+                 int world_size) {
+  if (root.IsNull() || !root.IsDefined()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) throw InputError("config " + source + ": expected a YAML mapping at the top level");
+  for (const auto& [k, v] : overrides) apply_override(root, k, v);
+  check_keys(root, "", source);
+  Config c;
+  c.source = source;
+  for (const auto& f : schema()) {
+    const YAML::Node n = lookup(root, f.path);
+    if (n.IsDefined()) f.set(c, n, source);
+  }
+  derive(c, world_size);
+  return c;
+}
+
+}  // namespace
+
+void derive(Config& c, int world_size) {
+  const std::string src = c.source.empty() ? "<defaults>" : c.source;
+  auto bad = [&](const std::string& key, const std::string& what) { fail(src, key, what); };
+  if (world_size < 1) bad("world_size", "must be >= 1");
+  c.world_size = world_size;
+  c.batch_size = std::int64_t(c.env.num_envs) * c.ppo.num_steps;
+  if (c.batch_size > INT_MAX)
+    bad("env.num_envs", fmt::format("env.num_envs * ppo.num_steps = {} exceeds {} samples per GMI",
+                                    c.batch_size, INT_MAX));
+  if (c.batch_size % c.ppo.num_minibatches != 0)
+    bad("ppo.num_minibatches",
+        fmt::format("{} does not divide the batch env.num_envs * ppo.num_steps = {}",
+                    c.ppo.num_minibatches, c.batch_size));
+  c.minibatch_size = c.batch_size / c.ppo.num_minibatches;
+  const std::int64_t per_iter = c.batch_size * world_size;
+  c.num_iterations = (c.train.total_env_steps + per_iter - 1) / per_iter;
+}
+
+Config parse(const std::string& yaml_text, const std::string& source_name,
+             const Overrides& overrides, int world_size) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("config {}: line {}, column {}: {}", source_name, e.mark.line + 1,
+                                 e.mark.column + 1, e.msg));
+  }
+  return from_node(root, source_name, overrides, world_size);
+}
+
+Config load(const std::string& path, const Overrides& overrides, int world_size) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw InputError("config " + path + ": cannot open file");
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("config {}: line {}, column {}: {}", path, e.mark.line + 1,
+                                 e.mark.column + 1, e.msg));
+  }
+  return from_node(root, path, overrides, world_size);
+}
+
+std::string to_yaml(const Config& c) {
+  std::ostringstream out;
+  out << "# gmi_drl resolved configuration (every key; defaults filled in)\n";
+  std::string section;
+  for (const auto& f : schema()) {
+    const auto dot = f.path.find('.');
+    if (dot == std::string::npos) {
+      out << f.path << ": " << f.get(c) << "\n";
+      continue;
+    }
+    const std::string sec = f.path.substr(0, dot);
+    if (sec != section) out << sec << ":\n", section = sec;
+    out << "  " << f.path.substr(dot + 1) << ": " << f.get(c) << "\n";
+  }
+  return out.str();
+}
+
+std::string reference_markdown() {
+  const Config defaults;
+  std::ostringstream s;
+  s << "| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n";
+  for (const auto& f : schema())
+    s << "| `" << f.path << "` | " << f.type << " | `" << f.get(defaults) << "` | "
+      << (f.allowed.empty() ? "any" : f.allowed) << " | " << f.doc << " |\n";
+  return s.str();
+}
+
+std::string yaml_quote(const std::string& s) {
+  YAML::Emitter e;
+  e << YAML::DoubleQuoted << s;
+  return e.c_str();
+}
+
+std::vector<std::string> keys() {
+  std::vector<std::string> k;
+  for (const auto& f : schema()) k.push_back(f.path);
+  return k;
+}
+
+}  // namespace gmi::config

@@ -1,0 +1,101 @@
+#pragma once
+/// \file
+/// \brief The run's configuration: typed sections with documented defaults, parsed strictly from
+/// YAML (unknown keys, wrong types and out-of-range values are errors naming the key), with
+/// derived values computed in one place (derive()).  Every key is described once, in the schema
+/// in config.cpp, which also prints the reference table in README.md (`gmi_drl config reference`).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gmi::config {
+
+struct EnvConfig {
+  std::string name = "CartPole-v1";  ///< registered environment id
+  int num_envs = 8;                  ///< parallel environments per GMI (rank)
+  int max_episode_steps = 0;         ///< time limit; 0 keeps the environment's Gymnasium default
+};
+
+struct PolicyConfig {
+  std::vector<int> actor_hidden = {64, 64};   ///< hidden layer widths of the actor MLP
+  std::vector<int> critic_hidden = {64, 64};  ///< hidden layer widths of the critic MLP
+  std::string activation = "tanh";            ///< tanh | relu | elu
+  double log_std_init = 0.0;                  ///< initial log std of the Gaussian head (continuous)
+  double actor_output_gain = 0.01;            ///< orthogonal-init gain of the actor's last layer
+  double critic_output_gain = 1.0;            ///< orthogonal-init gain of the critic's last layer
+};
+
+/// PPO hyperparameters, with the meaning of CleanRL's ppo.py / ppo_continuous_action.py.
+struct PpoConfig {
+  int num_steps = 128;              ///< rollout length per env per iteration
+  double learning_rate = 2.5e-4;    ///< Adam step size (start value when annealed)
+  bool anneal_lr = true;            ///< linear decay of the learning rate to 0 over the run
+  double gamma = 0.99;              ///< discount
+  double gae_lambda = 0.95;         ///< GAE lambda
+  int num_minibatches = 4;          ///< minibatches per epoch
+  int update_epochs = 4;            ///< passes over the rollout per iteration
+  bool norm_adv = true;             ///< normalise advantages per minibatch
+  double clip_coef = 0.2;           ///< surrogate clipping
+  bool clip_vloss = true;           ///< clipped value loss
+  double ent_coef = 0.01;           ///< entropy bonus weight
+  double vf_coef = 0.5;             ///< value loss weight
+  double max_grad_norm = 0.5;       ///< global gradient-norm clip (<= 0: off)
+  std::optional<double> target_kl;  ///< stop the epochs early above this approx. KL (null: off)
+  double adam_eps = 1e-5;           ///< Adam epsilon
+  bool normalize_obs = false;       ///< running mean/std observation normalisation
+  bool normalize_reward = false;    ///< scale rewards by the std of the discounted return
+  double obs_clip = 10.0;           ///< clip normalised observations to [-c, c]
+  double reward_clip = 10.0;        ///< clip scaled rewards to [-c, c]
+  bool clip_actions = true;         ///< clip continuous actions to the action space before stepping
+  bool bootstrap_truncated = true;  ///< add gamma*V(final_obs) to the reward of truncated steps
+};
+
+struct TrainConfig {
+  std::int64_t total_env_steps = 500000;  ///< stop after this many env steps (all GMIs together)
+  std::int64_t seed = 1;                  ///< the run's seed (weights, envs, sampling)
+  int log_interval = 10;                  ///< progress line every N iterations (rank 0)
+  std::string run_dir;                    ///< output directory; empty: runs/<config>-<time>
+};
+
+struct DeviceConfig {
+  std::string matmul = "fp32";  ///< fp32 | tf32 (tensor cores for float32 GEMMs on GPUs)
+};
+
+struct Config {
+  std::string algo = "ppo";
+  EnvConfig env;
+  PolicyConfig policy;
+  PpoConfig ppo;
+  TrainConfig train;
+  DeviceConfig device;
+
+  // ---- derived in derive(), never read from YAML ----
+  int world_size = 1;               ///< number of GMIs (MPI ranks)
+  std::int64_t batch_size = 0;      ///< num_envs * num_steps (per GMI)
+  std::int64_t minibatch_size = 0;  ///< batch_size / num_minibatches
+  std::int64_t num_iterations = 0;  ///< ceil(total_env_steps / (batch_size * world_size))
+  std::string source;               ///< the file the config came from ("" for defaults)
+};
+
+/// `key.path=value` overrides, in command-line order.
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+
+/// Read a YAML file, apply overrides, validate, derive.  Throws gmi::InputError (one line).
+Config load(const std::string& path, const Overrides& overrides = {}, int world_size = 1);
+/// Parse YAML text (for tests and for configs stored in checkpoints).
+Config parse(const std::string& yaml_text, const std::string& source_name,
+             const Overrides& overrides = {}, int world_size = 1);
+/// Compute derived values and check constraints between keys.
+void derive(Config& c, int world_size);
+/// The fully resolved configuration as YAML (every key, defaults filled in).
+std::string to_yaml(const Config& c);
+/// The reference of every key: a Markdown table (key, type, default, allowed, meaning).
+std::string reference_markdown();
+/// `s` as a YAML double-quoted scalar (for overrides whose value is arbitrary text).
+std::string yaml_quote(const std::string& s);
+/// All key paths of the schema.
+std::vector<std::string> keys();
+
+}  // namespace gmi::config

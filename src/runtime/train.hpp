@@ -1,0 +1,20 @@
+#pragma once
+/// \file
+/// \brief A training run: MPI, Kokkos on the chosen device, run directory, logging, the algorithm.
+#include <string>
+
+#include "src/config/config.hpp"
+
+namespace gmi::runtime {
+
+struct TrainOptions {
+  std::string config_path;
+  config::Overrides overrides;  ///< --set, then --seed / --run-dir
+  std::string log_level = "info";
+};
+
+/// Runs training; returns the exit status.  Handles its own errors (one line, status 2 for bad
+/// input; rank-local failures abort the job).
+int run_training(const TrainOptions& o, int* argc, char*** argv);
+
+}  // namespace gmi::runtime
