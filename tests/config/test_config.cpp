@@ -1,0 +1,167 @@
+// Configuration: strict parsing (unknown keys, wrong types, out-of-range values are one-line errors
+// naming the key), overrides, derived values, and the resolved YAML round trip.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "kernels/core/error.hpp"
+#include "src/config/config.hpp"
+
+using gmi::InputError;
+using namespace gmi::config;
+
+namespace {
+
+// The error text for a YAML document, or "" if it parses.
+std::string error_of(const std::string& yaml, const Overrides& ov = {}) {
+  try {
+    parse(yaml, "test.yaml", ov);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Config, DefaultsAreCleanRLs) {
+  const Config c = parse("{}", "test.yaml");
+  EXPECT_EQ(c.env.name, "CartPole-v1");
+  EXPECT_EQ(c.ppo.num_steps, 128);
+  EXPECT_DOUBLE_EQ(c.ppo.learning_rate, 2.5e-4);
+  EXPECT_DOUBLE_EQ(c.ppo.gamma, 0.99);
+  EXPECT_DOUBLE_EQ(c.ppo.gae_lambda, 0.95);
+  EXPECT_EQ(c.ppo.num_minibatches, 4);
+  EXPECT_EQ(c.ppo.update_epochs, 4);
+  EXPECT_DOUBLE_EQ(c.ppo.clip_coef, 0.2);
+  EXPECT_DOUBLE_EQ(c.ppo.ent_coef, 0.01);
+  EXPECT_DOUBLE_EQ(c.ppo.vf_coef, 0.5);
+  EXPECT_DOUBLE_EQ(c.ppo.max_grad_norm, 0.5);
+  EXPECT_FALSE(c.ppo.target_kl.has_value());
+  EXPECT_EQ(c.policy.actor_hidden, (std::vector<int>{64, 64}));
+}
+
+TEST(Config, DerivedValues) {
+  const Config c = parse("env: {num_envs: 6}\nppo: {num_steps: 10, num_minibatches: 3}\n"
+                         "train: {total_env_steps: 1000}\n",
+                         "test.yaml", {}, 2);
+  EXPECT_EQ(c.batch_size, 60);
+  EXPECT_EQ(c.minibatch_size, 20);
+  EXPECT_EQ(c.world_size, 2);
+  EXPECT_EQ(c.num_iterations, 9);  // ceil(1000 / 120)
+}
+
+TEST(Config, UnknownKeyIsNamedWithSuggestion) {
+  EXPECT_EQ(error_of("ppo:\n  gama: 0.9\n"),
+            "config test.yaml: ppo.gama: unknown key (did you mean 'ppo.gamma'?)");
+  EXPECT_EQ(error_of("bogus_section:\n  x: 1\n"), "config test.yaml: bogus_section: unknown key");
+  EXPECT_EQ(error_of("env: 3\n"), "config test.yaml: env: expected a mapping (section), got '3'");
+}
+
+TEST(Config, WrongTypesAreNamed) {
+  EXPECT_EQ(error_of("ppo: {gamma: abc}"),
+            "config test.yaml: ppo.gamma: expected a number in [0, 1], got 'abc'");
+  EXPECT_EQ(error_of("ppo: {num_steps: 12.5}"),
+            "config test.yaml: ppo.num_steps: expected an integer >= 1, got '12.5'");
+  EXPECT_EQ(error_of("ppo: {anneal_lr: maybe}"),
+            "config test.yaml: ppo.anneal_lr: expected a boolean, got 'maybe'");
+  EXPECT_EQ(error_of("policy: {actor_hidden: 64}"),
+            "config test.yaml: policy.actor_hidden: expected a list of integers of at most 16 "
+            "widths in [1, 65536], got '64'");
+  EXPECT_EQ(error_of("env: {num_envs: [1, 2]}"),
+            "config test.yaml: env.num_envs: expected an integer >= 1, got a list");
+  EXPECT_EQ(error_of("ppo: {gamma: null}"),
+            "config test.yaml: ppo.gamma: expected a number in [0, 1], got null");
+}
+
+TEST(Config, OutOfRangeValuesAreNamed) {
+  EXPECT_EQ(error_of("ppo: {gamma: 1.5}"),
+            "config test.yaml: ppo.gamma: expected a number in [0, 1], got '1.5'");
+  EXPECT_EQ(error_of("env: {num_envs: 0}"),
+            "config test.yaml: env.num_envs: expected an integer >= 1, got '0'");
+  EXPECT_EQ(error_of("env: {num_envs: 99999999999}"),
+            "config test.yaml: env.num_envs: expected an integer >= 1, got '99999999999'");
+  EXPECT_EQ(error_of("policy: {activation: sigmoid}"),
+            "config test.yaml: policy.activation: expected one of tanh, relu, elu, got 'sigmoid'");
+  EXPECT_EQ(error_of("env: {name: Pong-v5}"), "config test.yaml: env.name: expected one of CartPole-v1, Acrobot-v1, Pendulum-v1, MountainCarContinuous-v0, got 'Pong-v5'");
+  EXPECT_EQ(error_of("policy: {actor_hidden: [64, 0]}"),
+            "config test.yaml: policy.actor_hidden: expected a list of integers of at most 16 "
+            "widths in [1, 65536], got a list");
+  EXPECT_EQ(error_of("ppo: {target_kl: -1}"),
+            "config test.yaml: ppo.target_kl: expected a number or null (> 0), got '-1'");
+}
+
+TEST(Config, InconsistentKeysAreNamed) {
+  EXPECT_EQ(error_of("env: {num_envs: 3}\nppo: {num_steps: 5, num_minibatches: 4}"),
+            "config test.yaml: ppo.num_minibatches: 4 does not divide the batch env.num_envs * "
+            "ppo.num_steps = 15");
+}
+
+TEST(Config, YamlSyntaxErrorNamesLine) {
+  const std::string e = error_of("ppo:\n  gamma: [0.9\n");
+  EXPECT_EQ(e.rfind("config test.yaml: line ", 0), 0u) << e;
+}
+
+TEST(Config, MissingFileIsNamed) {
+  try {
+    load("/nonexistent/x.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "config /nonexistent/x.yaml: cannot open file");
+  }
+}
+
+TEST(Config, OverridesApplyInOrderAndAreChecked) {
+  const Config c = parse("ppo: {gamma: 0.9}", "test.yaml",
+                         {{"ppo.gamma", "0.95"}, {"policy.actor_hidden", "[32, 16]"},
+                          {"ppo.target_kl", "0.02"}, {"ppo.gamma", "0.97"}});
+  EXPECT_DOUBLE_EQ(c.ppo.gamma, 0.97);
+  EXPECT_EQ(c.policy.actor_hidden, (std::vector<int>{32, 16}));
+  EXPECT_DOUBLE_EQ(*c.ppo.target_kl, 0.02);
+  // A section absent from the file is created by the override.
+  EXPECT_EQ(parse("{}", "t.yaml", {{"device.matmul", "tf32"}}).device.matmul, "tf32");
+  EXPECT_EQ(error_of("{}", {{"ppo.gamam", "0.9"}}),
+            "config --set: ppo.gamam: unknown key (did you mean 'ppo.gamma'?)");
+  EXPECT_EQ(error_of("{}", {{"ppo.gamma", "2"}}),
+            "config test.yaml: ppo.gamma: expected a number in [0, 1], got '2'");
+}
+
+TEST(Config, ResolvedYamlRoundTrips) {
+  const Config a = parse("env: {name: Pendulum-v1, num_envs: 4}\nppo: {target_kl: 0.015, "
+                         "learning_rate: 3.0e-4}\ntrain: {run_dir: 'runs/a b: c'}\n",
+                         "test.yaml");
+  const std::string text = to_yaml(a);
+  const Config b = parse(text, "resolved.yaml");
+  EXPECT_EQ(to_yaml(b), text);
+  EXPECT_EQ(b.env.name, "Pendulum-v1");
+  EXPECT_DOUBLE_EQ(b.ppo.learning_rate, 3.0e-4);
+  EXPECT_DOUBLE_EQ(*b.ppo.target_kl, 0.015);
+  EXPECT_EQ(b.train.run_dir, "runs/a b: c");
+  // every key appears in the resolved text
+  for (const auto& k : keys()) {
+    const auto leaf = k.substr(k.rfind('.') + 1);
+    EXPECT_NE(text.find(leaf + ":"), std::string::npos) << k;
+  }
+}
+
+TEST(Config, ReadmeDocumentsEveryKey) {
+  std::ifstream in(GMI_SOURCE_DIR "/README.md");
+  ASSERT_TRUE(in) << "README.md not found";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string readme = ss.str();
+  for (const auto& k : keys()) EXPECT_NE(readme.find("`" + k + "`"), std::string::npos) << k;
+  // and the table in README is the generated one (regenerate with `gmi_drl config reference`)
+  EXPECT_NE(readme.find(reference_markdown()), std::string::npos)
+      << "README's config reference is stale: paste the output of `gmi_drl config reference`";
+}
+
+TEST(Config, ShippedConfigsParse) {
+  for (const char* f : {"cartpole_ppo.yaml", "acrobot_ppo.yaml", "pendulum_ppo.yaml",
+                        "mountain_car_continuous_ppo.yaml", "bench_cartpole_ppo.yaml"}) {
+    SCOPED_TRACE(f);
+    EXPECT_NO_THROW(load(std::string(GMI_SOURCE_DIR "/config/") + f));
+  }
+}
