@@ -1,0 +1,324 @@
+// mlp_forward / mlp_backward against independent oracles:
+//  * the forward pass against a naive host loop in long double (layout, activations, bias);
+//  * every parameter gradient and dL/dX against central finite differences of the scalar loss
+//    L = sum(C .* Y) (random C), in double, for tanh, relu and elu and several shapes, with the
+//    MLP placed at an offset inside a larger flat buffer (as the critic is) whose other entries
+//    must not be written;
+//  * float forward against double forward, batching against column-by-column evaluation,
+//    and the workspace-capacity precondition.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/core/error.hpp"
+#include "kernels/nn/mlp.hpp"
+#include "tests/support/test_util.hpp"
+
+namespace gmi::nn {
+namespace {
+
+using gmi::test::to_device;
+using gmi::test::to_host;
+
+template <class T>
+void upload(const std::vector<T>& h, const View1<T>& d) {
+  Kokkos::deep_copy(d, Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                           h.data(), h.size()));
+}
+
+std::vector<double> random_vec(std::size_t n, double lo, double hi, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(n);
+  for (auto& x : v) x = u(g);
+  return v;
+}
+
+/// Parameters with weights ~ U(-1.5, 1.5)/sqrt(in) (pre-activations O(1), so tanh and elu are
+/// exercised on both their linear and saturating parts) and biases ~ U(-0.5, 0.5).
+std::vector<double> random_params(const MlpLayout& l, std::size_t total, std::uint64_t seed) {
+  auto p = random_vec(total, -1.0, 1.0, seed);
+  for (const auto& ly : l.layers) {
+    const double s = 1.5 / std::sqrt(double(ly.in));
+    for (std::size_t k = 0; k < std::size_t(ly.in) * ly.out; ++k) p[ly.w + k] *= s;
+    for (int k = 0; k < ly.out; ++k) p[ly.b + k] *= 0.5;
+  }
+  return p;
+}
+
+/// Naive forward in long double.  Returns Y (out × B) and the smallest |pre-activation| of the
+/// hidden layers (distance to the relu/elu kink).
+struct HostForward {
+  std::vector<long double> Y;
+  double min_abs_pre = std::numeric_limits<double>::infinity();
+};
+
+HostForward host_forward(const MlpLayout& l, const std::vector<double>& P,
+                         const std::vector<double>& X, int B) {
+  HostForward r;
+  std::vector<long double> in(X.begin(), X.end());
+  for (std::size_t li = 0; li < l.layers.size(); ++li) {
+    const Layer& ly = l.layers[li];
+    const bool hidden = li + 1 < l.layers.size();
+    std::vector<long double> out(std::size_t(ly.out) * B);
+    for (int b = 0; b < B; ++b)
+      for (int o = 0; o < ly.out; ++o) {
+        long double z = P[ly.b + o];
+        for (int i = 0; i < ly.in; ++i)
+          z += (long double)P[ly.w + std::size_t(i) * ly.out + o] * in[std::size_t(b) * ly.in + i];
+        if (hidden) {
+          r.min_abs_pre = std::min(r.min_abs_pre, double(std::fabs(z)));
+          switch (l.act) {
+            case Activation::Tanh: z = std::tanh(z); break;
+            case Activation::Relu: z = z > 0 ? z : 0; break;
+            case Activation::Elu: z = z > 0 ? z : std::expm1(z); break;
+          }
+        }
+        out[std::size_t(b) * ly.out + o] = z;
+      }
+    in.swap(out);
+  }
+  r.Y = std::move(in);
+  return r;
+}
+
+/// One MLP inside a flat buffer [pre | MLP | post], with device copies of everything.
+struct Fixture {
+  MlpLayout layout;
+  std::size_t total;
+  int B;
+  std::vector<double> P, X, C;
+  double min_abs_pre;
+
+  Fixture(int in, std::vector<int> hidden, int out, Activation act, int B_, std::size_t pre,
+          std::size_t post, std::uint64_t seed)
+      : B(B_) {
+    layout = MlpLayout(in, hidden, out, act, pre);
+    total = pre + layout.num_params + post;
+    // Look for a seed whose hidden pre-activations all stay >= 1e-3 away from 0, so that no
+    // finite-difference step (1e-6 on a parameter or an input, moving a pre-activation by at
+    // most ~1e-5) crosses the kink of relu (or the second-derivative jump of elu).
+    for (std::uint64_t s = seed;; s += 7919) {
+      P = random_params(layout, total, s);
+      X = random_vec(std::size_t(in) * B, -1.0, 1.0, s + 1);
+      min_abs_pre = host_forward(layout, P, X, B).min_abs_pre;
+      if (min_abs_pre > 1e-3) break;
+    }
+    C = random_vec(std::size_t(out) * B, -1.0, 1.0, seed + 2);
+  }
+};
+
+/// L = sum(C .* Y) with Y from the kernel's forward pass.
+double loss(const ExecSpace& space, const Fixture& f, const View1<double>& dP,
+            const View1<double>& dX, MlpWorkspace<double>& ws) {
+  mlp_forward<double>(space, f.layout, dP.data(), dX.data(), f.B, ws);
+  space.fence();
+  const auto Y = gmi::test::to_host(ws.output(f.layout), std::size_t(f.layout.out()) * f.B);
+  double L = 0;
+  for (std::size_t k = 0; k < Y.size(); ++k) L += f.C[k] * Y[k];
+  return L;
+}
+
+void gradient_check(const Fixture& f) {
+  SCOPED_TRACE(::testing::Message() << "activation " << activation_name(f.layout.act) << ", "
+                                    << f.layout.layers.size() << " layers, B=" << f.B);
+  ExecSpace space;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto dP = to_device(f.P), dX = to_device(f.X);
+  MlpWorkspace<double> ws(f.layout, f.B + 3);  // capacity above the batch, as in training
+
+  // Forward against the naive loop.
+  mlp_forward<double>(space, f.layout, dP.data(), dX.data(), f.B, ws);
+  space.fence();
+  const auto Y = to_host(ws.output(f.layout), std::size_t(f.layout.out()) * f.B);
+  const auto ref = host_forward(f.layout, f.P, f.X, f.B);
+  for (std::size_t k = 0; k < Y.size(); ++k)
+    EXPECT_NEAR(Y[k], double(ref.Y[k]), 1e-12 * (1 + std::fabs(double(ref.Y[k])))) << "Y[" << k << "]";
+
+  // Analytic gradients; outputs start as NaN to check that they are overwritten (not
+  // accumulated), and entries of the flat buffer outside this MLP carry a sentinel.
+  const double sentinel = 12345.0;
+  std::vector<double> g0(f.total, sentinel);
+  for (std::size_t k = 0; k < f.layout.num_params; ++k) g0[f.layout.offset + k] = nan;
+  auto dG = to_device(g0);
+  auto dGX = to_device(std::vector<double>(f.X.size(), nan));
+  auto dY = to_device(f.C);  // dL/dY = C; overwritten by the backward pass
+  mlp_backward<double>(space, f.layout, dP.data(), dX.data(), f.B, ws, dY.data(), dG.data(),
+                       dGX.data());
+  space.fence();
+  const auto G = to_host(dG);
+  const auto GX = to_host(dGX);
+
+  // The same without dX must give the same parameter gradients.
+  auto dG2 = to_device(g0);
+  upload(f.C, dY);
+  mlp_backward<double>(space, f.layout, dP.data(), dX.data(), f.B, ws, dY.data(), dG2.data());
+  space.fence();
+  const auto G2 = to_host(dG2);
+  for (std::size_t k = 0; k < f.total; ++k) ASSERT_EQ(G[k], G2[k]) << "param " << k;
+
+  for (std::size_t k = 0; k < f.total; ++k) {
+    if (k < f.layout.offset || k >= f.layout.offset + f.layout.num_params) {
+      ASSERT_EQ(G[k], sentinel) << "gradient written outside the MLP at " << k;
+    }
+  }
+
+  // Central differences with h = 1e-6: truncation error h^2/6 |L'''| ~ 1e-13, rounding error
+  // ~ eps |L| / h ~ 1e-9 (|L| ~ 10).  Tolerance 1e-7 + 1e-6 |g| leaves two orders of margin
+  // and is still many orders below the error of a wrong term.
+  const double h = 1e-6;
+  auto tol = [](double g) { return 1e-7 + 1e-6 * std::fabs(g); };
+  double worst = 0;
+  std::vector<double> P = f.P;
+  for (std::size_t k = f.layout.offset; k < f.layout.offset + f.layout.num_params; ++k) {
+    const double p0 = P[k];
+    P[k] = p0 + h;
+    upload(P, dP);
+    const double Lp = loss(space, f, dP, dX, ws);
+    P[k] = p0 - h;
+    upload(P, dP);
+    const double Lm = loss(space, f, dP, dX, ws);
+    P[k] = p0;
+    const double fd = (Lp - Lm) / (2 * h);
+    worst = std::max(worst, std::fabs(G[k] - fd) / tol(fd));
+    EXPECT_NEAR(G[k], fd, tol(fd)) << "dL/dparam[" << k << "] (flat index)";
+  }
+  upload(P, dP);
+  std::vector<double> X = f.X;
+  for (std::size_t k = 0; k < X.size(); ++k) {
+    const double x0 = X[k];
+    X[k] = x0 + h;
+    upload(X, dX);
+    const double Lp = loss(space, f, dP, dX, ws);
+    X[k] = x0 - h;
+    upload(X, dX);
+    const double Lm = loss(space, f, dP, dX, ws);
+    X[k] = x0;
+    const double fd = (Lp - Lm) / (2 * h);
+    worst = std::max(worst, std::fabs(GX[k] - fd) / tol(fd));
+    EXPECT_NEAR(GX[k], fd, tol(fd)) << "dL/dX[" << k << "]";
+  }
+  ::testing::Test::RecordProperty(std::string("worst_error_over_tolerance_") + activation_name(f.layout.act) +
+                     "_" + std::to_string(f.layout.layers.size()),
+                 std::to_string(worst));
+}
+
+class MlpGrad : public ::testing::TestWithParam<Activation> {};
+
+TEST_P(MlpGrad, DeepUnevenWidths) {
+  // 7:16:12:9:3, batch 8, at offset 5 of a larger buffer.
+  gradient_check(Fixture(7, {16, 12, 9}, 3, GetParam(), 8, 5, 4, 11));
+}
+
+TEST_P(MlpGrad, OneHiddenLayer) {
+  gradient_check(Fixture(4, {5}, 2, GetParam(), 5, 0, 0, 23));
+}
+
+TEST_P(MlpGrad, WideOutputSmallBatch) {
+  gradient_check(Fixture(3, {6, 6}, 10, GetParam(), 1, 2, 0, 37));
+}
+
+INSTANTIATE_TEST_SUITE_P(Activations, MlpGrad,
+                         ::testing::Values(Activation::Tanh, Activation::Relu, Activation::Elu),
+                         [](const auto& info) { return std::string(activation_name(info.param)); });
+
+TEST(Mlp, LinearOnlyGradient) {
+  // No hidden layer: one affine map.
+  gradient_check(Fixture(6, {}, 4, Activation::Tanh, 7, 1, 1, 41));
+}
+
+TEST(Mlp, FloatForwardAgreesWithDouble) {
+  for (Activation act : {Activation::Tanh, Activation::Relu, Activation::Elu}) {
+    SCOPED_TRACE(activation_name(act));
+    const Fixture f(7, {16, 12, 9}, 3, act, 9, 0, 0, 53);
+    std::vector<float> Pf(f.P.begin(), f.P.end()), Xf(f.X.begin(), f.X.end());
+    // Reference: the double forward of the float-rounded parameters and inputs.
+    const std::vector<double> Pd(Pf.begin(), Pf.end()), Xd(Xf.begin(), Xf.end());
+    ExecSpace space;
+    MlpWorkspace<float> wsf(f.layout, f.B);
+    MlpWorkspace<double> wsd(f.layout, f.B);
+    auto dPf = to_device(Pf), dXf = to_device(Xf);
+    auto dPd = to_device(Pd), dXd = to_device(Xd);
+    mlp_forward<float>(space, f.layout, dPf.data(), dXf.data(), f.B, wsf);
+    mlp_forward<double>(space, f.layout, dPd.data(), dXd.data(), f.B, wsd);
+    space.fence();
+    const std::size_t n = std::size_t(f.layout.out()) * f.B;
+    const auto Yf = to_host(wsf.output(f.layout), n);
+    const auto Yd = to_host(wsd.output(f.layout), n);
+    // Each layer adds a relative error of about (fan-in + 2) eps_float on its pre-activations
+    // (weights are O(1/sqrt(in)), so activations stay O(1) and errors are not amplified); allow
+    // 4 times the sum over layers.
+    double fan = 0;
+    for (const auto& ly : f.layout.layers) fan += ly.in + 2;
+    const double tol = 4 * fan * std::numeric_limits<float>::epsilon();
+    for (std::size_t k = 0; k < n; ++k)
+      EXPECT_NEAR(Yf[k], Yd[k], tol * (1 + std::fabs(Yd[k]))) << "Y[" << k << "]";
+  }
+}
+
+TEST(Mlp, BatchColumnsAreIndependent) {
+  // Forward of a batch equals the forward of each column alone (no mixing of samples, no
+  // dependence on the batch size).  The BLAS may pick different kernels for 1 and B columns,
+  // so agreement is to rounding, not bitwise.
+  const Fixture f(7, {16, 12, 9}, 3, Activation::Tanh, 10, 0, 0, 67);
+  ExecSpace space;
+  MlpWorkspace<double> ws(f.layout, 16);
+  auto dP = to_device(f.P), dX = to_device(f.X);
+  mlp_forward<double>(space, f.layout, dP.data(), dX.data(), f.B, ws);
+  space.fence();
+  const int out = f.layout.out(), in = f.layout.in();
+  const auto Y = to_host(ws.output(f.layout), std::size_t(out) * f.B);
+  for (int b = 0; b < f.B; ++b) {
+    const std::vector<double> col(f.X.begin() + std::size_t(b) * in,
+                                  f.X.begin() + std::size_t(b + 1) * in);
+    auto dcol = to_device(col);
+    mlp_forward<double>(space, f.layout, dP.data(), dcol.data(), 1, ws);
+    space.fence();
+    const auto y = to_host(ws.output(f.layout), std::size_t(out));
+    for (int o = 0; o < out; ++o)
+      EXPECT_NEAR(y[o], Y[std::size_t(b) * out + o], 1e-13) << "sample " << b << " output " << o;
+  }
+}
+
+TEST(Mlp, WorkspaceCapacityIsChecked) {
+  const MlpLayout l(3, {4}, 2, Activation::Relu, 0);
+  MlpWorkspace<double> ws(l, 4);
+  auto P = to_device(random_vec(l.num_params, -1, 1, 1));
+  auto X = to_device(random_vec(3 * 5, -1, 1, 2));
+  auto dY = to_device(random_vec(2 * 5, -1, 1, 3));
+  View1<double> G("G", l.num_params);
+  ExecSpace space;
+  EXPECT_THROW(mlp_forward<double>(space, l, P.data(), X.data(), 5, ws), gmi::Error);
+  EXPECT_THROW(mlp_forward<double>(space, l, P.data(), X.data(), 0, ws), gmi::Error);
+  EXPECT_NO_THROW(mlp_forward<double>(space, l, P.data(), X.data(), 4, ws));
+  EXPECT_THROW(mlp_backward<double>(space, l, P.data(), X.data(), 5, ws, dY.data(), G.data()),
+               gmi::Error);
+  EXPECT_THROW(MlpWorkspace<double>(l, 0), gmi::Error);
+  EXPECT_THROW(MlpLayout(0, {4}, 2, Activation::Relu, 0), gmi::Error);
+  space.fence();
+}
+
+TEST(Mlp, LayoutOffsetsAreContiguous) {
+  const MlpLayout l(7, {16, 12, 9}, 3, Activation::Tanh, 13);
+  std::size_t next = 13;
+  ASSERT_EQ(l.layers.size(), 4u);
+  const int widths[] = {7, 16, 12, 9, 3};
+  for (std::size_t i = 0; i < l.layers.size(); ++i) {
+    EXPECT_EQ(l.layers[i].in, widths[i]);
+    EXPECT_EQ(l.layers[i].out, widths[i + 1]);
+    EXPECT_EQ(l.layers[i].w, next);
+    next += std::size_t(widths[i]) * widths[i + 1];
+    EXPECT_EQ(l.layers[i].b, next);
+    next += widths[i + 1];
+  }
+  EXPECT_EQ(l.num_params, std::size_t(7 * 16 + 16 + 16 * 12 + 12 + 12 * 9 + 9 + 9 * 3 + 3));
+  EXPECT_EQ(l.offset + l.num_params, next);
+  EXPECT_EQ(l.max_width(), 16);
+}
+
+}  // namespace
+}  // namespace gmi::nn

@@ -1,0 +1,198 @@
+// adam_step against torch.optim.Adam's documented algorithm (torch docs, "Adam"):
+//   g = grad (optionally scaled by clip_grad_norm_: c = max_norm / (||g|| + 1e-6), applied if c < 1)
+//   m = b1 m + (1 - b1) g ;  v = b2 v + (1 - b2) g^2
+//   m_hat = m / (1 - b1^t) ;  v_hat = v / (1 - b2^t) ;  p -= lr m_hat / (sqrt(v_hat) + eps)
+// The kernel uses the algebraically equal form of torch's implementation (step_size = lr / bc1,
+// denom = sqrt(v) / sqrt(bc2) + eps); the reference uses the documented form, so the two agree
+// to rounding.  Moments are compared as well as parameters: m/sqrt(v) is nearly invariant to the
+// gradient's scale, so only the moments show whether clipping was applied.
+//
+// Float: as torch, the kernel uses float(beta) for the decay and float(1 - beta), with 1 - beta
+// formed in double, for the new term (1 - float(0.999) would be 9.9998713e-4, not 1.0e-3); the
+// reference does the same, so the comparison is torch's arithmetic, not only its algorithm.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/nn/blas.hpp"
+#include "kernels/optim/adam.hpp"
+#include "tests/support/test_util.hpp"
+
+namespace gmi::optim {
+namespace {
+
+using gmi::test::to_device;
+using gmi::test::to_host;
+
+/// The moments use the betas as the kernel's scalar type S holds them (see the note at the top).
+/// They are stored as S, not as double(S(beta)): GCC 12.2 at -O2 (the host compiler behind
+/// nvcc here) SLP-vectorised two adjacent `double(float(x))` assignments into a plain copy,
+/// dropping the rounding, in the CUDA build of this file.
+template <class S>
+struct HostAdam {
+  std::vector<double> p, m, v;
+  S beta1 = S(0.9), beta2 = S(0.999);
+  S one_minus_beta1 = S(1.0 - 0.9), one_minus_beta2 = S(1.0 - 0.999);
+  void step(const std::vector<double>& grad, const AdamArgs& a) {
+    std::vector<double> g = grad;
+    if (a.max_grad_norm > 0) {
+      double ss = 0;
+      for (double x : g) ss += x * x;
+      const double c = a.max_grad_norm / (std::sqrt(ss) + 1e-6);
+      if (c < 1)
+        for (double& x : g) x *= c;
+    }
+    const double b1 = beta1, b2 = beta2, omb1 = one_minus_beta1, omb2 = one_minus_beta2;
+    const int t = int(a.step);
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      m[i] = b1 * m[i] + omb1 * g[i];
+      v[i] = b2 * v[i] + omb2 * g[i] * g[i];
+      // Bias corrections use the exact (double) betas, as the kernel computes them on the host.
+      const double m_hat = m[i] / (1 - std::pow(a.beta1, t));
+      const double v_hat = v[i] / (1 - std::pow(a.beta2, t));
+      p[i] -= a.lr * m_hat / (std::sqrt(v_hat) + a.eps);
+    }
+  }
+};
+
+std::vector<double> random_vec(std::size_t n, double scale, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> v(n);
+  for (auto& x : v) x = scale * u(g);
+  return v;
+}
+
+/// Runs `steps` Adam steps on device and host from the same start and compares p, m, v after
+/// every step.  `grad_scale` sets the size of the gradients (their norm is ~ grad_scale *
+/// sqrt(n/3)).  The device receives the host-computed global norm through a device scalar.
+template <class S>
+void compare(const AdamArgs& base, int steps, double grad_scale, double tol_rel,
+             std::uint64_t seed, int* clipped_steps = nullptr) {
+  const std::size_t n = 257;
+  HostAdam<S> h;
+  h.beta1 = S(base.beta1);
+  h.beta2 = S(base.beta2);
+  h.one_minus_beta1 = S(1.0 - base.beta1);
+  h.one_minus_beta2 = S(1.0 - base.beta2);
+  h.p = random_vec(n, 1.0, seed);
+  h.m.assign(n, 0.0);
+  h.v.assign(n, 0.0);
+  // Start from the float-rounded parameters so both sides begin identically.
+  std::vector<S> p0(h.p.begin(), h.p.end());
+  h.p.assign(p0.begin(), p0.end());
+  auto dp = to_device(p0);
+  auto dm = to_device(std::vector<S>(n, S(0))), dv = to_device(std::vector<S>(n, S(0)));
+  View1<S> dnorm("grad_norm", 1);
+  ExecSpace space;
+  double gmax = 0;  // largest gradient entry so far: m is a signed sum and may cancel
+  for (int t = 1; t <= steps; ++t) {
+    SCOPED_TRACE(::testing::Message() << "step " << t << " max_grad_norm " << base.max_grad_norm);
+    // Gradients change scale from step to step (x0.25 .. x4), so clipping switches on and off.
+    const double scale = grad_scale * std::pow(2.0, double((t * 3) % 5) - 2.0);
+    auto gd = random_vec(n, scale, seed + 100 * t);
+    std::vector<S> gs(gd.begin(), gd.end());
+    gd.assign(gs.begin(), gs.end());
+    double ss = 0;
+    for (double x : gd) ss += x * x, gmax = std::max(gmax, std::fabs(x));
+    const double norm = std::sqrt(ss);
+    if (clipped_steps && base.max_grad_norm > 0 && base.max_grad_norm / (norm + 1e-6) < 1)
+      ++*clipped_steps;
+    Kokkos::deep_copy(dnorm, S(norm));
+    auto dg = to_device(gs);
+    AdamArgs a = base;
+    a.step = t;
+    adam_step<S>(space, n, dp.data(), dg.data(), dm.data(), dv.data(), dnorm.data(), a);
+    space.fence();
+    h.step(gd, a);
+    const auto p = to_host(dp), m = to_host(dm), v = to_host(dv);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_NEAR(m[i], h.m[i], tol_rel * (std::fabs(h.m[i]) + gmax)) << "m[" << i << "]";
+      ASSERT_NEAR(v[i], h.v[i], tol_rel * std::fabs(h.v[i]) + 1e-30) << "v[" << i << "]";
+      // Parameter: error relative to its size (the update itself is ~lr).
+      ASSERT_NEAR(p[i], h.p[i], tol_rel * (std::fabs(h.p[i]) + a.lr)) << "p[" << i << "]";
+    }
+  }
+}
+
+TEST(Adam, MatchesTorchAlgorithmDouble) {
+  AdamArgs a;
+  a.lr = 1e-2;
+  a.eps = 1e-5;  // CleanRL's eps
+  compare<double>(a, 8, 1.0, 1e-12, 1);
+  a.eps = 1e-8;  // torch's default
+  a.beta1 = 0.8;
+  a.beta2 = 0.99;
+  compare<double>(a, 8, 1e-7, 1e-12, 2);  // gradients ~10 eps: eps matters
+}
+
+TEST(Adam, MatchesTorchAlgorithmFloat) {
+  AdamArgs a;
+  a.lr = 2.5e-4;
+  // Float: a few roundings per step, accumulated over the steps in m and v.
+  compare<float>(a, 8, 1.0, 1e-5, 3);
+}
+
+TEST(Adam, GradientClippingAppliedOnlyBelowOne) {
+  AdamArgs a;
+  a.lr = 1e-2;
+  // Gradient norms vary between ~0.25 * 9 and 4 * 9 across steps (n = 257 entries U(-1,1)).
+  int clipped = 0;
+  a.max_grad_norm = 5.0;
+  compare<double>(a, 10, 1.0, 1e-12, 4, &clipped);
+  EXPECT_GT(clipped, 0) << "test must clip on some steps";
+  EXPECT_LT(clipped, 10) << "and leave others unscaled (factor > 1 must not scale up)";
+  compare<float>(a, 10, 1.0, 1e-5, 5);
+  // A huge max norm: never clipped, identical to no clipping.
+  a.max_grad_norm = 1e9;
+  compare<double>(a, 5, 1.0, 1e-12, 6);
+}
+
+TEST(Adam, ClipFactorValues) {
+  // One step from m = v = 0 exposes the scaled gradient directly: m = (1 - b1) * g * scale.
+  ExecSpace space;
+  const std::vector<double> g = {3.0, -4.0};  // norm 5
+  for (double max_norm : {0.0, -1.0, 1.0, 5.0, 7.5}) {
+    SCOPED_TRACE(max_norm);
+    auto dp = to_device(std::vector<double>{0.0, 0.0}), dg = to_device(g);
+    auto dm = to_device(std::vector<double>{0.0, 0.0}), dv = to_device(std::vector<double>{0.0, 0.0});
+    auto dn = to_device(std::vector<double>{5.0});
+    AdamArgs a;
+    a.max_grad_norm = max_norm;
+    adam_step<double>(space, 2, dp.data(), dg.data(), dm.data(), dv.data(), dn.data(), a);
+    space.fence();
+    const auto m = to_host(dm);
+    const double c = max_norm / (5.0 + 1e-6);
+    const double scale = max_norm > 0 && c < 1 ? c : 1.0;
+    EXPECT_NEAR(m[0], 0.1 * 3.0 * scale, 1e-15);
+    EXPECT_NEAR(m[1], -0.1 * 4.0 * scale, 1e-15);
+  }
+}
+
+TEST(Adam, ClipWithDeviceNorm) {
+  // As in training: the norm comes from blas::nrm2 into device memory, no host round-trip.
+  const std::size_t n = 1000;
+  const auto g = random_vec(n, 1.0, 9);
+  auto dg = to_device(g);
+  View1<double> dn("norm", 1);
+  auto dp = to_device(std::vector<double>(n, 0.0));
+  auto dm = to_device(std::vector<double>(n, 0.0)), dv = to_device(std::vector<double>(n, 0.0));
+  ExecSpace space;
+  blas::nrm2<double>(space, int(n), dg.data(), dn.data());
+  AdamArgs a;
+  a.max_grad_norm = 0.5;
+  adam_step<double>(space, n, dp.data(), dg.data(), dm.data(), dv.data(), dn.data(), a);
+  space.fence();
+  double ss = 0;
+  for (double x : g) ss += x * x;
+  const double c = 0.5 / (std::sqrt(ss) + 1e-6);
+  const auto m = to_host(dm);
+  for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(m[i], 0.1 * g[i] * c, 1e-14);
+}
+
+}  // namespace
+}  // namespace gmi::optim
