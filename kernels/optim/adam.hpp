@@ -20,7 +20,9 @@ struct AdamArgs {
 template <class S>
 void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
                const S* grad_norm, const AdamArgs& a) {
+  // 1 - beta in double, then rounded, as torch does (1 - float(0.999) would be 9.9998713e-4).
   const S b1 = S(a.beta1), b2 = S(a.beta2), eps = S(a.eps);
+  const S omb1 = S(1.0 - a.beta1), omb2 = S(1.0 - a.beta2);
   const S step_size = S(a.lr / (1.0 - std::pow(a.beta1, double(a.step))));
   const S inv_sqrt_bc2 = S(1.0 / std::sqrt(1.0 - std::pow(a.beta2, double(a.step))));
   const S max_norm = S(a.max_grad_norm);
@@ -34,8 +36,8 @@ void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads,
           scale = c < S(1) ? c : S(1);
         }
         const S g = grads[i] * scale;
-        const S mi = b1 * m[i] + (S(1) - b1) * g;
-        const S vi = b2 * v[i] + (S(1) - b2) * g * g;
+        const S mi = b1 * m[i] + omb1 * g;
+        const S vi = b2 * v[i] + omb2 * g * g;
         m[i] = mi;
         v[i] = vi;
         params[i] -= step_size * mi / (math::sqrt(vi) * inv_sqrt_bc2 + eps);
