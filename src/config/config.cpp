@@ -325,6 +325,11 @@ const std::vector<Field>& schema() {
                                    "float32 GEMM mode on GPUs: fp32, or tf32 tensor cores",
                                    GMI_KEY(device.matmul), one_of({"fp32", "tf32"}),
                                    "one of fp32, tf32"));
+    f.push_back(field<std::string>(
+        "device.fused_rollout",
+        "rollout policy step (actor, critic, sampling) as one fused kernel when the layers fit in "
+        "shared memory; auto: on for GPU builds, off for host builds (BLAS is faster there)",
+        GMI_KEY(device.fused_rollout), one_of({"auto", "on", "off"}), "one of auto, on, off"));
     return f;
   }();
   return s;

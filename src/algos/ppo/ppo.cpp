@@ -7,6 +7,7 @@
 #include "kernels/envs/registry.hpp"
 #include "kernels/nn/blas.hpp"
 #include "kernels/optim/adam.hpp"
+#include "kernels/rl/fused_act.hpp"
 #include "kernels/rl/gae.hpp"
 #include "kernels/rl/sample.hpp"
 #include "kernels/rl/shuffle.hpp"
@@ -136,36 +137,67 @@ void PpoTrainer::rollout() {
   const std::size_t N = N_;
   const float* params = params_.data();
   const bool continuous = layout_.continuous();
+  const std::string& mode = cfg_.device.fused_rollout;
+  const bool fused = (mode == "on" || (mode == "auto" && !device_is_host())) &&
+                     rl::fused_act_supported(layout_);
   for (int t = 0; t < T_; ++t) {
     const std::size_t row = std::size_t(t) * N;
-    const float* in = policy_input(obs_.data() + row * od_, N_);
-    nn::mlp_forward(space_, layout_.actor, params, in, N_, actor_roll_);
-    nn::mlp_forward(space_, layout_.critic, params, in, N_, critic_roll_);
-    rl::SampleArgs s;
-    s.N = N_;
-    s.num_actions = layout_.num_actions;
-    s.act_dim = ad_;
-    s.seed = std::uint64_t(cfg_.train.seed);
-    s.step = std::uint64_t(iteration_) * T_ + t;
-    s.env_offset = env_offset_;
-    s.clip_actions = cfg_.ppo.clip_actions;
-    s.actor_out = actor_roll_.output(layout_.actor);
-    s.log_std = continuous ? params + layout_.log_std : nullptr;
-    s.act_low = act_low_.data();
-    s.act_high = act_high_.data();
-    s.critic_out = critic_roll_.output(layout_.critic);
-    s.actions = actions_.data() + row * ad_;
-    s.env_actions = continuous ? env_actions_.data() : s.actions;
-    s.logp = logp_.data() + row;
-    s.values = values_.data() + row;
-    rl::sample_actions(space_, s);
+    const float* obs = obs_.data() + row * od_;
+    float* actions = actions_.data() + row * ad_;
+    float* env_actions = continuous ? env_actions_.data() : actions;  // clipped copy if continuous
+    const std::uint64_t step = std::uint64_t(iteration_) * T_ + t;
+    if (fused) {
+      rl::FusedActArgs f;
+      f.N = N_;
+      f.obs_dim = od_;
+      f.act_dim = ad_;
+      f.num_actions = layout_.num_actions;
+      f.seed = std::uint64_t(cfg_.train.seed);
+      f.step = step;
+      f.env_offset = env_offset_;
+      f.clip_actions = cfg_.ppo.clip_actions;
+      f.params = params;
+      f.log_std = layout_.log_std;
+      f.obs = obs;
+      f.obs_stats = cfg_.ppo.normalize_obs ? obs_rms_.state().data() : nullptr;
+      f.obs_clip = float(cfg_.ppo.obs_clip);
+      f.act_low = act_low_.data();
+      f.act_high = act_high_.data();
+      f.actions = actions;
+      f.env_actions = env_actions;
+      f.logp = logp_.data() + row;
+      f.values = values_.data() + row;
+      rl::fused_act(space_, layout_, f);
+    } else {
+      const float* in = policy_input(obs, N_);
+      nn::mlp_forward(space_, layout_.actor, params, in, N_, actor_roll_);
+      nn::mlp_forward(space_, layout_.critic, params, in, N_, critic_roll_);
+      rl::SampleArgs s;
+      s.N = N_;
+      s.num_actions = layout_.num_actions;
+      s.act_dim = ad_;
+      s.seed = std::uint64_t(cfg_.train.seed);
+      s.step = step;
+      s.env_offset = env_offset_;
+      s.clip_actions = cfg_.ppo.clip_actions;
+      s.actor_out = actor_roll_.output(layout_.actor);
+      s.log_std = continuous ? params + layout_.log_std : nullptr;
+      s.act_low = act_low_.data();
+      s.act_high = act_high_.data();
+      s.critic_out = critic_roll_.output(layout_.critic);
+      s.actions = actions;
+      s.env_actions = env_actions;
+      s.logp = logp_.data() + row;
+      s.values = values_.data() + row;
+      rl::sample_actions(space_, s);
+    }
     envs::StepOutputs o;
     o.next_obs = obs_.data() + (row + N) * od_;
     o.final_obs = final_obs_.data() + row * od_;
     o.reward = rewards_.data() + row;
     o.terminated = terminated_.data() + row;
     o.truncated = truncated_.data() + row;
-    env_->step(space_, s.env_actions, o);
+    env_->step(space_, env_actions, o);
   }
   // V(s_T) for the bootstrap at the end of the rollout
   const float* in = policy_input(obs_.data() + std::size_t(T_) * N * od_, N_);

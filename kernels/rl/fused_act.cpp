@@ -1,0 +1,178 @@
+#include "kernels/rl/fused_act.hpp"
+
+#include <algorithm>
+
+#include "kernels/core/error.hpp"
+#include "kernels/nn/activation.hpp"
+
+namespace gmi::rl {
+
+FusedNet::FusedNet(const nn::MlpLayout& l) {
+  GMI_REQUIRE(int(l.layers.size()) <= kMaxLayers, "FusedNet: too many layers");
+  num_layers = int(l.layers.size());
+  for (int i = 0; i < num_layers; ++i) {
+    in[i] = l.layers[i].in;
+    out[i] = l.layers[i].out;
+    w[i] = l.layers[i].w;
+    b[i] = l.layers[i].b;
+  }
+  max_width = l.max_width();
+}
+
+namespace {
+#if defined(KOKKOS_ENABLE_CUDA)
+constexpr int kTeamSize = 128;
+constexpr std::size_t kScratchBytes = 48 * 1024;  // without opting in to larger shared memory
+#else
+constexpr int kTeamSize = 1;
+constexpr std::size_t kScratchBytes = 1 << 20;
+#endif
+
+std::size_t scratch_floats(const nn::ActorCriticLayout& l, int tile) {
+  const int w = std::max({l.actor.max_width(), l.critic.max_width(), l.obs_dim});
+  return std::size_t(3) * w * tile;  // input tile + two ping-pong activation buffers
+}
+}  // namespace
+
+int fused_act_tile(const nn::ActorCriticLayout& l) {
+  if (int(l.actor.layers.size()) > FusedNet::kMaxLayers ||
+      int(l.critic.layers.size()) > FusedNet::kMaxLayers)
+    return 0;
+  for (int tile : {64, 32})
+    if (scratch_floats(l, tile) * sizeof(float) <= kScratchBytes) return tile;
+  return 0;
+}
+
+namespace detail {
+
+using Team = Kokkos::TeamPolicy<ExecSpace>;
+using Member = Team::member_type;
+using Scratch = Kokkos::View<float*, ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// y[o][s] = f(b[o] + sum_k W(o, k) x[k][s]) for the tile's samples; W column-major out x in.
+template <class A>
+KOKKOS_INLINE_FUNCTION void team_layer(const Member& team, const float* W, const float* bias,
+                                       int in, int out, const float* x, float* y, int tile,
+                                       bool linear) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, out * tile), [&](const int item) {
+    const int s = item % tile, o = item / tile;
+    float acc = bias[o];
+    for (int k = 0; k < in; ++k) acc += W[o + std::size_t(out) * k] * x[k * tile + s];
+    y[o * tile + s] = linear ? acc : A::f(acc);
+  });
+  team.team_barrier();
+}
+
+/// Runs a whole MLP on the tile in buffers x -> (a, b ping-pong); returns the output buffer.
+template <class A>
+KOKKOS_INLINE_FUNCTION float* team_mlp(const Member& team, const FusedNet& net, const float* p,
+                                       const float* x, float* a, float* b, int tile) {
+  const float* in = x;
+  float* out = a;
+  for (int l = 0; l < net.num_layers; ++l) {
+    team_layer<A>(team, p + net.w[l], p + net.b[l], net.in[l], net.out[l], in, out, tile,
+                  l + 1 == net.num_layers);
+    in = out;
+    out = (out == a) ? b : a;
+  }
+  return const_cast<float*>(in);
+}
+
+template <class A>
+void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic, const int tile,
+            const std::size_t width, const FusedActArgs a) {
+  const int league = (a.N + tile - 1) / tile;
+  const std::size_t bytes = 3 * width * tile * sizeof(float);
+  Team policy(space, league, kTeamSize);
+  Kokkos::parallel_for(
+      "gmi::rl::fused_act", policy.set_scratch_size(0, Kokkos::PerTeam(bytes)),
+      KOKKOS_LAMBDA(const Member& team) {
+        Scratch buf(team.team_scratch(0), 3 * width * tile);
+        float* x = buf.data();
+        float* b0 = x + width * tile;
+        float* b1 = b0 + width * tile;
+        const int first = team.league_rank() * tile;
+        const int od = a.obs_dim;
+        // observations (normalised when statistics are given); padding rows are zeros
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, od * tile), [&](const int item) {
+          const int s = item % tile, k = item / tile, i = first + s;
+          float v = 0.0f;
+          if (i < a.N) {
+            v = a.obs[std::size_t(i) * od + k];
+            if (a.obs_stats)
+              v = math::clamp(float((v - a.obs_stats[k]) / math::sqrt(a.obs_stats[od + k] + 1e-8)),
+                              -a.obs_clip, a.obs_clip);
+          }
+          x[k * tile + s] = v;
+        });
+        team.team_barrier();
+        const float* y = team_mlp<A>(team, actor, a.params, x, b0, b1, tile);
+        // sample: one thread per env of the tile
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](const int s) {
+          const int i = first + s;
+          if (i >= a.N) return;
+          const std::uint64_t hi = rng::tag(rng::kAction, a.env_offset + i);
+          if (a.num_actions > 0) {
+            const int n = a.num_actions;
+            float m = y[s];
+            for (int j = 1; j < n; ++j) m = math::max(m, y[j * tile + s]);
+            float sum = 0.0f;
+            for (int j = 0; j < n; ++j) sum += math::exp(y[j * tile + s] - m);
+            const float lse = m + math::log(sum);
+            const auto bits = rng::philox(a.seed, a.step << 8, hi);
+            const float u = rng::uniform01(bits.v[0]);
+            int act = n - 1;
+            float c = 0.0f;
+            for (int j = 0; j < n - 1; ++j) {
+              c += math::exp(y[j * tile + s] - lse);
+              if (u <= c) {
+                act = j;
+                break;
+              }
+            }
+            a.actions[i] = float(act);
+            if (a.env_actions != a.actions) a.env_actions[i] = float(act);
+            a.logp[i] = y[act * tile + s] - lse;
+          } else {
+            const int d = a.act_dim;
+            const float* log_std = a.params + a.log_std;
+            float lp = 0.0f;
+            for (int j0 = 0; j0 < d; j0 += 4) {
+              const auto bits = rng::philox(a.seed, (a.step << 8) | std::uint64_t(j0 / 4), hi);
+              float z[4];
+              rng::normal2(bits.v[0], bits.v[1], z[0], z[1]);
+              rng::normal2(bits.v[2], bits.v[3], z[2], z[3]);
+              for (int k = 0; k < 4 && j0 + k < d; ++k) {
+                const int j = j0 + k;
+                const float act = y[j * tile + s] + math::exp(log_std[j]) * z[k];
+                a.actions[std::size_t(i) * d + j] = act;
+                a.env_actions[std::size_t(i) * d + j] =
+                    a.clip_actions ? math::clamp(act, a.act_low[j], a.act_high[j]) : act;
+                lp += -0.5f * z[k] * z[k] - log_std[j] - float(kHalfLog2Pi);
+              }
+            }
+            a.logp[i] = lp;
+          }
+        });
+        team.team_barrier();  // the actor's output buffer is reused by the critic
+        const float* v = team_mlp<A>(team, critic, a.params, x, b0, b1, tile);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](const int s) {
+          if (first + s < a.N) a.values[first + s] = v[s];
+        });
+      });
+}
+
+}  // namespace detail
+
+void fused_act(const ExecSpace& space, const nn::ActorCriticLayout& layout, const FusedActArgs& a) {
+  const int tile = fused_act_tile(layout);
+  GMI_REQUIRE(tile > 0, "fused_act: networks too wide for the fused kernel");
+  const FusedNet actor(layout.actor), critic(layout.critic);
+  const std::size_t width =
+      std::size_t(std::max({layout.actor.max_width(), layout.critic.max_width(), layout.obs_dim}));
+  nn::dispatch(layout.actor.act, [&](auto act) {
+    detail::launch<decltype(act)>(space, actor, critic, tile, width, a);
+  });
+}
+
+}  // namespace gmi::rl

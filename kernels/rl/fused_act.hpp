@@ -1,0 +1,57 @@
+#pragma once
+/// \file
+/// \brief The rollout's policy step in one kernel: for a tile of environments a Kokkos team
+/// normalises the observations, runs the actor and the critic MLPs with their activations in team
+/// scratch (shared memory on GPUs), samples the actions and writes actions, log-probabilities and
+/// values.  It replaces ~14 launches per rollout step (normalise, 2 x (GEMM + bias/activation per
+/// layer), sample) and never writes hidden activations to device memory.  Usable when the widest
+/// layer fits a tile in scratch (fused_act_supported); otherwise the layered cuBLAS path is used.
+#include <cstdint>
+
+#include "kernels/core/kokkos.hpp"
+#include "kernels/core/random.hpp"
+#include "kernels/nn/actor_critic.hpp"
+#include "kernels/rl/heads.hpp"
+
+namespace gmi::rl {
+
+/// Device-copyable description of one MLP (at most kMaxLayers layers).
+struct FusedNet {
+  static constexpr int kMaxLayers = 8;
+  int num_layers = 0;
+  int in[kMaxLayers] = {}, out[kMaxLayers] = {};
+  std::size_t w[kMaxLayers] = {}, b[kMaxLayers] = {};
+  int max_width = 0;
+  FusedNet() = default;
+  explicit FusedNet(const nn::MlpLayout& l);
+};
+
+struct FusedActArgs {
+  int N = 0;
+  int obs_dim = 0, act_dim = 1, num_actions = 0;
+  std::uint64_t seed = 0, step = 0, env_offset = 0;
+  bool clip_actions = true;
+  const float* params = nullptr;
+  std::size_t log_std = 0;           ///< offset of the log-stds in params (continuous)
+  const float* obs = nullptr;        ///< [N][obs_dim] raw observations
+  const double* obs_stats = nullptr; ///< RunningMeanStd state [mean | var | count], or null
+  float obs_clip = 10.0f;
+  const float* act_low = nullptr;
+  const float* act_high = nullptr;
+  float* actions = nullptr;          ///< [N][act_dim]
+  float* env_actions = nullptr;      ///< [N][act_dim] (may equal actions)
+  float* logp = nullptr;             ///< [N]
+  float* values = nullptr;           ///< [N]
+};
+
+/// Samples per team tile; 0 if the networks are too wide for the fused kernel.
+int fused_act_tile(const nn::ActorCriticLayout& layout);
+inline bool fused_act_supported(const nn::ActorCriticLayout& layout) {
+  return fused_act_tile(layout) > 0;
+}
+
+/// Actor + critic forward and action sampling for all N envs (same random draws as
+/// sample_actions: philox(seed, {step << 8 | block, tag(kAction, env)})).
+void fused_act(const ExecSpace& space, const nn::ActorCriticLayout& layout, const FusedActArgs& a);
+
+}  // namespace gmi::rl
