@@ -59,5 +59,5 @@ TEST(Learning, PendulumLearnsWithin200kSteps) {
 TEST(Learning, MountainCarContinuousReachesTheGoal) {
   // Returns above 0 need the +100 goal reward: the car learned to climb the hill.
   const Curve c = train("mountain_car_continuous_ppo.yaml", 500000);
-  EXPECT_GE(c.best, 50.0);
+  EXPECT_GE(c.best, 80.0);  // solved is 90 (Gymnasium reward_threshold)
 }
