@@ -4,97 +4,55 @@
 
 #include "kernels/core/error.hpp"
 #include "kernels/nn/activation.hpp"
+#include "kernels/nn/fused_mlp.hpp"
 
 namespace gmi::rl {
 
-FusedNet::FusedNet(const nn::MlpLayout& l) {
-  GMI_REQUIRE(int(l.layers.size()) <= kMaxLayers, "FusedNet: too many layers");
-  num_layers = int(l.layers.size());
-  for (int i = 0; i < num_layers; ++i) {
-    in[i] = l.layers[i].in;
-    out[i] = l.layers[i].out;
-    w[i] = l.layers[i].w;
-    b[i] = l.layers[i].b;
-  }
-  max_width = l.max_width();
-}
-
 namespace {
-#if defined(KOKKOS_ENABLE_CUDA)
-constexpr int kTeamSize = 128;
-constexpr std::size_t kScratchBytes = 48 * 1024;  // without opting in to larger shared memory
-#else
-constexpr int kTeamSize = 1;
-constexpr std::size_t kScratchBytes = 1 << 20;
-#endif
-
+/// Input tile (obs_dim rows) and two ping-pong buffers of the widest layer.
 std::size_t scratch_floats(const nn::ActorCriticLayout& l, int tile) {
-  const int w = std::max({l.actor.max_width(), l.critic.max_width(), l.obs_dim});
-  return std::size_t(3) * w * tile;  // input tile + two ping-pong activation buffers
+  const int w = std::max(l.actor.max_width(), l.critic.max_width());
+  return (std::size_t(l.obs_dim) + 2 * std::size_t(w)) * tile;
 }
 }  // namespace
 
 int fused_act_tile(const nn::ActorCriticLayout& l) {
-  if (int(l.actor.layers.size()) > FusedNet::kMaxLayers ||
-      int(l.critic.layers.size()) > FusedNet::kMaxLayers)
+  if (int(l.actor.layers.size()) > nn::FusedNet::kMaxLayers ||
+      int(l.critic.layers.size()) > nn::FusedNet::kMaxLayers)
     return 0;
+  const std::size_t limit = nn::fused_scratch_limit();
   for (int tile : {64, 32})
-    if (scratch_floats(l, tile) * sizeof(float) <= kScratchBytes) return tile;
+    if (scratch_floats(l, tile) * sizeof(float) <= limit) return tile;
   return 0;
 }
 
 namespace detail {
 
-using Team = Kokkos::TeamPolicy<ExecSpace>;
-using Member = Team::member_type;
-using Scratch = Kokkos::View<float*, ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-
-/// y[o][s] = f(b[o] + sum_k W(o, k) x[k][s]) for the tile's samples; W column-major out x in.
-template <class A>
-KOKKOS_INLINE_FUNCTION void team_layer(const Member& team, const float* W, const float* bias,
-                                       int in, int out, const float* x, float* y, int tile,
-                                       bool linear) {
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, out * tile), [&](const int item) {
-    const int s = item % tile, o = item / tile;
-    float acc = bias[o];
-    for (int k = 0; k < in; ++k) acc += W[o + std::size_t(out) * k] * x[k * tile + s];
-    y[o * tile + s] = linear ? acc : A::f(acc);
-  });
-  team.team_barrier();
-}
-
-/// Runs a whole MLP on the tile in buffers x -> (a, b ping-pong); returns the output buffer.
-template <class A>
-KOKKOS_INLINE_FUNCTION float* team_mlp(const Member& team, const FusedNet& net, const float* p,
-                                       const float* x, float* a, float* b, int tile) {
-  const float* in = x;
-  float* out = a;
-  for (int l = 0; l < net.num_layers; ++l) {
-    team_layer<A>(team, p + net.w[l], p + net.b[l], net.in[l], net.out[l], in, out, tile,
-                  l + 1 == net.num_layers);
-    in = out;
-    out = (out == a) ? b : a;
-  }
-  return const_cast<float*>(in);
-}
+using nn::FusedNet;
+using nn::TeamMember;
+using Team = nn::TeamPolicy;
+using Member = nn::TeamMember;
+using Scratch = nn::ScratchFloats;
+using nn::team_mlp;
 
 template <class A>
 void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic, const int tile,
             const std::size_t width, const FusedActArgs a) {
   const int league = (a.N + tile - 1) / tile;
-  const std::size_t bytes = 3 * width * tile * sizeof(float);
-  Team policy(space, league, kTeamSize);
+  const std::size_t od = std::size_t(a.obs_dim);
+  const std::size_t floats = (od + 2 * width) * tile;
+  const std::size_t bytes = floats * sizeof(float);
+  Team policy(space, league, nn::fused_team_size());
   Kokkos::parallel_for(
       "gmi::rl::fused_act", policy.set_scratch_size(0, Kokkos::PerTeam(bytes)),
       KOKKOS_LAMBDA(const Member& team) {
-        Scratch buf(team.team_scratch(0), 3 * width * tile);
+        Scratch buf(team.team_scratch(0), floats);
         float* x = buf.data();
-        float* b0 = x + width * tile;
+        float* b0 = x + od * tile;
         float* b1 = b0 + width * tile;
         const int first = team.league_rank() * tile;
-        const int od = a.obs_dim;
         // observations (normalised when statistics are given); padding rows are zeros
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, od * tile), [&](const int item) {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(od) * tile), [&](const int item) {
           const int s = item % tile, k = item / tile, i = first + s;
           float v = 0.0f;
           if (i < a.N) {
@@ -106,7 +64,7 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
           x[k * tile + s] = v;
         });
         team.team_barrier();
-        const float* y = team_mlp<A>(team, actor, a.params, x, b0, b1, tile);
+        const float* y = team_mlp<A>(team, actor, a.params, x, b0, b1, tile, tile);
         // sample: one thread per env of the tile
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](const int s) {
           const int i = first + s;
@@ -155,7 +113,7 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
           }
         });
         team.team_barrier();  // the actor's output buffer is reused by the critic
-        const float* v = team_mlp<A>(team, critic, a.params, x, b0, b1, tile);
+        const float* v = team_mlp<A>(team, critic, a.params, x, b0, b1, tile, tile);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](const int s) {
           if (first + s < a.N) a.values[first + s] = v[s];
         });
@@ -167,9 +125,8 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
 void fused_act(const ExecSpace& space, const nn::ActorCriticLayout& layout, const FusedActArgs& a) {
   const int tile = fused_act_tile(layout);
   GMI_REQUIRE(tile > 0, "fused_act: networks too wide for the fused kernel");
-  const FusedNet actor(layout.actor), critic(layout.critic);
-  const std::size_t width =
-      std::size_t(std::max({layout.actor.max_width(), layout.critic.max_width(), layout.obs_dim}));
+  const nn::FusedNet actor(layout.actor), critic(layout.critic);
+  const std::size_t width = std::size_t(std::max(layout.actor.max_width(), layout.critic.max_width()));
   nn::dispatch(layout.actor.act, [&](auto act) {
     detail::launch<decltype(act)>(space, actor, critic, tile, width, a);
   });

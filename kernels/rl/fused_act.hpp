@@ -15,17 +15,6 @@
 
 namespace gmi::rl {
 
-/// Device-copyable description of one MLP (at most kMaxLayers layers).
-struct FusedNet {
-  static constexpr int kMaxLayers = 8;
-  int num_layers = 0;
-  int in[kMaxLayers] = {}, out[kMaxLayers] = {};
-  std::size_t w[kMaxLayers] = {}, b[kMaxLayers] = {};
-  int max_width = 0;
-  FusedNet() = default;
-  explicit FusedNet(const nn::MlpLayout& l);
-};
-
 struct FusedActArgs {
   int N = 0;
   int obs_dim = 0, act_dim = 1, num_actions = 0;

@@ -326,10 +326,11 @@ const std::vector<Field>& schema() {
                                    GMI_KEY(device.matmul), one_of({"fp32", "tf32"}),
                                    "one of fp32, tf32"));
     f.push_back(field<std::string>(
-        "device.fused_rollout",
-        "rollout policy step (actor, critic, sampling) as one fused kernel when the layers fit in "
-        "shared memory; auto: on for GPU builds, off for host builds (BLAS is faster there)",
-        GMI_KEY(device.fused_rollout), one_of({"auto", "on", "off"}), "one of auto, on, off"));
+        "device.fused_kernels",
+        "fused kernels for small networks (rollout step: actor, critic and sampling in one launch; "
+        "update: forward and backward per tile in shared memory) when the layers fit; auto: on "
+        "for GPU builds, off for host builds (BLAS is faster there)",
+        GMI_KEY(device.fused_kernels), one_of({"auto", "on", "off"}), "one of auto, on, off"));
     return f;
   }();
   return s;

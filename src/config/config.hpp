@@ -61,7 +61,7 @@ struct TrainConfig {
 
 struct DeviceConfig {
   std::string matmul = "fp32";  ///< fp32 | tf32 (tensor cores for float32 GEMMs on GPUs)
-  std::string fused_rollout = "auto";  ///< auto | on | off: one fused kernel per rollout step
+  std::string fused_kernels = "auto";  ///< auto | on | off: fused small-MLP kernels
 };
 
 struct Config {

@@ -8,6 +8,7 @@
 #include "kernels/nn/blas.hpp"
 #include "kernels/optim/adam.hpp"
 #include "kernels/rl/fused_act.hpp"
+#include "kernels/rl/fused_update.hpp"
 #include "kernels/rl/gae.hpp"
 #include "kernels/rl/sample.hpp"
 #include "kernels/rl/shuffle.hpp"
@@ -111,10 +112,25 @@ PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
   loss_stats_ = View1<rl::LossStats>("gmi::ppo::loss_stats", updates);
   grad_norms_ = View1<float>("gmi::ppo::grad_norms", updates);
 
+  fused_rollout_ = fused_enabled() && rl::fused_act_supported(layout_);
+  fused_update_ = fused_enabled() && rl::fused_update_supported(layout_);
   actor_roll_ = nn::MlpWorkspace<float>(layout_.actor, N_);
   critic_roll_ = nn::MlpWorkspace<float>(layout_.critic, N_);
-  actor_mb_ = nn::MlpWorkspace<float>(layout_.actor, B_);
-  critic_mb_ = nn::MlpWorkspace<float>(layout_.critic, B_);
+  if (fused_update_) {
+    mb_x_ = alloc<float>("gmi::ppo::mb_x", std::size_t(B_) * od_);
+    mb_actor_out_ = alloc<float>("gmi::ppo::mb_actor_out", std::size_t(B_) * layout_.actor_out());
+    mb_value_out_ = alloc<float>("gmi::ppo::mb_value_out", B_);
+    for (std::size_t l = 0; l + 1 < layout_.actor.layers.size(); ++l)
+      actor_hidden_.push_back(alloc<float>("gmi::ppo::actor_hidden", std::size_t(B_) * layout_.actor.layers[l].out));
+    for (std::size_t l = 0; l + 1 < layout_.critic.layers.size(); ++l)
+      critic_hidden_.push_back(alloc<float>("gmi::ppo::critic_hidden", std::size_t(B_) * layout_.critic.layers[l].out));
+    ones_ = View1<float>("gmi::ppo::ones", B_);
+    Kokkos::deep_copy(ones_, 1.0f);
+  } else {
+    actor_mb_ = nn::MlpWorkspace<float>(layout_.actor, B_);
+    critic_mb_ = nn::MlpWorkspace<float>(layout_.critic, B_);
+    ones_ = actor_mb_.ones;
+  }
   obs_rms_ = rl::RunningMeanStd(od_);
   ret_rms_ = rl::RunningMeanStd(1);
 
@@ -127,6 +143,11 @@ std::vector<float> PpoTrainer::params_host() const {
   return std::vector<float>(h.data(), h.data() + h.extent(0));
 }
 
+bool PpoTrainer::fused_enabled() const {
+  const std::string& mode = cfg_.device.fused_kernels;
+  return mode == "on" || (mode == "auto" && !device_is_host());
+}
+
 const float* PpoTrainer::policy_input(const float* raw_obs, int n) {
   if (!cfg_.ppo.normalize_obs) return raw_obs;
   obs_rms_.normalize(space_, raw_obs, policy_in_.data(), n, float(cfg_.ppo.obs_clip));
@@ -137,9 +158,7 @@ void PpoTrainer::rollout() {
   const std::size_t N = N_;
   const float* params = params_.data();
   const bool continuous = layout_.continuous();
-  const std::string& mode = cfg_.device.fused_rollout;
-  const bool fused = (mode == "on" || (mode == "auto" && !device_is_host())) &&
-                     rl::fused_act_supported(layout_);
+  const bool fused = fused_rollout_;
   for (int t = 0; t < T_; ++t) {
     const std::size_t row = std::size_t(t) * N;
     const float* obs = obs_.data() + row * od_;
@@ -334,33 +353,79 @@ void PpoTrainer::update(IterationMetrics& m) {
                                std::uint64_t(iteration_) * E + epoch);
     for (int mb = 0; mb < M; ++mb, ++k) {
       const std::uint32_t base = std::uint32_t(mb) * B;
-      Kokkos::parallel_for(
-          "gmi::ppo::gather_minibatch", Range(space_, 0, B), KOKKOS_LAMBDA(const int i) {
-            const std::uint32_t j = perm(base + i);
-            for (int d = 0; d < od; ++d) {
-              const float x = obs(std::size_t(j) * od + d);
-              mbo(std::size_t(i) * od + d) =
-                  norm ? math::clamp(float((x - st(d)) / math::sqrt(st(od + d) + 1e-8)), -clip, clip) : x;
-            }
-            for (int d = 0; d < ad; ++d) mba(std::size_t(i) * ad + d) = act(std::size_t(j) * ad + d);
-            mbl(i) = logp(j);
-            mbadv(i) = adv(j);
-            mbr(i) = ret(j);
-            mbv(i) = val(j);
-          });
-      nn::mlp_forward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_);
-      nn::mlp_forward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_);
+      if (fused_update_) {
+        rl::FusedForwardArgs fa;
+        fa.B = B;
+        fa.obs_dim = od;
+        fa.act_dim = ad;
+        fa.perm = perm;
+        fa.base = base;
+        fa.params = params;
+        fa.obs = obs_.data();
+        fa.obs_stats = norm ? st.data() : nullptr;
+        fa.obs_clip = clip;
+        fa.actions = actions_.data();
+        fa.logp = logp_.data();
+        fa.adv = advantages_.data();
+        fa.returns = returns_.data();
+        fa.values = values_.data();
+        fa.x = mb_x_.data();
+        for (std::size_t l = 0; l < actor_hidden_.size(); ++l) fa.actor_hidden[l] = actor_hidden_[l].data();
+        for (std::size_t l = 0; l < critic_hidden_.size(); ++l) fa.critic_hidden[l] = critic_hidden_[l].data();
+        fa.actor_out = mb_actor_out_.data();
+        fa.value_out = mb_value_out_.data();
+        fa.mb_actions = mb_actions_.data();
+        fa.mb_logp = mb_logp_.data();
+        fa.mb_adv = mb_adv_.data();
+        fa.mb_returns = mb_returns_.data();
+        fa.mb_values = mb_values_.data();
+        rl::fused_forward_train(space_, layout_, fa);
+        la.actor_out = mb_actor_out_.data();
+        la.values = mb_value_out_.data();
+      } else {
+        Kokkos::parallel_for(
+            "gmi::ppo::gather_minibatch", Range(space_, 0, B), KOKKOS_LAMBDA(const int i) {
+              const std::uint32_t j = perm(base + i);
+              for (int d = 0; d < od; ++d) {
+                const float x = obs(std::size_t(j) * od + d);
+                mbo(std::size_t(i) * od + d) =
+                    norm ? math::clamp(float((x - st(d)) / math::sqrt(st(od + d) + 1e-8)), -clip, clip) : x;
+              }
+              for (int d = 0; d < ad; ++d) mba(std::size_t(i) * ad + d) = act(std::size_t(j) * ad + d);
+              mbl(i) = logp(j);
+              mbadv(i) = adv(j);
+              mbr(i) = ret(j);
+              mbv(i) = val(j);
+            });
+        nn::mlp_forward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_);
+        nn::mlp_forward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_);
+        la.actor_out = actor_mb_.output(layout_.actor);
+        la.values = critic_mb_.output(layout_.critic);
+      }
       if (la.norm_adv) rl::moments(space_, mb_adv_.data(), B, adv_moments_.data());
-      la.actor_out = actor_mb_.output(layout_.actor);
-      la.values = critic_mb_.output(layout_.critic);
       rl::ppo_loss(space_, la, loss_stats_.data() + k);
-      nn::mlp_backward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_, d_actor_.data(),
-                       grads);
-      nn::mlp_backward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_,
-                       d_values_.data(), grads);
+      if (fused_update_) {
+        Kokkos::deep_copy(space_, grads_, 0.0f);
+        rl::FusedBackwardArgs ba;
+        ba.B = B;
+        ba.params = params;
+        ba.x = mb_x_.data();
+        ba.grads = grads;
+        for (std::size_t l = 0; l < actor_hidden_.size(); ++l) ba.hidden[l] = actor_hidden_[l].data();
+        ba.dY = d_actor_.data();
+        rl::fused_backward(space_, layout_.actor, ba);
+        for (std::size_t l = 0; l < critic_hidden_.size(); ++l) ba.hidden[l] = critic_hidden_[l].data();
+        ba.dY = d_values_.data();
+        rl::fused_backward(space_, layout_.critic, ba);
+      } else {
+        nn::mlp_backward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_, d_actor_.data(),
+                         grads);
+        nn::mlp_backward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_,
+                         d_values_.data(), grads);
+      }
       if (layout_.continuous())
-        blas::gemv<float>(space_, blas::Op::N, ad, B, 1.0f, d_log_std_.data(), ad,
-                          actor_mb_.ones.data(), 0.0f, grads + layout_.log_std);
+        blas::gemv<float>(space_, blas::Op::N, ad, B, 1.0f, d_log_std_.data(), ad, ones_.data(),
+                          0.0f, grads + layout_.log_std);
       if (reducer_) reducer_->allreduce_mean(space_, grads, P);
       blas::nrm2<float>(space_, int(P), grads, grad_norms_.data() + k);
       aa.step = ++adam_step_;

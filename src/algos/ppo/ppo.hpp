@@ -57,6 +57,7 @@ class PpoTrainer {
 
  private:
   const float* policy_input(const float* raw_obs, int n);
+  bool fused_enabled() const;
 
   config::Config cfg_;
   ExecSpace space_;
@@ -83,6 +84,10 @@ class PpoTrainer {
   View1<rl::LossStats> loss_stats_;  ///< one per minibatch update of the iteration
   View1<float> grad_norms_;          ///< one per minibatch update of the iteration
   nn::MlpWorkspace<float> actor_roll_, critic_roll_, actor_mb_, critic_mb_;
+  bool fused_rollout_ = false, fused_update_ = false;
+  // fused update: network input and hidden activations of the minibatch, feature-major
+  View1<float> mb_x_, mb_actor_out_, mb_value_out_, ones_;
+  std::vector<View1<float>> actor_hidden_, critic_hidden_;
   rl::RunningMeanStd obs_rms_, ret_rms_;
 };
 

@@ -1,0 +1,105 @@
+#pragma once
+/// \file
+/// \brief Team-level building blocks for small MLPs evaluated inside one kernel: a Kokkos team
+/// owns a tile of samples, keeps their activations in team scratch (shared memory on GPUs) and
+/// walks the layers with barriers in between.  Used by the fused rollout step and the fused PPO
+/// update when the widest layer fits; wider networks take the layered cuBLAS path.
+///
+/// Scratch tiles are feature-major: value (feature k, sample s) at k * ld + s, so that the lanes of
+/// a warp, which own consecutive samples, touch consecutive addresses.
+#include <cstddef>
+
+#include "kernels/core/error.hpp"
+#include "kernels/core/kokkos.hpp"
+#include "kernels/nn/mlp.hpp"
+
+namespace gmi::nn {
+
+/// Device-copyable description of one MLP (at most kMaxLayers layers).
+struct FusedNet {
+  static constexpr int kMaxLayers = 8;
+  int num_layers = 0;
+  int in[kMaxLayers] = {}, out[kMaxLayers] = {};
+  std::size_t w[kMaxLayers] = {}, b[kMaxLayers] = {};
+  int max_width = 0;
+  std::size_t offset = 0, num_params = 0;
+  FusedNet() = default;
+  explicit FusedNet(const MlpLayout& l) {
+    GMI_REQUIRE(int(l.layers.size()) <= kMaxLayers, "FusedNet: too many layers");
+    num_layers = int(l.layers.size());
+    for (int i = 0; i < num_layers; ++i) {
+      in[i] = l.layers[i].in;
+      out[i] = l.layers[i].out;
+      w[i] = l.layers[i].w;
+      b[i] = l.layers[i].b;
+    }
+    max_width = l.max_width();
+    offset = l.offset;
+    num_params = l.num_params;
+  }
+};
+
+using TeamPolicy = Kokkos::TeamPolicy<ExecSpace>;
+using TeamMember = TeamPolicy::member_type;
+using ScratchFloats =
+    Kokkos::View<float*, ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// Threads per team for the fused kernels (1 on host backends).
+constexpr int fused_team_size() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return 128;
+#else
+  return 1;
+#endif
+}
+
+/// Bytes of level-0 team scratch a kernel may request (shared memory per block on GPUs, less
+/// what Kokkos reserves for itself).
+inline std::size_t fused_scratch_limit() {
+  return std::size_t(TeamPolicy::scratch_size_max(0));
+}
+
+/// y[o][s] = f(b[o] + sum_k W(o, k) x[k][s]) for the samples of a tile; W column-major out x in,
+/// f the identity when `linear`.  x and y have leading dimension `ld`; `tile` samples are computed.
+template <class A>
+KOKKOS_INLINE_FUNCTION void team_layer(const TeamMember& team, const float* W, const float* bias,
+                                       int in, int out, const float* x, float* y, int tile, int ld,
+                                       bool linear) {
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, out * tile), [&](const int item) {
+    const int s = item % tile, o = item / tile;
+    float acc = bias[o];
+    for (int k = 0; k < in; ++k) acc += W[o + std::size_t(out) * k] * x[k * ld + s];
+    y[o * ld + s] = linear ? acc : A::f(acc);
+  });
+  team.team_barrier();
+}
+
+/// Runs a whole MLP on a tile: x -> ping-pong buffers a, b; returns the output buffer.  If
+/// `store` is given, hidden layer l's outputs are also written to store[l] (feature-major,
+/// leading dimension `store_ld`, starting at sample `first`) for a later backward pass.
+template <class A>
+KOKKOS_INLINE_FUNCTION const float* team_mlp(const TeamMember& team, const FusedNet& net,
+                                             const float* p, const float* x, float* a, float* b,
+                                             int tile, int ld, float* const* store = nullptr,
+                                             std::size_t store_ld = 0, std::size_t first = 0,
+                                             int valid = 0) {
+  const float* in = x;
+  float* out = a;
+  for (int l = 0; l < net.num_layers; ++l) {
+    const bool last = l + 1 == net.num_layers;
+    team_layer<A>(team, p + net.w[l], p + net.b[l], net.in[l], net.out[l], in, out, tile, ld, last);
+    if (store && !last) {
+      float* dst = store[l];
+      const int w = net.out[l];
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w * tile), [&](const int item) {
+        const int s = item % tile, o = item / tile;
+        if (s < valid) dst[std::size_t(o) * store_ld + first + s] = out[o * ld + s];
+      });
+    }
+    in = out;
+    out = (out == a) ? b : a;
+  }
+  return in;
+}
+
+}  // namespace gmi::nn
