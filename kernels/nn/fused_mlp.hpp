@@ -8,6 +8,9 @@
 /// Scratch tiles are feature-major: value (feature k, sample s) at k * ld + s, so that the lanes of
 /// a warp, which own consecutive samples, touch consecutive addresses.
 #include <cstddef>
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
 
 #include "kernels/core/error.hpp"
 #include "kernels/core/kokkos.hpp"
@@ -59,18 +62,68 @@ inline std::size_t fused_scratch_limit() {
   return std::size_t(TeamPolicy::scratch_size_max(0));
 }
 
+/// Four consecutive floats from a 16-byte aligned address (one vector load on GPUs).
+KOKKOS_FORCEINLINE_FUNCTION void load4(const float* p, float& a, float& b, float& c, float& d) {
+#if defined(__CUDA_ARCH__)
+  const float4 v = *reinterpret_cast<const float4*>(p);
+  a = v.x, b = v.y, c = v.z, d = v.w;
+#else
+  a = p[0], b = p[1], c = p[2], d = p[3];
+#endif
+}
+
+KOKKOS_FORCEINLINE_FUNCTION bool aligned16(const void* p) {
+  return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0;
+}
+
+/// Samples per team for n samples: the largest of `tiles` (descending) whose scratch fits
+/// (floats_per_sample * tile + fixed floats) and that still gives about two teams per
+/// multiprocessor; else the smallest that fits; 0 if none fits.
+template <class F>
+int pick_tile(long long n, std::initializer_list<int> tiles, F&& scratch_floats) {
+  const long long target = std::max(1, ExecSpace().concurrency() / 1024);
+  int best = 0;
+  for (int t : tiles) {
+    if (scratch_floats(t) * sizeof(float) > fused_scratch_limit()) continue;
+    if (best == 0 || n / t >= target) best = t;
+    if (n / t >= target) break;
+  }
+  return best;
+}
+
 /// y[o][s] = f(b[o] + sum_k W(o, k) x[k][s]) for the samples of a tile; W column-major out x in,
 /// f the identity when `linear`.  x and y have leading dimension `ld`; `tile` samples are computed.
+/// With out % 4 == 0 and W 16-byte aligned each thread computes four outputs of one sample, reading
+/// W(o..o+3, k) as one (warp-broadcast) vector load per k: 4 FMAs per 2 loads instead of 1 per 2.
 template <class A>
 KOKKOS_INLINE_FUNCTION void team_layer(const TeamMember& team, const float* W, const float* bias,
                                        int in, int out, const float* x, float* y, int tile, int ld,
                                        bool linear) {
-  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, out * tile), [&](const int item) {
-    const int s = item % tile, o = item / tile;
-    float acc = bias[o];
-    for (int k = 0; k < in; ++k) acc += W[o + std::size_t(out) * k] * x[k * ld + s];
-    y[o * ld + s] = linear ? acc : A::f(acc);
-  });
+  if ((out & 3) == 0 && aligned16(W)) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (out / 4) * tile), [&](const int item) {
+      const int s = item % tile, o = 4 * (item / tile);
+      float a0 = bias[o], a1 = bias[o + 1], a2 = bias[o + 2], a3 = bias[o + 3];
+      const float* wk = W + o;
+      const float* xk = x + s;
+      for (int k = 0; k < in; ++k, wk += out, xk += ld) {
+        float w0, w1, w2, w3;
+        load4(wk, w0, w1, w2, w3);
+        const float v = *xk;
+        a0 += w0 * v, a1 += w1 * v, a2 += w2 * v, a3 += w3 * v;
+      }
+      y[o * ld + s] = linear ? a0 : A::f(a0);
+      y[(o + 1) * ld + s] = linear ? a1 : A::f(a1);
+      y[(o + 2) * ld + s] = linear ? a2 : A::f(a2);
+      y[(o + 3) * ld + s] = linear ? a3 : A::f(a3);
+    });
+  } else {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, out * tile), [&](const int item) {
+      const int s = item % tile, o = item / tile;
+      float acc = bias[o];
+      for (int k = 0; k < in; ++k) acc += W[o + std::size_t(out) * k] * x[k * ld + s];
+      y[o * ld + s] = linear ? acc : A::f(acc);
+    });
+  }
   team.team_barrier();
 }
 

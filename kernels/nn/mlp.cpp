@@ -14,6 +14,7 @@ MlpLayout::MlpLayout(int in, const std::vector<int>& hidden, int out, Activation
     Layer l;
     l.in = prev;
     l.out = width;
+    p = (p + 3) / 4 * 4;  // 16-byte aligned weights: the fused kernels load them 4 at a time
     l.w = p;
     p += std::size_t(width) * prev;
     l.b = p;

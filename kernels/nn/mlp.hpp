@@ -5,7 +5,8 @@
 ///
 /// Storage is column-major in BLAS terms: a batch of B vectors of width d is a d×B matrix with each
 /// vector contiguous (row-major [B][d] as a C array).  Layer l has W_l (out_l × in_l, column-major)
-/// followed by b_l (out_l) in the flat buffer, starting at the layout's offset.
+/// followed by b_l (out_l) in the flat buffer; each W_l starts at a multiple of 4 floats (16 bytes,
+/// for vector loads), the few padding entries before it stay zero.
 #include <cstddef>
 #include <vector>
 
@@ -30,7 +31,7 @@ struct MlpLayout {
   std::vector<Layer> layers;
   Activation act = Activation::Tanh;
   std::size_t offset = 0;      ///< first parameter in the flat buffer
-  std::size_t num_params = 0;  ///< parameters of this MLP
+  std::size_t num_params = 0;  ///< flat-buffer entries of this MLP (alignment padding included)
   int in() const { return layers.front().in; }
   int out() const { return layers.back().out; }
   int max_width() const;

@@ -16,14 +16,11 @@ std::size_t scratch_floats(const nn::ActorCriticLayout& l, int tile) {
 }
 }  // namespace
 
-int fused_act_tile(const nn::ActorCriticLayout& l) {
+int fused_act_tile(const nn::ActorCriticLayout& l, long long n) {
   if (int(l.actor.layers.size()) > nn::FusedNet::kMaxLayers ||
       int(l.critic.layers.size()) > nn::FusedNet::kMaxLayers)
     return 0;
-  const std::size_t limit = nn::fused_scratch_limit();
-  for (int tile : {64, 32})
-    if (scratch_floats(l, tile) * sizeof(float) <= limit) return tile;
-  return 0;
+  return nn::pick_tile(n, {64, 32, 16}, [&](int t) { return scratch_floats(l, t); });
 }
 
 namespace detail {
@@ -123,7 +120,7 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
 }  // namespace detail
 
 void fused_act(const ExecSpace& space, const nn::ActorCriticLayout& layout, const FusedActArgs& a) {
-  const int tile = fused_act_tile(layout);
+  const int tile = fused_act_tile(layout, a.N);
   GMI_REQUIRE(tile > 0, "fused_act: networks too wide for the fused kernel");
   const nn::FusedNet actor(layout.actor), critic(layout.critic);
   const std::size_t width = std::size_t(std::max(layout.actor.max_width(), layout.critic.max_width()));

@@ -33,8 +33,8 @@ struct FusedActArgs {
   float* values = nullptr;           ///< [N]
 };
 
-/// Samples per team tile; 0 if the networks are too wide for the fused kernel.
-int fused_act_tile(const nn::ActorCriticLayout& layout);
+/// Samples per team tile for n envs; 0 if the networks are too wide for the fused kernel.
+int fused_act_tile(const nn::ActorCriticLayout& layout, long long n = 1 << 30);
 inline bool fused_act_supported(const nn::ActorCriticLayout& layout) {
   return fused_act_tile(layout) > 0;
 }

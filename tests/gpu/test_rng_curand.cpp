@@ -10,8 +10,8 @@
 
 namespace gmi::test {
 
-constexpr std::uint64_t key_of(int i) { return 0x0123456789abcdefULL ^ std::uint64_t(i % 7); }
-constexpr std::uint64_t lo_of(int i) { return std::uint64_t(i) * 0x9e3779b97f4a7c15ULL; }
+KOKKOS_INLINE_FUNCTION std::uint64_t key_of(int i) { return 0x0123456789abcdefULL ^ std::uint64_t(i % 7); }
+KOKKOS_INLINE_FUNCTION std::uint64_t lo_of(int i) { return std::uint64_t(i) * 0x9e3779b97f4a7c15ULL; }
 
 // Device lambdas may not live in gtest's private TestBody: the kernels are free functions.
 gmi::View1<std::uint32_t> philox_on_device(int n) {

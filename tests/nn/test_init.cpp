@@ -102,20 +102,26 @@ void check_layout_and_init(const ActorCriticSpec& s, std::size_t expected_actor,
   const ActorCriticLayout l(s);
   const bool cont = s.num_actions == 0;
   EXPECT_EQ(l.continuous(), cont);
-  EXPECT_EQ(l.actor.num_params, expected_actor);
-  EXPECT_EQ(l.critic.num_params, expected_critic);
+  // Each layer's W starts 16-byte aligned: fewer than 4 padding entries per layer.
+  const std::size_t na = l.actor.layers.size(), nc = l.critic.layers.size();
+  EXPECT_GE(l.actor.num_params, expected_actor);
+  EXPECT_LT(l.actor.num_params, expected_actor + 4 * na);
+  EXPECT_GE(l.critic.num_params, expected_critic);
+  EXPECT_LT(l.critic.num_params, expected_critic + 4 * nc);
   const std::size_t n_log_std = cont ? std::size_t(s.act_dim) : 0;
-  EXPECT_EQ(l.num_params, expected_actor + n_log_std + expected_critic);
+  EXPECT_EQ(l.num_params, l.actor.num_params + n_log_std + l.critic.num_params);
   EXPECT_EQ(l.actor_out(), cont ? s.act_dim : s.num_actions);
   EXPECT_EQ(l.critic.out(), 1);
   EXPECT_EQ(l.actor.in(), s.obs_dim);
   EXPECT_EQ(l.critic.in(), s.obs_dim);
 
-  // [ actor | log_std | critic ], each MLP as W0 b0 W1 b1 ... with no gaps.
+  // [ actor | log_std | critic ], each MLP as W0 b0 W1 b1 ..., gaps only to align each W.
   std::size_t next = 0;
   auto walk = [&](const MlpLayout& m) {
     EXPECT_EQ(m.offset, next);
     for (const auto& ly : m.layers) {
+      next = (next + 3) / 4 * 4;
+      EXPECT_EQ(ly.w % 4, 0u);
       EXPECT_EQ(ly.w, next);
       next += std::size_t(ly.in) * ly.out;
       EXPECT_EQ(ly.b, next);
@@ -132,6 +138,15 @@ void check_layout_and_init(const ActorCriticSpec& s, std::size_t expected_actor,
 
   const auto p = init_actor_critic<double>(l, s, 2024);
   ASSERT_EQ(p.size(), l.num_params);
+  // padding entries (not inside any W, b or log_std) stay zero
+  std::vector<bool> used(l.num_params, false);
+  for (const MlpLayout* m : {&l.actor, &l.critic})
+    for (const auto& ly : m->layers)
+      for (std::size_t i = ly.w; i < ly.b + ly.out; ++i) used[i] = true;
+  if (cont)
+    for (int k = 0; k < s.act_dim; ++k) used[l.log_std + k] = true;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (!used[i]) EXPECT_EQ(p[i], 0.0) << "padding entry " << i;
   for (double x : p) ASSERT_TRUE(std::isfinite(x));
   auto check_mlp = [&](const MlpLayout& m, double out_gain) {
     for (std::size_t li = 0; li < m.layers.size(); ++li) {

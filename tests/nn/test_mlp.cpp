@@ -140,10 +140,13 @@ void gradient_check(const Fixture& f) {
     EXPECT_NEAR(Y[k], double(ref.Y[k]), 1e-12 * (1 + std::fabs(double(ref.Y[k])))) << "Y[" << k << "]";
 
   // Analytic gradients; outputs start as NaN to check that they are overwritten (not
-  // accumulated), and entries of the flat buffer outside this MLP carry a sentinel.
+  // accumulated), and entries of the flat buffer that are no W or b of this MLP (outside it, or
+  // alignment padding) carry a sentinel that must survive.
   const double sentinel = 12345.0;
   std::vector<double> g0(f.total, sentinel);
-  for (std::size_t k = 0; k < f.layout.num_params; ++k) g0[f.layout.offset + k] = nan;
+  std::vector<bool> is_param(f.total, false);
+  for (const auto& ly : f.layout.layers)
+    for (std::size_t k = ly.w; k < ly.b + ly.out; ++k) g0[k] = nan, is_param[k] = true;
   auto dG = to_device(g0);
   auto dGX = to_device(std::vector<double>(f.X.size(), nan));
   auto dY = to_device(f.C);  // dL/dY = C; overwritten by the backward pass
@@ -161,11 +164,8 @@ void gradient_check(const Fixture& f) {
   const auto G2 = to_host(dG2);
   for (std::size_t k = 0; k < f.total; ++k) ASSERT_EQ(G[k], G2[k]) << "param " << k;
 
-  for (std::size_t k = 0; k < f.total; ++k) {
-    if (k < f.layout.offset || k >= f.layout.offset + f.layout.num_params) {
-      ASSERT_EQ(G[k], sentinel) << "gradient written outside the MLP at " << k;
-    }
-  }
+  for (std::size_t k = 0; k < f.total; ++k)
+    if (!is_param[k]) ASSERT_EQ(G[k], sentinel) << "gradient written outside W and b at " << k;
 
   // Central differences with h = 1e-6: truncation error h^2/6 |L'''| ~ 1e-13, rounding error
   // ~ eps |L| / h ~ 1e-9 (|L| ~ 10).  Tolerance 1e-7 + 1e-6 |g| leaves two orders of margin
@@ -175,6 +175,7 @@ void gradient_check(const Fixture& f) {
   double worst = 0;
   std::vector<double> P = f.P;
   for (std::size_t k = f.layout.offset; k < f.layout.offset + f.layout.num_params; ++k) {
+    if (!is_param[k]) continue;  // alignment padding: no parameter there
     const double p0 = P[k];
     P[k] = p0 + h;
     upload(P, dP);
@@ -302,20 +303,25 @@ TEST(Mlp, WorkspaceCapacityIsChecked) {
   space.fence();
 }
 
-TEST(Mlp, LayoutOffsetsAreContiguous) {
+TEST(Mlp, LayoutOffsetsAreContiguousUpToAlignment) {
   const MlpLayout l(7, {16, 12, 9}, 3, Activation::Tanh, 13);
   std::size_t next = 13;
+  std::size_t padding = 0;
   ASSERT_EQ(l.layers.size(), 4u);
   const int widths[] = {7, 16, 12, 9, 3};
   for (std::size_t i = 0; i < l.layers.size(); ++i) {
     EXPECT_EQ(l.layers[i].in, widths[i]);
     EXPECT_EQ(l.layers[i].out, widths[i + 1]);
+    const std::size_t aligned = (next + 3) / 4 * 4;  // W starts on a 16-byte boundary
+    padding += aligned - next;
+    next = aligned;
     EXPECT_EQ(l.layers[i].w, next);
     next += std::size_t(widths[i]) * widths[i + 1];
     EXPECT_EQ(l.layers[i].b, next);
     next += widths[i + 1];
   }
-  EXPECT_EQ(l.num_params, std::size_t(7 * 16 + 16 + 16 * 12 + 12 + 12 * 9 + 9 + 9 * 3 + 3));
+  EXPECT_EQ(l.num_params, std::size_t(7 * 16 + 16 + 16 * 12 + 12 + 12 * 9 + 9 + 9 * 3 + 3) + padding);
+  EXPECT_EQ(padding, 3u + 0u + 0u + 3u);  // 13 -> 16, 144 ok, 348 ok, 465 -> 468
   EXPECT_EQ(l.offset + l.num_params, next);
   EXPECT_EQ(l.max_width(), 16);
 }
