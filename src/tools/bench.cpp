@@ -39,6 +39,7 @@ struct Result {
   std::int64_t steps_per_iteration = 0;
   double steps_per_s = 0, rollout_ms = 0, update_ms = 0, iteration_ms = 0;
   double kernels = 0, copies = 0, blas = 0, setup_s = 0;
+  std::string path;  ///< fused or layered kernels
 };
 
 Result measure(const config::Config& base, int n, int warmup, int iterations, int world) {
@@ -52,6 +53,7 @@ Result measure(const config::Config& base, int n, int warmup, int iterations, in
   const auto t0 = std::chrono::steady_clock::now();
   algos::PpoTrainer trainer(cfg, 0);
   r.setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.path = trainer.kernels();
   for (int i = 0; i < warmup; ++i) trainer.iterate();
   double rollout = 0, update = 0;
   const auto t1 = std::chrono::steady_clock::now();
@@ -100,14 +102,14 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
                  GMI_DRL_VERSION, device, base.env.name, base.ppo.num_steps, base.ppo.update_epochs,
                  base.ppo.num_minibatches, base.device.matmul);
     std::vector<Result> results;
-    spdlog::info("{:>9} {:>14} {:>12} {:>11} {:>11} {:>9} {:>8} {:>7}", "num_envs", "env steps/s",
-                 "iteration ms", "rollout ms", "update ms", "kernels", "blas", "copies");
+    spdlog::info("{:>9} {:>14} {:>12} {:>11} {:>11} {:>9} {:>8} {:>7}  {}", "num_envs", "env steps/s",
+                 "iteration ms", "rollout ms", "update ms", "kernels", "blas", "copies", "path");
     for (int n : o.num_envs) {
       const Result r = measure(base, n, o.warmup, o.iterations, 1);
       results.push_back(r);
-      spdlog::info("{:>9} {:>14.0f} {:>12.2f} {:>11.2f} {:>11.2f} {:>9.0f} {:>8.0f} {:>7.0f}", n,
+      spdlog::info("{:>9} {:>14.0f} {:>12.2f} {:>11.2f} {:>11.2f} {:>9.0f} {:>8.0f} {:>7.0f}  {}", n,
                    r.steps_per_s, r.iteration_ms, r.rollout_ms, r.update_ms, r.kernels, r.blas,
-                   r.copies);
+                   r.copies, r.path);
     }
     if (!o.json_path.empty() && mpi.rank() == 0) {
       std::ofstream j(o.json_path);
@@ -124,9 +126,10 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
             "    {{\"num_envs\": {}, \"env_steps_per_iteration\": {}, \"env_steps_per_s\": {:.1f}, "
             "\"iteration_ms\": {:.3f}, \"rollout_ms\": {:.3f}, \"update_ms\": {:.3f}, "
             "\"kokkos_kernels_per_iteration\": {:.0f}, \"blas_calls_per_iteration\": {:.0f}, "
-            "\"deep_copies_per_iteration\": {:.0f}, \"setup_s\": {:.3f}}}{}\n",
+            "\"deep_copies_per_iteration\": {:.0f}, \"setup_s\": {:.3f}, \"kernels\": \"{}\"}}{}\n",
             r.num_envs, r.steps_per_iteration, r.steps_per_s, r.iteration_ms, r.rollout_ms,
-            r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, i + 1 < results.size() ? "," : "");
+            r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.path,
+            i + 1 < results.size() ? "," : "");
       }
       j << "  ]\n}\n";
       spdlog::info("wrote {}", o.json_path);

@@ -143,6 +143,12 @@ std::vector<float> PpoTrainer::params_host() const {
   return std::vector<float>(h.data(), h.data() + h.extent(0));
 }
 
+std::string PpoTrainer::kernels() const {
+  if (fused_rollout_ && fused_update_) return "fused";
+  if (!fused_rollout_ && !fused_update_) return "layered";
+  return fused_rollout_ ? "fused rollout, layered update" : "layered rollout, fused update";
+}
+
 bool PpoTrainer::fused_enabled() const {
   const std::string& mode = cfg_.device.fused_kernels;
   return mode == "on" || (mode == "auto" && !device_is_host());

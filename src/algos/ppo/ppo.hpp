@@ -6,6 +6,7 @@
 /// step, so all GMIs keep identical weights (data-parallel "holistic GMI").
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/core/kokkos.hpp"
@@ -46,6 +47,8 @@ class PpoTrainer {
   std::int64_t iteration() const { return iteration_; }
   const nn::ActorCriticLayout& layout() const { return layout_; }
   const envs::EnvSpec& env_spec() const { return env_->spec(); }
+  /// Which kernels run: "fused" (rollout and update), "layered", or a mix.
+  std::string kernels() const;
   /// Parameters on the host (tests, checksums, checkpoints).
   std::vector<float> params_host() const;
 
