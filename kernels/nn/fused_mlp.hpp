@@ -76,19 +76,19 @@ KOKKOS_FORCEINLINE_FUNCTION bool aligned16(const void* p) {
   return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0;
 }
 
-/// Samples per team for n samples: the largest of `tiles` (descending) whose scratch fits
-/// (floats_per_sample * tile + fixed floats) and that still gives about two teams per
-/// multiprocessor; else the smallest that fits; 0 if none fits.
+/// Samples per team for n samples: the largest of `tiles` whose scratch fits
+/// (scratch_floats(tile) floats) and that still gives about two teams per multiprocessor; if
+/// none does, the smallest that fits (most teams); 0 if none fits.
 template <class F>
 int pick_tile(long long n, std::initializer_list<int> tiles, F&& scratch_floats) {
   const long long target = std::max(1, ExecSpace().concurrency() / 1024);
-  int best = 0;
-  for (int t : tiles) {
+  int smallest = 0;
+  for (int t : tiles) {  // descending
     if (scratch_floats(t) * sizeof(float) > fused_scratch_limit()) continue;
-    if (best == 0 || n / t >= target) best = t;
-    if (n / t >= target) break;
+    if (n / t >= target) return t;
+    smallest = t;
   }
-  return best;
+  return smallest;
 }
 
 /// y[o][s] = f(b[o] + sum_k W(o, k) x[k][s]) for the samples of a tile; W column-major out x in,
