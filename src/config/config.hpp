@@ -61,7 +61,7 @@ struct TrainConfig {
 
 struct DeviceConfig {
   std::string matmul = "fp32";  ///< fp32 | tf32 (tensor cores for float32 GEMMs on GPUs)
-  std::string fused_kernels = "auto";  ///< auto (= off for now) | on | off: fused small-MLP kernels
+  std::string fused_kernels = "auto";  ///< auto | on | off: fused small-MLP kernels (see schema)
 };
 
 struct Config {

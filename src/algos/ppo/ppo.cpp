@@ -112,8 +112,15 @@ PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
   loss_stats_ = View1<rl::LossStats>("gmi::ppo::loss_stats", updates);
   grad_norms_ = View1<float>("gmi::ppo::grad_norms", updates);
 
-  fused_rollout_ = fused_enabled() && rl::fused_act_supported(layout_);
-  fused_update_ = fused_enabled() && rl::fused_update_supported(layout_);
+  // device.fused_kernels: "on" uses every fused kernel that fits.  "auto" follows measurements on
+  // an H100 (postprocess/results/2026-11-21_h100_*): the fused rollout step beats the layered one
+  // up to 16384 envs per GMI (8.1 vs 13.2 ms per rollout at 4096) and loses at 65536; the fused
+  // update is slower than cuBLAS at every size, and host builds are faster with OpenBLAS.
+  const std::string& mode = cfg.device.fused_kernels;
+  constexpr int kFusedRolloutMaxEnvs = 16384;
+  fused_rollout_ = rl::fused_act_supported(layout_) &&
+                   (mode == "on" || (mode == "auto" && !device_is_host() && N_ <= kFusedRolloutMaxEnvs));
+  fused_update_ = rl::fused_update_supported(layout_) && mode == "on";
   actor_roll_ = nn::MlpWorkspace<float>(layout_.actor, N_);
   critic_roll_ = nn::MlpWorkspace<float>(layout_.critic, N_);
   if (fused_update_) {
@@ -147,12 +154,6 @@ std::string PpoTrainer::kernels() const {
   if (fused_rollout_ && fused_update_) return "fused";
   if (!fused_rollout_ && !fused_update_) return "layered";
   return fused_rollout_ ? "fused rollout, layered update" : "layered rollout, fused update";
-}
-
-bool PpoTrainer::fused_enabled() const {
-  // auto = layered: measured on an H100, the fused kernels are still slower than cuBLAS plus
-  // small kernels (README, Benchmark); "on" selects them.
-  return cfg_.device.fused_kernels == "on";
 }
 
 const float* PpoTrainer::policy_input(const float* raw_obs, int n) {

@@ -60,7 +60,6 @@ class PpoTrainer {
 
  private:
   const float* policy_input(const float* raw_obs, int n);
-  bool fused_enabled() const;
 
   config::Config cfg_;
   ExecSpace space_;
