@@ -5,6 +5,7 @@
 #include "kernels/core/error.hpp"
 #include "kernels/nn/activation.hpp"
 #include "kernels/nn/fused_mlp.hpp"
+#include "kernels/rl/normalizer.hpp"
 
 namespace gmi::rl {
 
@@ -54,9 +55,7 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
           float v = 0.0f;
           if (i < a.N) {
             v = a.obs[std::size_t(i) * od + k];
-            if (a.obs_stats)
-              v = math::clamp(float((v - a.obs_stats[k]) / math::sqrt(a.obs_stats[od + k] + 1e-8)),
-                              -a.obs_clip, a.obs_clip);
+            if (a.obs_stats) v = normalize_feature(v, a.obs_stats, int(od), k, a.obs_clip);
           }
           x[k * tile + s] = v;
         });

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/nn/activation.hpp"
+#include "kernels/rl/normalizer.hpp"
 
 namespace gmi::rl {
 namespace {
@@ -84,9 +85,7 @@ void forward(const ExecSpace& space, const FusedNet actor, const FusedNet critic
           if (s < valid) {
             const std::uint32_t j = a.perm(a.base + std::uint32_t(first + s));
             v = a.obs[std::size_t(j) * od + k];
-            if (a.obs_stats)
-              v = math::clamp(float((v - a.obs_stats[k]) / math::sqrt(a.obs_stats[od + k] + 1e-8)),
-                              -a.obs_clip, a.obs_clip);
+            if (a.obs_stats) v = normalize_feature(v, a.obs_stats, int(od), k, a.obs_clip);
             a.x[std::size_t(k) * a.B + first + s] = v;
           }
           x[k * tile + s] = v;

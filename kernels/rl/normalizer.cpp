@@ -50,16 +50,12 @@ void RunningMeanStd::update(const ExecSpace& space, const float* X, std::int64_t
 
 void RunningMeanStd::normalize(const ExecSpace& space, const float* X, float* out, std::int64_t n,
                                float clip) const {
-  auto st = state_;
+  const double* st = state_.data();
   const int d = dim_;
   Kokkos::parallel_for(
       "gmi::rl::RunningMeanStd::normalize",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n * d),
-      KOKKOS_LAMBDA(const std::int64_t i) {
-        const int k = int(i % d);
-        const float z = float((X[i] - st(k)) / math::sqrt(st(d + k) + 1e-8));
-        out[i] = math::clamp(z, -clip, clip);
-      });
+      KOKKOS_LAMBDA(const std::int64_t i) { out[i] = normalize_feature(X[i], st, d, int(i % d), clip); });
 }
 
 }  // namespace gmi::rl

@@ -7,6 +7,14 @@
 
 namespace gmi::rl {
 
+/// Feature k of a normalised observation: (x - mean_k) / sqrt(var_k + 1e-8), clipped to
+/// [-clip, clip] (Gymnasium's NormalizeObservation and CleanRL's clip); `stats` is
+/// RunningMeanStd::state() of an observation of `dim` features.
+KOKKOS_INLINE_FUNCTION float normalize_feature(float x, const double* stats, int dim, int k,
+                                               float clip) {
+  return math::clamp(float((x - stats[k]) / math::sqrt(stats[dim + k] + 1e-8)), -clip, clip);
+}
+
 class RunningMeanStd {
  public:
   RunningMeanStd() = default;

@@ -296,8 +296,7 @@ void PpoTrainer::bootstrap_truncated() {
         "gmi::ppo::gather_final_obs", Range(space_, 0, n * od), KOKKOS_LAMBDA(const int k) {
           const int r = k / od, d = k % od;
           const float x = fin(std::size_t(idx(c0 + r)) * od + d);
-          gathered(k) = norm ? math::clamp(float((x - st(d)) / math::sqrt(st(od + d) + 1e-8)), -clip, clip)
-                             : x;
+          gathered(k) = norm ? rl::normalize_feature(x, st.data(), od, d, clip) : x;
         });
     nn::mlp_forward(space_, layout_.critic, params_.data(), gathered.data(), n, critic_roll_);
     const float* v = critic_roll_.output(layout_.critic);
@@ -396,8 +395,7 @@ void PpoTrainer::update(IterationMetrics& m) {
               const std::uint32_t j = perm(base + i);
               for (int d = 0; d < od; ++d) {
                 const float x = obs(std::size_t(j) * od + d);
-                mbo(std::size_t(i) * od + d) =
-                    norm ? math::clamp(float((x - st(d)) / math::sqrt(st(od + d) + 1e-8)), -clip, clip) : x;
+                mbo(std::size_t(i) * od + d) = norm ? rl::normalize_feature(x, st.data(), od, d, clip) : x;
               }
               for (int d = 0; d < ad; ++d) mba(std::size_t(i) * ad + d) = act(std::size_t(j) * ad + d);
               mbl(i) = logp(j);
