@@ -20,7 +20,6 @@ void write_text_file(const std::string& path, const std::string& text);
 /// already logged.  NaN is written as `nan` (e.g. no episode finished in an iteration).
 class MetricsCsv {
  public:
-  MetricsCsv() = default;
   MetricsCsv(const std::string& path, std::vector<std::string> columns);
   ~MetricsCsv();
   MetricsCsv(const MetricsCsv&) = delete;

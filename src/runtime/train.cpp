@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "gmi_version.hpp"
 #include "kernels/core/error.hpp"
@@ -49,8 +50,8 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     write_text_file(dir + "/config.yaml", config::to_yaml(resolved));
     add_log_file(0, dir + "/train.log");
   }
-  MetricsCsv csv;
-  if (mpi.rank() == 0) new (&csv) MetricsCsv(dir + "/metrics.csv", kColumns);
+  std::optional<MetricsCsv> csv;  // rank 0 writes the metrics
+  if (mpi.rank() == 0) csv.emplace(dir + "/metrics.csv", kColumns);
 
   const auto t_kokkos = std::chrono::steady_clock::now();
   KokkosScope kokkos;
@@ -88,9 +89,10 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     const double ret = sums[2] > 0 ? sums[0] / sums[2] : std::nan("");
     const double len = sums[2] > 0 ? sums[1] / sums[2] : std::nan("");
     if (std::isfinite(ret)) best_return = std::max(best_return, ret);
-    csv.row({double(m.iteration), double(steps), wall, sps, ret, len, sums[2], m.policy_loss,
-             m.value_loss, m.entropy, m.approx_kl, m.clip_frac, m.explained_variance, m.grad_norm,
-             m.learning_rate, double(m.updates), times[0], times[1], times[2]});
+    if (csv)
+      csv->row({double(m.iteration), double(steps), wall, sps, ret, len, sums[2], m.policy_loss,
+                m.value_loss, m.entropy, m.approx_kl, m.clip_frac, m.explained_variance,
+                m.grad_norm, m.learning_rate, double(m.updates), times[0], times[1], times[2]});
     if (m.iteration % cfg.train.log_interval == 0 || m.iteration == cfg.num_iterations) {
       const double eta = wall / double(m.iteration) * double(cfg.num_iterations - m.iteration);
       spdlog::info(
