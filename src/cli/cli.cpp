@@ -33,17 +33,6 @@ CLI::Validator at_least(long long lo) {
       "INT>=" + std::to_string(lo));
 }
 
-config::Overrides parse_sets(const std::vector<std::string>& sets) {
-  config::Overrides out;
-  for (const auto& s : sets) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError("--set " + s + ": expected key.path=value, e.g. --set ppo.gamma=0.995");
-    out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
-  }
-  return out;
-}
-
 /// Run a command that needs no MPI: bad input -> one line, status 2; other failures -> status 1.
 template <class F>
 int guarded(F&& f) {
@@ -141,7 +130,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cfg_show->parsed())
-    return guarded([&] { std::cout << config::to_yaml(config::load(show_path, parse_sets(show_sets))); });
+    return guarded([&] { std::cout << config::to_yaml(config::load(show_path, config::parse_overrides(show_sets))); });
   if (bench_cmd->parsed()) return tools::run_bench(bench, &argc, &argv);
 
   if (train.config_path.empty()) {
@@ -149,7 +138,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int st = guarded([&] {
-    train.overrides = parse_sets(sets);
+    train.overrides = config::parse_overrides(sets);
     if (seed >= 0) train.overrides.emplace_back("train.seed", std::to_string(seed));
     if (!run_dir.empty()) train.overrides.emplace_back("train.run_dir", config::yaml_quote(run_dir));
   });

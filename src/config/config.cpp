@@ -516,6 +516,17 @@ std::string reference_markdown() {
   return s.str();
 }
 
+Overrides parse_overrides(const std::vector<std::string>& sets) {
+  Overrides out;
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--set " + s + ": expected key.path=value, e.g. --set ppo.gamma=0.995");
+    out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+  }
+  return out;
+}
+
 std::string yaml_quote(const std::string& s) {
   YAML::Emitter e;
   e << YAML::DoubleQuoted << s;

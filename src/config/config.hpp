@@ -83,6 +83,9 @@ struct Config {
 /// `key.path=value` overrides, in command-line order.
 using Overrides = std::vector<std::pair<std::string, std::string>>;
 
+/// `key.path=value` strings from the command line (--set); throws gmi::InputError on bad syntax.
+Overrides parse_overrides(const std::vector<std::string>& sets);
+
 /// Read a YAML file, apply overrides, validate, derive.  Throws gmi::InputError (one line).
 Config load(const std::string& path, const Overrides& overrides = {}, int world_size = 1);
 /// Parse YAML text (for tests and for configs stored in checkpoints).

@@ -14,6 +14,7 @@
 #include "src/algos/ppo/ppo.hpp"
 #include "src/runtime/kokkos_scope.hpp"
 #include "src/runtime/logging.hpp"
+#include "src/runtime/mpi_command.hpp"
 #include "src/runtime/process_clock.hpp"
 #include "src/runtime/run_dir.hpp"
 
@@ -114,19 +115,7 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
 }  // namespace
 
 int run_training(const TrainOptions& o, int* argc, char*** argv) {
-  mpi::Environment mpi(argc, argv);
-  setup_logging(mpi.rank(), o.log_level);
-  try {
-    return train(o, mpi);
-  } catch (const InputError& e) {
-    // Every rank read the same input and fails the same way: rank 0 speaks for all.
-    if (mpi.rank() == 0) std::fprintf(stderr, "gmi_drl: error: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gmi_drl: fatal: %s\n", e.what());
-    if (mpi.size() > 1) mpi::Environment::abort(1);
-    return 1;
-  }
+  return run_mpi_command(argc, argv, o.log_level, [&](mpi::Environment& mpi) { return train(o, mpi); });
 }
 
 }  // namespace gmi::runtime

@@ -13,7 +13,7 @@
 #include "mpi/environment.hpp"
 #include "src/algos/ppo/ppo.hpp"
 #include "src/runtime/kokkos_scope.hpp"
-#include "src/runtime/logging.hpp"
+#include "src/runtime/mpi_command.hpp"
 
 namespace gmi::tools {
 namespace {
@@ -81,16 +81,8 @@ Result measure(const config::Config& base, int n, int warmup, int iterations, in
 }  // namespace
 
 int run_bench(const BenchOptions& o, int* argc, char*** argv) {
-  mpi::Environment mpi(argc, argv);
-  runtime::setup_logging(mpi.rank());
-  try {
-    config::Overrides ov;
-    for (const auto& s : o.sets) {
-      const auto eq = s.find('=');
-      if (eq == std::string::npos) throw InputError("--set " + s + ": expected key.path=value");
-      ov.emplace_back(s.substr(0, eq), s.substr(eq + 1));
-    }
-    const config::Config base = config::load(o.config_path, ov, 1);
+  return runtime::run_mpi_command(argc, argv, "info", [&](mpi::Environment& mpi) {
+    const config::Config base = config::load(o.config_path, config::parse_overrides(o.sets), 1);
     for (int n : o.num_envs)
       if (n < 1 || std::int64_t(n) * base.ppo.num_steps % base.ppo.num_minibatches != 0)
         throw InputError(fmt::format("--num-envs: {} is not a positive count whose batch "
@@ -135,13 +127,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
       spdlog::info("wrote {}", o.json_path);
     }
     return 0;
-  } catch (const InputError& e) {
-    if (mpi.rank() == 0) std::fprintf(stderr, "gmi_drl: error: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gmi_drl: fatal: %s\n", e.what());
-    return 1;
-  }
+  });
 }
 
 }  // namespace gmi::tools
