@@ -42,6 +42,11 @@ const std::vector<std::string> kColumns = {
 
 int train(const TrainOptions& o, mpi::Environment& mpi) {
   const config::Config cfg = config::load(o.config_path, o.overrides, mpi.size());
+  // Without gradient averaging the ranks would train independent policies and report them as one.
+  if (mpi.size() > 1)
+    throw InputError(fmt::format("{} MPI ranks: this version trains one GMI per job (run without "
+                                 "mpirun or with -np 1); multi-GMI training is not implemented yet",
+                                 mpi.size()));
   std::string dir = cfg.train.run_dir.empty() ? default_run_dir(o.config_path) : cfg.train.run_dir;
   dir = mpi::broadcast_string(dir);  // one directory, even if ranks' clocks differ
   if (mpi.rank() == 0) {
