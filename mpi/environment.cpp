@@ -59,12 +59,6 @@ void allreduce_max(double* values, int n) {
   GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
 }
 
-bool all_true(bool ok) {
-  int v = ok ? 1 : 0;
-  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
-  return v != 0;
-}
-
 std::string broadcast_string(const std::string& s) {
   int n = int(s.size());
   GMI_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD));
@@ -73,8 +67,6 @@ std::string broadcast_string(const std::string& s) {
   GMI_MPI_CHECK(MPI_Bcast(out.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD));
   return out;
 }
-
-void barrier() { GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
 
 }  // namespace mpi
 }  // namespace gmi

@@ -33,11 +33,7 @@ class Environment {
 void allreduce_sum(double* values, int n);
 /// Maximum of `n` doubles over all ranks, in place.
 void allreduce_max(double* values, int n);
-/// True on every rank if `ok` is true on every rank (used to agree on collective errors).
-bool all_true(bool ok);
 /// Rank 0's value of `s` on every rank.
 std::string broadcast_string(const std::string& s);
-/// Barrier on the world communicator.
-void barrier();
 
 }  // namespace gmi::mpi

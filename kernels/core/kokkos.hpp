@@ -17,9 +17,6 @@ using Range = Kokkos::RangePolicy<ExecSpace>;
 /// 1-D device array.
 template <class T>
 using View1 = Kokkos::View<T*, MemSpace>;
-/// Rank-0 device scalar (results of reductions that stay on the device).
-template <class T>
-using View0 = Kokkos::View<T, MemSpace>;
 
 /// Raw pointer to the first element of a contiguous view.
 template <class V>

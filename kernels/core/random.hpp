@@ -34,7 +34,6 @@ enum Stream : std::uint32_t {
   kAction = 2,       ///< action sampling: counter = (global step index, global env index)
   kInit = 3,         ///< weight initialisation (host only)
   kShuffle = 4,      ///< minibatch permutations: counter = (update index, epoch)
-  kEnvNoise = 5,     ///< stochastic dynamics inside an environment step
 };
 
 /// Philox4x32-10 of a 128-bit counter {lo, hi} under a 64-bit key.

@@ -1,7 +1,5 @@
 #include "src/io/h5.hpp"
 
-#include <sys/stat.h>
-
 #include <spdlog/spdlog.h>
 
 #include "kernels/core/error.hpp"
@@ -60,17 +58,6 @@ H5Handle create_file(const std::string& path) {
   return H5Handle(f);
 }
 
-H5Handle open_file_readonly(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) throw InputError(path + ": no such file");
-  if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory, expected an HDF5 file");
-  hid_t f;
-  H5E_BEGIN_TRY { f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT); }
-  H5E_END_TRY;
-  if (f < 0) throw InputError(path + ": not a readable HDF5 file");
-  return H5Handle(f);
-}
-
 namespace {
 template <class T>
 void write_typed(hid_t loc, const std::string& name, hid_t type, const T* data,
@@ -103,25 +90,6 @@ void write_attribute(hid_t loc, const std::string& name, const std::string& valu
   H5Handle space(GMI_H5_CHECK(H5Screate(H5S_SCALAR)));
   H5Handle attr(GMI_H5_CHECK(H5Acreate2(loc, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT)));
   GMI_H5_CHECK(H5Awrite(attr, type, value.c_str()));
-}
-
-std::vector<hsize_t> dataset_shape(hid_t loc, const std::string& name) {
-  H5Handle set(GMI_H5_CHECK(H5Dopen2(loc, name.c_str(), H5P_DEFAULT)));
-  H5Handle space(GMI_H5_CHECK(H5Dget_space(set)));
-  const int rank = GMI_H5_CHECK(H5Sget_simple_extent_ndims(space));
-  std::vector<hsize_t> dims(rank);
-  GMI_H5_CHECK(H5Sget_simple_extent_dims(space, dims.data(), nullptr));
-  return dims;
-}
-
-std::vector<float> read_floats(hid_t loc, const std::string& name) {
-  const auto dims = dataset_shape(loc, name);
-  hsize_t n = 1;
-  for (auto d : dims) n *= d;
-  std::vector<float> out(n);
-  H5Handle set(GMI_H5_CHECK(H5Dopen2(loc, name.c_str(), H5P_DEFAULT)));
-  GMI_H5_CHECK(H5Dread(set, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()));
-  return out;
 }
 
 }  // namespace io

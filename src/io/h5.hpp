@@ -28,8 +28,6 @@ class H5Handle {
 
 /// Create (truncate) a file for writing.
 H5Handle create_file(const std::string& path);
-/// Open an existing file read-only; a missing or non-HDF5 file is a gmi::InputError naming it.
-H5Handle open_file_readonly(const std::string& path);
 
 /// Write a dataset of the given shape (row-major) under `loc`.
 void write(hid_t loc, const std::string& name, const float* data, const std::vector<hsize_t>& dims);
@@ -37,10 +35,5 @@ void write(hid_t loc, const std::string& name, const double* data, const std::ve
 void write(hid_t loc, const std::string& name, const std::uint8_t* data, const std::vector<hsize_t>& dims);
 void write(hid_t loc, const std::string& name, const std::int64_t* data, const std::vector<hsize_t>& dims);
 void write_attribute(hid_t loc, const std::string& name, const std::string& value);
-
-/// Shape of a dataset.
-std::vector<hsize_t> dataset_shape(hid_t loc, const std::string& name);
-/// Read a whole float dataset (converted by HDF5 from the stored type).
-std::vector<float> read_floats(hid_t loc, const std::string& name);
 
 }  // namespace gmi::io
