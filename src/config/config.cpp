@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -123,6 +124,28 @@ struct Codec<std::vector<int>> {
   static std::string text(const std::vector<int>& v) {
     std::string s = "[";
     for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+  }
+};
+
+template <>
+struct Codec<std::vector<double>> {
+  static std::string type() { return "list of numbers"; }
+  static std::string phrase() { return "a list of numbers"; }
+  static bool decode(const YAML::Node& n, std::vector<double>& out) {
+    if (!n.IsSequence()) return false;
+    std::vector<double> v;
+    for (const auto& e : n) {
+      double x;
+      if (!decode_double(e, x)) return false;
+      v.push_back(x);
+    }
+    out = v;
+    return true;
+  }
+  static std::string text(const std::vector<double>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt::format("{}", v[i]);
     return s + "]";
   }
 };
@@ -332,6 +355,75 @@ const std::vector<Field>& schema() {
         "fused rollout step on GPU builds for at most 16384 envs per GMI (faster there on an H100), "
         "everything else layered",
         GMI_KEY(device.fused_kernels), one_of({"auto", "on", "off"}), "one of auto, on, off"));
+    // gmi
+    f.push_back(field<std::string>(
+        "gmi.backend",
+        "how the GMIs of one GPU share it: mps (NVIDIA MPS, each GMI with its SM share and memory "
+        "limit; the node's first rank starts a daemon if none answers), none (time-sliced sharing, "
+        "GMI-DRL's Direct-Share baseline), mig (one pre-made MIG instance per rank, named by the "
+        "launcher in CUDA_VISIBLE_DEVICES); auto: mps on CUDA builds when a GPU has several GMIs, "
+        "else none",
+        GMI_KEY(gmi.backend), one_of({"auto", "mps", "none", "mig"}), "one of auto, mps, none, mig"));
+    f.push_back(field<int>("gmi.per_gpu",
+                           "GMIs (ranks) per GPU; 0: a node's ranks spread evenly over its GPUs "
+                           "(uneven counts allowed, the first GPUs take one more)",
+                           GMI_KEY(gmi.per_gpu), at_least(0), ">= 0"));
+    f.push_back(field<int>("gmi.gpus_per_node",
+                           "GPUs used per node; 0: the visible GPUs on CUDA builds, 1 on host "
+                           "builds (set it there to exercise multi-GPU layouts without GPUs)",
+                           GMI_KEY(gmi.gpus_per_node), at_least(0), ">= 0"));
+    f.push_back(field<std::vector<double>>(
+        "gmi.sm_share",
+        "percentage of a GPU's SMs per GMI (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE): [] gives 100/m to "
+        "each of a GPU's m GMIs, [p] gives p to all, [p0, p1, ...] one per slot on the GPU",
+        GMI_KEY(gmi.sm_share),
+        [](const std::vector<double>& v) {
+          for (double p : v)
+            if (!(p > 0 && p <= 100)) return false;
+          return true;
+        },
+        "each in (0, 100]"));
+    f.push_back(field<std::string>(
+        "gmi.memory_limit",
+        "device memory limit per GMI under MPS (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT), e.g. 16G or "
+        "1500M; empty: no limit",
+        GMI_KEY(gmi.memory_limit),
+        [](const std::string& v) {
+          if (v.empty()) return true;
+          std::size_t i = 0;
+          while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+          return i > 0 && i + 1 == v.size() && (v[i] == 'G' || v[i] == 'M') && std::stoll(v.substr(0, i)) > 0;
+        },
+        "empty, or a positive integer followed by G or M"));
+    f.push_back(field<int>("gmi.ranks_per_node",
+                           "0: ranks on one host form a node; k > 0: consecutive groups of k ranks "
+                           "act as nodes (emulates several nodes on one machine, for tests)",
+                           GMI_KEY(gmi.ranks_per_node), at_least(0), ">= 0"));
+    f.push_back(field<std::string>(
+        "gmi.mps_dir",
+        "MPS pipe directory (logs in DIR-log); empty: $CUDA_MPS_PIPE_DIRECTORY if set, else a "
+        "job-private directory under $TMPDIR or /tmp",
+        GMI_KEY(gmi.mps_dir)));
+    // reduce
+    f.push_back(field<std::string>(
+        "reduce.strategy",
+        "gradient averaging over GMIs: mpr (host-staged MPI_Allreduce over all GMIs), mrr (NCCL "
+        "rings of the j-th GMI of every GPU, then across rings; needs GMIs per GPU <= GPUs), har "
+        "(within each GPU, then NCCL among one leader per GPU, then back), hybrid (hybrid_k GMIs "
+        "per GPU in NCCL rings, the rest host-staged; paper 003 Fig. 7c); auto: measure unit costs "
+        "at start-up and take the least projected latency",
+        GMI_KEY(reduce.strategy), one_of({"auto", "mpr", "mrr", "har", "hybrid"}),
+        "one of auto, mpr, mrr, har, hybrid"));
+    f.push_back(field<int>("reduce.hybrid_k", "GMIs per GPU in NCCL rings for strategy hybrid",
+                           GMI_KEY(reduce.hybrid_k), at_least(1), ">= 1"));
+    f.push_back(field<std::string>(
+        "reduce.intra_gpu",
+        "HAR's step among the GMIs of one GPU: ipc (device buffers shared through CUDA IPC; an "
+        "MPI shared-memory window on host builds), mpi (host-staged MPI_Reduce/MPI_Bcast); auto: ipc",
+        GMI_KEY(reduce.intra_gpu), one_of({"auto", "ipc", "mpi"}), "one of auto, ipc, mpi"));
+    f.push_back(field<int>("reduce.auto_runs",
+                           "timed runs per unit cost when strategy is auto (paper 003: 100)",
+                           GMI_KEY(reduce.auto_runs), at_least(1), ">= 1"));
     return f;
   }();
   return s;

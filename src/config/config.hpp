@@ -64,6 +64,25 @@ struct DeviceConfig {
   std::string fused_kernels = "auto";  ///< auto | on | off: fused small-MLP kernels (see schema)
 };
 
+/// How ranks are placed on GPUs and how a GPU is shared among its GMIs (see the schema in config.cpp).
+struct GmiConfig {
+  std::string backend = "auto";   ///< auto | mps | none | mig
+  int per_gpu = 0;                ///< GMIs per GPU; 0: the node's ranks spread evenly over its GPUs
+  int gpus_per_node = 0;          ///< 0: the visible GPUs (CUDA builds), 1 (host builds)
+  std::vector<double> sm_share;   ///< SM percentage per GMI: [] 100/m; [p] all; [p0..pm-1] by slot
+  std::string memory_limit;       ///< device memory per GMI under MPS, e.g. 16G; "" no limit
+  int ranks_per_node = 0;         ///< 0: ranks sharing a host form a node; k: emulate nodes of k ranks
+  std::string mps_dir;            ///< MPS pipe directory; "": $CUDA_MPS_PIPE_DIRECTORY or a job-private one
+};
+
+/// Gradient reduction over GMIs (mpi/reducers.hpp).
+struct ReduceConfig {
+  std::string strategy = "auto";  ///< auto | mpr | mrr | har | hybrid
+  int hybrid_k = 1;               ///< GMIs per GPU that join NCCL rings in the hybrid strategy
+  std::string intra_gpu = "auto"; ///< HAR's step within a GPU: auto | ipc | mpi
+  int auto_runs = 100;            ///< timed runs per unit cost for strategy auto
+};
+
 struct Config {
   std::string algo = "ppo";
   EnvConfig env;
@@ -71,6 +90,8 @@ struct Config {
   PpoConfig ppo;
   TrainConfig train;
   DeviceConfig device;
+  GmiConfig gmi;
+  ReduceConfig reduce;
 
   // ---- derived in derive(), never read from YAML ----
   int world_size = 1;               ///< number of GMIs (MPI ranks)
