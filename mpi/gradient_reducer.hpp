@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// \brief The interface every gradient-reduction strategy implements (host-staged MPI, NCCL rings,
-/// hierarchical, hybrid...).  Callers see only this header; MPI and NCCL stay inside mpi/.
+/// \brief The interface every gradient-reduction strategy implements (mpi/reducers.hpp: host-staged
+/// MPI, NCCL rings, hierarchical, hybrid).  Callers see only this header; MPI and NCCL stay
+/// inside mpi/.
 #include <cstddef>
 #include <string>
 
@@ -12,9 +13,14 @@ namespace gmi::mpi {
 class GradientReducer {
  public:
   virtual ~GradientReducer() = default;
-  /// Replace `data` (n floats in device memory) by its mean over all GMIs.  Ordered after the
-  /// work already queued on `space`; on return the result may still be in flight on `space`.
+  /// Replace `data` (n floats in device memory) by its mean over all GMIs; every GMI ends with
+  /// the same bits.  Ordered after the work already queued on `space`; on return the result may
+  /// still be in flight on `space`.
   virtual void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) = 0;
+  /// Sum of `n` host doubles over all GMIs, in place (statistics and decisions that must agree).
+  virtual void allreduce_sum_host(double* values, int n) = 0;
+  /// Number of GMIs taking part.
+  virtual int size() const = 0;
   virtual std::string name() const = 0;
 };
 

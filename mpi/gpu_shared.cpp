@@ -1,0 +1,177 @@
+#include "mpi/gpu_shared.hpp"
+
+#include <fmt/format.h>
+
+#include <exception>
+#include <vector>
+
+#include "kernels/core/error.hpp"
+#include "mpi/topology.hpp"
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
+namespace gmi::mpi {
+namespace {
+
+constexpr int kMaxGmisPerGpu = 32;
+
+/// out[i] = sum over p of src[p][i], p in slot order.
+struct SumPeers {
+  float* out;
+  const float* src[kMaxGmisPerGpu];
+  int np;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
+    float s = src[0][i];
+    for (int p = 1; p < np; ++p) s += src[p][i];
+    out[i] = s;
+  }
+};
+
+using Unmanaged = Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+void copy(const ExecSpace& space, float* dst, const float* src, std::size_t n) {
+  if (n == 0 || dst == src) return;
+  Kokkos::deep_copy(space, Unmanaged(dst, n), Unmanaged(const_cast<float*>(src), n));
+}
+
+}  // namespace
+
+struct GpuShared::Impl {
+  std::vector<float*> peer;  // every GMI's shared buffer, mapped into this process
+  float* own = nullptr;
+#if defined(KOKKOS_ENABLE_CUDA)
+#else
+  MPI_Win win = MPI_WIN_NULL;
+#endif
+};
+
+GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity)
+    : capacity_(capacity), impl_(std::make_unique<Impl>()) {
+  GMI_MPI_CHECK(MPI_Comm_dup(gpu_comm, &comm_));
+  GMI_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  size_ = comm_size(comm_);
+  rank_ = comm_rank(comm_);
+  if (size_ > kMaxGmisPerGpu)
+    throw InputError(fmt::format("gmi: {} GMIs on one GPU; the intra-GPU path supports at most {}",
+                                 size_, kMaxGmisPerGpu));
+  impl_->peer.assign(size_, nullptr);
+  const std::size_t bytes = std::max<std::size_t>(capacity, 1) * sizeof(float);
+#if defined(KOKKOS_ENABLE_CUDA)
+  // Plain cudaMalloc: IPC handles do not work on stream-ordered (pool) allocations.
+  GMI_CUDA_CHECK(cudaMalloc(&impl_->own, bytes));
+  cudaIpcMemHandle_t mine;
+  GMI_CUDA_CHECK(cudaIpcGetMemHandle(&mine, impl_->own));
+  std::vector<cudaIpcMemHandle_t> all(size_);
+  GMI_MPI_CHECK(MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine), MPI_BYTE, comm_));
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) {
+      impl_->peer[p] = impl_->own;
+      continue;
+    }
+    void* ptr = nullptr;
+    GMI_CUDA_CHECK(cudaIpcOpenMemHandle(&ptr, all[p], cudaIpcMemLazyEnablePeerAccess));
+    impl_->peer[p] = static_cast<float*>(ptr);
+  }
+#else
+  GMI_MPI_CHECK(MPI_Win_allocate_shared(MPI_Aint(bytes), sizeof(float), MPI_INFO_NULL, comm_,
+                                        &impl_->own, &impl_->win));
+  for (int p = 0; p < size_; ++p) {
+    MPI_Aint sz = 0;
+    int disp = 0;
+    GMI_MPI_CHECK(MPI_Win_shared_query(impl_->win, p, &sz, &disp, &impl_->peer[p]));
+  }
+  GMI_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, impl_->win));
+#endif
+}
+
+GpuShared::~GpuShared() {
+  // During an error the peers may be elsewhere: no collective calls then (the job is aborted).
+  const bool unwinding = std::uncaught_exceptions() > 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+  for (int p = 0; p < size_; ++p)
+    if (p != rank_ && impl_->peer[p]) cudaIpcCloseMemHandle(impl_->peer[p]);
+  if (unwinding) return;
+  // Peers may still map our buffer until they closed their handles.
+  MPI_Barrier(comm_);
+  if (impl_->own) cudaFree(impl_->own);
+#else
+  if (unwinding) return;
+  if (impl_->win != MPI_WIN_NULL) {
+    MPI_Win_unlock_all(impl_->win);
+    MPI_Win_free(&impl_->win);
+  }
+#endif
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void GpuShared::barrier() {
+#if !defined(KOKKOS_ENABLE_CUDA)
+  GMI_MPI_CHECK(MPI_Win_sync(impl_->win));
+#endif
+  GMI_MPI_CHECK(MPI_Barrier(comm_));
+#if !defined(KOKKOS_ENABLE_CUDA)
+  GMI_MPI_CHECK(MPI_Win_sync(impl_->win));
+#endif
+}
+
+void GpuShared::reduce_scatter(const ExecSpace& space, float* data, std::size_t n) {
+  GMI_REQUIRE(n <= capacity_, "buffer larger than the intra-GPU capacity");
+  // 1. publish this GMI's data, 2. sum chunk `rank` from every GMI, 3. publish the summed chunk.
+  copy(space, impl_->own, data, n);
+  space.fence();
+  barrier();
+  const std::size_t lo = n * rank_ / size_, hi = n * (rank_ + 1) / size_;
+  SumPeers f;
+  f.out = data + lo;
+  f.np = size_;
+  for (int p = 0; p < size_; ++p) f.src[p] = impl_->peer[p] + lo;
+  Kokkos::parallel_for("gmi::mpi::GpuShared::sum",
+                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, std::int64_t(hi - lo)), f);
+  // Only this GMI reads chunk `rank` of its own buffer, so it can be overwritten right away.
+  copy(space, impl_->own + lo, data + lo, hi - lo);
+  space.fence();
+  barrier();
+}
+
+void GpuShared::allreduce_sum(const ExecSpace& space, float* data, std::size_t n) {
+  if (size_ == 1 || n == 0) return;
+  reduce_scatter(space, data, n);
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    const std::size_t lo = n * p / size_, hi = n * (p + 1) / size_;
+    copy(space, data + lo, impl_->peer[p] + lo, hi - lo);
+  }
+  space.fence();
+  barrier();  // nobody overwrites its buffer while others still read it
+}
+
+void GpuShared::reduce_to_leader(const ExecSpace& space, float* data, std::size_t n) {
+  if (size_ == 1 || n == 0) return;
+  reduce_scatter(space, data, n);
+  if (rank_ == 0) {
+    for (int p = 1; p < size_; ++p) {
+      const std::size_t lo = n * p / size_, hi = n * (p + 1) / size_;
+      copy(space, data + lo, impl_->peer[p] + lo, hi - lo);
+    }
+    space.fence();
+  }
+}
+
+void GpuShared::bcast_from_leader(const ExecSpace& space, float* data, std::size_t n) {
+  if (size_ == 1 || n == 0) return;
+  GMI_REQUIRE(n <= capacity_, "buffer larger than the intra-GPU capacity");
+  if (rank_ == 0) {
+    copy(space, impl_->own, data, n);
+    space.fence();
+  }
+  barrier();
+  if (rank_ != 0) {
+    copy(space, data, impl_->peer[0], n);
+    space.fence();
+  }
+  barrier();
+}
+
+}  // namespace gmi::mpi

@@ -1,0 +1,281 @@
+#include "mpi/reducers.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "kernels/core/error.hpp"
+#include "mpi/device_group.hpp"
+#include "mpi/gpu_shared.hpp"
+
+namespace gmi::mpi {
+namespace {
+
+/// What every strategy shares: the world communicator for host statistics, and the final 1/W.
+class ReducerBase : public GradientReducer {
+ public:
+  explicit ReducerBase(const Communicators& c) : world_(c.world()), size_(comm_size(c.world())) {}
+  void allreduce_sum_host(double* values, int n) override {
+    if (size_ > 1) GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, world_));
+  }
+  int size() const override { return size_; }
+
+ protected:
+  void finish(const ExecSpace& space, float* data, std::size_t n) const {
+    if (size_ > 1) scale(space, data, n, 1.0f / float(size_));
+  }
+  MPI_Comm world_;
+  int size_;
+};
+
+class Mpr final : public ReducerBase {
+ public:
+  Mpr(const Communicators& c, std::size_t n) : ReducerBase(c), all_(c.world(), Transport::host, n) {}
+  void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) override {
+    all_.allreduce_sum(space, data, n);
+    finish(space, data, n);
+  }
+  std::string name() const override { return "mpr"; }
+
+ private:
+  DeviceGroup all_;
+};
+
+class Mrr final : public ReducerBase {
+ public:
+  Mrr(const Communicators& c, std::size_t n)
+      : ReducerBase(c), ring_(c.ring(), ring_transport(), n), cross_(make_cross(c), ring_transport(), n) {}
+  void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) override {
+    ring_.allreduce_sum(space, data, n);
+    cross_.allreduce_sum(space, data, n);
+    ring_.bcast(space, data, n, root_);
+    finish(space, data, n);
+  }
+  std::string name() const override { return "mrr"; }
+
+ private:
+  MPI_Comm make_cross(const Communicators& c) {
+    const Layout& L = c.layout();
+    const std::vector<int> rep = ring_representatives(L);
+    if (rep.empty()) throw InputError("reduce.strategy: mrr needs GMIs per GPU <= GPUs");
+    const Place& p = c.me();
+    // Ring members are ordered by global GPU: the representative's rank is its position.
+    root_ = 0;
+    for (int g = 0; g < rep[p.slot]; ++g) root_ += L.gmis_per_gpu[g] > p.slot ? 1 : 0;
+    MPI_Comm cross = split(c.world(), rep[p.slot] == p.global_gpu ? 0 : MPI_UNDEFINED, p.slot);
+    owned_ = cross;
+    return cross;
+  }
+  int root_ = 0;
+  MPI_Comm owned_ = MPI_COMM_NULL;
+  DeviceGroup ring_, cross_;
+
+ public:
+  ~Mrr() override {
+    if (owned_ != MPI_COMM_NULL) MPI_Comm_free(&owned_);
+  }
+};
+
+class Har final : public ReducerBase {
+ public:
+  Har(const Communicators& c, std::size_t n, bool ipc)
+      : ReducerBase(c), leaders_(c.leaders(), ring_transport(), n) {
+    if (ipc)
+      shared_ = std::make_unique<GpuShared>(c.gpu(), n);
+    else
+      local_ = std::make_unique<DeviceGroup>(c.gpu(), Transport::host, n);
+  }
+  void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) override {
+    if (shared_) shared_->reduce_to_leader(space, data, n);
+    else local_->reduce_sum(space, data, n, 0);
+    leaders_.allreduce_sum(space, data, n);
+    if (shared_) shared_->bcast_from_leader(space, data, n);
+    else local_->bcast(space, data, n, 0);
+    finish(space, data, n);
+  }
+  std::string name() const override { return shared_ ? "har (ipc)" : "har (mpi)"; }
+
+ private:
+  DeviceGroup leaders_;
+  std::unique_ptr<GpuShared> shared_;
+  std::unique_ptr<DeviceGroup> local_;
+};
+
+class Hybrid final : public ReducerBase {
+ public:
+  Hybrid(const Communicators& c, std::size_t n, int k)
+      : ReducerBase(c),
+        k_(k),
+        in_ring_(c.me().slot < k),
+        ring_(in_ring_ ? c.ring() : MPI_COMM_NULL, ring_transport(), n),
+        ip_(make_ip(c), Transport::host, n) {}
+  ~Hybrid() override {
+    if (ip_comm_ != MPI_COMM_NULL) MPI_Comm_free(&ip_comm_);
+  }
+  void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) override {
+    if (in_ring_) ring_.allreduce_sum(space, data, n);
+    ip_.allreduce_sum(space, data, n);
+    if (in_ring_) ring_.bcast(space, data, n, 0);
+    finish(space, data, n);
+  }
+  std::string name() const override { return fmt::format("hybrid k={}", k_); }
+
+ private:
+  MPI_Comm make_ip(const Communicators& c) {
+    // Ring members are ordered by global GPU, so ring rank 0 (the lowest GPU) represents it.
+    const bool rep = c.me().slot >= k_ || comm_rank(c.ring()) == 0;
+    ip_comm_ = split(c.world(), rep ? 0 : MPI_UNDEFINED, c.me().gmi_rank);
+    return ip_comm_;
+  }
+  int k_;
+  bool in_ring_;
+  MPI_Comm ip_comm_ = MPI_COMM_NULL;
+  DeviceGroup ring_;
+  DeviceGroup ip_;
+};
+
+bool use_ipc(const ReducerOptions& o) { return o.intra_gpu != "mpi"; }
+
+/// Mean seconds per call of `op` over `runs` (after 5 warm-up calls); the slowest GMI's time.
+template <class Op>
+double time_op(MPI_Comm world, const ExecSpace& space, int runs, Op&& op) {
+  for (int i = 0; i < 5; ++i) op();
+  space.fence();
+  GMI_MPI_CHECK(MPI_Barrier(world));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i) {
+    op();
+    space.fence();
+  }
+  double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / runs;
+  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, world));
+  return t;
+}
+
+double frac(int p) { return p > 1 ? double(p - 1) / double(p) : 0.0; }
+
+}  // namespace
+
+std::vector<int> ring_representatives(const Layout& L) {
+  const int M = L.max_gmis_per_gpu();
+  std::vector<int> rep(M, -1);
+  std::vector<bool> used(L.num_gpus, false);
+  // Ring j's members are the GPUs with more than j GMIs: nested sets, so choosing from the
+  // smallest ring up finds distinct representatives whenever they exist.
+  for (int j = M - 1; j >= 0; --j) {
+    for (int g = 0; g < L.num_gpus; ++g)
+      if (!used[g] && L.gmis_per_gpu[g] > j) {
+        rep[j] = g;
+        used[g] = true;
+        break;
+      }
+    if (rep[j] < 0) return {};
+  }
+  return rep;
+}
+
+std::string unsupported_reason(const Layout& L, const std::string& s, const ReducerOptions& o) {
+  if (s == "mpr" || s == "har") return "";
+  if (s == "mrr")
+    return ring_representatives(L).empty()
+               ? fmt::format("mrr needs GMIs per GPU <= GPUs (NCCL allows one rank per GPU in a "
+                             "communicator); this layout has up to {} GMIs per GPU on {} GPU(s)",
+                             L.max_gmis_per_gpu(), L.num_gpus)
+               : "";
+  if (s == "hybrid")
+    return o.hybrid_k > L.max_gmis_per_gpu()
+               ? fmt::format("reduce.hybrid_k: {} exceeds the {} GMIs per GPU of this layout",
+                             o.hybrid_k, L.max_gmis_per_gpu())
+               : "";
+  return "unknown strategy '" + s + "' (expected mpr, mrr, har or hybrid)";
+}
+
+std::unique_ptr<GradientReducer> make_strategy(const Communicators& c, const std::string& s,
+                                               const ReducerOptions& o) {
+  const std::string why = unsupported_reason(c.layout(), s, o);
+  if (!why.empty()) throw InputError("reduce.strategy: " + why);
+  if (s == "mpr") return std::make_unique<Mpr>(c, o.elements);
+  if (s == "mrr") return std::make_unique<Mrr>(c, o.elements);
+  if (s == "har") return std::make_unique<Har>(c, o.elements, use_ipc(o));
+  return std::make_unique<Hybrid>(c, o.elements, o.hybrid_k);
+}
+
+ReducerChoice make_reducer(const Communicators& c, const ReducerOptions& o) {
+  ReducerChoice out;
+  if (o.strategy != "auto") {
+    out.reducer = make_strategy(c, o.strategy, o);
+    return out;
+  }
+  const Layout& L = c.layout();
+  const int W = L.size(), n = L.num_gpus, M = L.max_gmis_per_gpu();
+  if (W == 1) {
+    out.reducer = make_strategy(c, "mpr", o);
+    return out;
+  }
+  // Unit costs (003 §3.2.1): host-staged and ring all-reduce among one GMI per GPU, measured on
+  // this gradient size; with a single GPU the host-staged cost is measured among its GMIs.  The
+  // intra-GPU step of har is measured too, because IPC changes it (the paper staged it).
+  ExecSpace space;
+  const std::size_t E = std::max<std::size_t>(o.elements, 1);
+  View1<float> buf("gmi::mpi::auto_probe", E);
+  UnitCosts& u = out.costs;
+  {
+    MPI_Comm ip_comm = n >= 2 ? c.leaders() : c.gpu();
+    DeviceGroup g(ip_comm, Transport::host, E);
+    u.ip = time_op(c.world(), space, o.auto_runs, [&] { g.allreduce_sum(space, buf.data(), E); });
+    u.ip_group = n >= 2 ? n : M;
+  }
+  if (n >= 2) {
+    DeviceGroup g(c.leaders(), ring_transport(), E);
+    u.rp = time_op(c.world(), space, o.auto_runs, [&] { g.allreduce_sum(space, buf.data(), E); });
+    u.rp_group = n;
+  }
+  if (M >= 2) {
+    if (use_ipc(o)) {
+      GpuShared s(c.gpu(), E);
+      u.local = time_op(c.world(), space, o.auto_runs, [&] {
+        s.reduce_to_leader(space, buf.data(), E);
+        s.bcast_from_leader(space, buf.data(), E);
+      });
+      u.local_path = "ipc";
+    } else {
+      DeviceGroup g(c.gpu(), Transport::host, E);
+      u.local = time_op(c.world(), space, o.auto_runs, [&] {
+        g.reduce_sum(space, buf.data(), E, 0);
+        g.bcast(space, buf.data(), E, 0);
+      });
+      u.local_path = "mpi";
+    }
+  }
+  // Bandwidth-optimal all-reduce among p members costs 2(p-1)/p * S/B: scale the measured units.
+  auto ip = [&](int p) { return frac(u.ip_group) > 0 ? u.ip * frac(p) / frac(u.ip_group) : 0.0; };
+  auto rp = [&](int p) { return u.rp_group > 1 ? u.rp * frac(p) / frac(u.rp_group) : 0.0; };
+  std::vector<Projection>& P = out.projections;
+  P.push_back({"mpr", ip(W), fmt::format("IP({})", W)});
+  if (unsupported_reason(L, "mrr", o).empty())
+    P.push_back({"mrr", rp(n) + rp(M) + 0.5 * rp(n),
+                 fmt::format("RP({}) rings + RP({}) across rings + RP({})/2 broadcast", n, M, n)});
+  P.push_back({"har", u.local + rp(n), fmt::format("local[{}] + RP({})", u.local_path.empty() ? "-" : u.local_path, n)});
+  for (int k = 1; k <= M; ++k) {
+    int p_ip = 0;  // GMIs of slot >= k, plus one per ring
+    for (int g = 0; g < n; ++g) p_ip += std::max(0, L.gmis_per_gpu[g] - k);
+    p_ip += std::min(k, M);
+    P.push_back({fmt::format("hybrid k={}", k), rp(n) + ip(p_ip) + 0.5 * rp(n),
+                 fmt::format("RP({}) rings + IP({}) + RP({})/2 broadcast", n, p_ip, n)});
+  }
+  std::stable_sort(P.begin(), P.end(), [](const Projection& a, const Projection& b) { return a.seconds < b.seconds; });
+  // Every GMI measured the same maxima (time_op), so every GMI picks the same strategy.
+  const std::string best = P.front().strategy;
+  ReducerOptions chosen = o;
+  if (best.rfind("hybrid", 0) == 0) {
+    chosen.hybrid_k = std::stoi(best.substr(best.find('=') + 1));
+    out.reducer = make_strategy(c, "hybrid", chosen);
+  } else {
+    out.reducer = make_strategy(c, best, chosen);
+  }
+  return out;
+}
+
+}  // namespace gmi::mpi

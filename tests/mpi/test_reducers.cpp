@@ -1,0 +1,157 @@
+// Every gradient-reduction strategy on every layout a rank count allows (1-4 GPUs, 1-8 GMIs per
+// GPU, uneven counts, one or two emulated nodes): the result equals the mean computed here in
+// double from every rank's input, and all ranks end with identical bits.  Run under mpiexec.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/core/error.hpp"
+#include "mpi/reducers.hpp"
+#include "mpi/topology.hpp"
+#include "tests/support/test_util.hpp"
+
+namespace gmi::mpi {
+namespace {
+
+float input(int rank, std::size_t i, int round) {
+  const std::uint64_t h = (std::uint64_t(rank) * 7919u + i * 104729u + std::uint64_t(round) * 31u) % 1000u;
+  return float(h) / 997.0f - 0.5f + float(rank);
+}
+
+std::uint64_t fnv(const std::vector<float>& v) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (float x : v) {
+    std::uint32_t b;
+    std::memcpy(&b, &x, 4);
+    h = (h ^ b) * 1099511628211ull;
+  }
+  return h;
+}
+
+struct Case {
+  int gpus;
+  int ranks_per_node;
+};
+
+std::vector<Case> cases(int W) {
+  std::vector<Case> c;
+  for (int g = 1; g <= std::min(W, 4); ++g) {
+    c.push_back({g, 0});
+    if (W >= 4 && W % 2 == 0) c.push_back({g, W / 2});  // two emulated nodes
+  }
+  return c;
+}
+
+/// Reduce `n` floats `rounds` times with `r` and check every round.
+void check(GradientReducer& r, int n, int rounds, const std::string& what) {
+  int rank = 0, W = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &W);
+  ExecSpace space;
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<float> mine(n);
+    for (int i = 0; i < n; ++i) mine[i] = input(rank, i, round);
+    View1<float> d = test::to_device(mine);
+    r.allreduce_mean(space, d.data(), std::size_t(n));
+    space.fence();
+    const std::vector<float> got = test::to_host(d);
+    int bad = 0;
+    for (int i = 0; i < n && bad < 3; ++i) {
+      double ref = 0;
+      for (int q = 0; q < W; ++q) ref += input(q, i, round);
+      ref /= W;
+      if (std::fabs(got[i] - ref) > 1e-5 * (1.0 + std::fabs(ref))) {
+        ADD_FAILURE() << what << " n=" << n << " round " << round << " element " << i << ": got "
+                      << got[i] << ", mean " << ref;
+        ++bad;
+      }
+    }
+    unsigned long long h = fnv(got), lo = h, hi = h;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_EQ(lo, hi) << what << " n=" << n << ": ranks ended with different bits";
+  }
+}
+
+TEST(Reducers, EveryStrategyOnEveryLayoutAveragesExactlyAndIdentically) {
+  int W = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &W);
+  const std::vector<int> sizes = {1, 5, 1000, 65537};
+  for (const Case& c : cases(W)) {
+    const Layout L = plan_layout(gather_node_names(c.ranks_per_node), LayoutRequest{c.gpus, 0});
+    Communicators comms(L);
+    std::string shape;
+    for (int m : L.gmis_per_gpu) shape += std::to_string(m) + " ";
+    const std::string where = std::to_string(L.num_nodes) + " node(s), GMIs per GPU [ " + shape + "]";
+    ReducerOptions o;
+    o.elements = 65537;
+    std::vector<std::pair<std::string, ReducerOptions>> strategies;
+    strategies.push_back({"mpr", o});
+    if (unsupported_reason(L, "mrr", o).empty()) strategies.push_back({"mrr", o});
+    ReducerOptions ipc = o, host = o;
+    ipc.intra_gpu = "ipc";
+    host.intra_gpu = "mpi";
+    strategies.push_back({"har", ipc});
+    strategies.push_back({"har", host});
+    for (int k = 1; k <= L.max_gmis_per_gpu(); ++k) {
+      ReducerOptions h = o;
+      h.hybrid_k = k;
+      strategies.push_back({"hybrid", h});
+    }
+    for (auto& [s, opt] : strategies) {
+      auto r = make_strategy(comms, s, opt);
+      EXPECT_EQ(r->size(), W);
+      for (int n : sizes) check(*r, n, 2, r->name() + " on " + where);
+    }
+    // auto measures, projects, picks one of the above.
+    ReducerOptions a = o;
+    a.auto_runs = 3;
+    ReducerChoice choice = make_reducer(comms, a);
+    ASSERT_TRUE(choice.reducer);
+    EXPECT_FALSE(choice.projections.empty());
+    for (std::size_t i = 1; i < choice.projections.size(); ++i)
+      EXPECT_LE(choice.projections[i - 1].seconds, choice.projections[i].seconds);
+    EXPECT_GE(choice.costs.ip, 0.0);
+    check(*choice.reducer, 1000, 1, "auto (" + choice.reducer->name() + ") on " + where);
+  }
+}
+
+TEST(Reducers, ForcedStrategyTheLayoutCannotRunIsAnInputError) {
+  int W = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &W);
+  // All ranks on one GPU: mrr would put two ranks of one NCCL communicator on one GPU.
+  const Layout L = plan_layout(gather_node_names(0), LayoutRequest{1, 0});
+  Communicators comms(L);
+  ReducerOptions o;
+  o.strategy = "mrr";
+  o.elements = 10;
+  try {
+    make_reducer(comms, o);
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("reduce.strategy: mrr needs GMIs per GPU <= GPUs"), std::string::npos)
+        << e.what();
+  }
+  o.strategy = "hybrid";
+  o.hybrid_k = W + 1;
+  EXPECT_THROW(make_reducer(comms, o), InputError);
+}
+
+TEST(Reducers, HostSumAddsOverAllGmis) {
+  int W = 1, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &W);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  Communicators comms(plan_layout(gather_node_names(0), LayoutRequest{2, 0}));
+  ReducerOptions o;
+  o.elements = 4;
+  auto r = make_strategy(comms, "har", o);
+  double v[2] = {1.0, double(rank)};
+  r->allreduce_sum_host(v, 2);
+  EXPECT_EQ(v[0], W);
+  EXPECT_EQ(v[1], W * (W - 1) / 2.0);
+}
+
+}  // namespace
+}  // namespace gmi::mpi
