@@ -3,6 +3,8 @@
 /// \brief Running mean and variance of vectors (Gymnasium's RunningMeanStd: mean 0, var 1,
 /// count 1e-4 at start; Chan et al.'s parallel update), kept on the device.  Used for observation
 /// normalisation and, with dim 1, for the discounted-return scale of reward normalisation.
+#include <functional>
+
 #include "kernels/core/kokkos.hpp"
 
 namespace gmi::rl {
@@ -26,6 +28,11 @@ class RunningMeanStd {
 
   /// Merge the statistics of n rows of X [n][dim] (float, row-major).
   void update(const ExecSpace& space, const float* X, std::int64_t n);
+  /// Sums `n` host doubles in place over a group of processes (e.g. all GMIs).
+  using HostSum = std::function<void(double* values, int n)>;
+  /// The same, with the batch statistics of every process in the group merged as one batch
+  /// (data parallelism: all GMIs keep identical statistics).  `sum` is called once, collectively.
+  void update(const ExecSpace& space, const float* X, std::int64_t n, const HostSum& sum);
   /// out = clip((X - mean) / sqrt(var + 1e-8), -clip, clip) for n rows.
   void normalize(const ExecSpace& space, const float* X, float* out, std::int64_t n, float clip) const;
 

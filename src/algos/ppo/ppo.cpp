@@ -42,6 +42,16 @@ nn::ActorCriticSpec make_spec(const config::Config& c, const envs::EnvSpec& e) {
 
 }  // namespace
 
+nn::ActorCriticLayout PpoTrainer::policy_layout(const config::Config& cfg) {
+  return nn::ActorCriticLayout(make_spec(cfg, envs::env_spec(cfg.env.name)));
+}
+
+bool PpoTrainer::data_parallel() const { return reducer_ && reducer_->size() > 1; }
+
+rl::RunningMeanStd::HostSum PpoTrainer::host_sum() const {
+  return [r = reducer_](double* v, int n) { r->allreduce_sum_host(v, n); };
+}
+
 PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
                        mpi::GradientReducer* reducer)
     : cfg_(cfg), reducer_(reducer), env_offset_(env_offset) {
@@ -143,6 +153,15 @@ PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
 
   env_->reset_all(space_, obs_.data());
   space_.fence();
+}
+
+std::vector<double> PpoTrainer::normalizer_state_host() const {
+  std::vector<double> out;
+  for (const rl::RunningMeanStd* r : {&obs_rms_, &ret_rms_}) {
+    auto h = Kokkos::create_mirror_view_and_copy(HostSpace(), r->state());
+    out.insert(out.end(), h.data(), h.data() + h.extent(0));
+  }
+  return out;
 }
 
 std::vector<float> PpoTrainer::params_host() const {
@@ -256,7 +275,10 @@ void PpoTrainer::scale_rewards() {
         }
         acc(e) = g;
       });
-  ret_rms_.update(space_, advantages_.data(), std::int64_t(T) * N);
+  if (data_parallel())
+    ret_rms_.update(space_, advantages_.data(), std::int64_t(T) * N, host_sum());
+  else
+    ret_rms_.update(space_, advantages_.data(), std::int64_t(T) * N);
   auto st = ret_rms_.state();
   const float clip = float(cfg_.ppo.reward_clip);
   Kokkos::parallel_for(
@@ -446,7 +468,12 @@ void PpoTrainer::update(IterationMetrics& m) {
                         Kokkos::View<rl::LossStats, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                             loss_stats_.data() + (k - 1)));
       space_.fence();
-      if (last.approx_kl / B > *cfg_.ppo.target_kl) break;
+      double kl = last.approx_kl / B;
+      if (data_parallel()) {  // every GMI must stop at the same minibatch
+        reducer_->allreduce_sum_host(&kl, 1);
+        kl /= reducer_->size();
+      }
+      if (kl > *cfg_.ppo.target_kl) break;
     }
   }
   m.updates = k;
@@ -495,7 +522,12 @@ IterationMetrics PpoTrainer::iterate() {
   update(m);
 
   // Observation statistics learn from this rollout only after the update used the frozen ones.
-  if (cfg_.ppo.normalize_obs) obs_rms_.update(space_, obs_.data(), std::int64_t(T_) * N_);
+  if (cfg_.ppo.normalize_obs) {
+    if (data_parallel())
+      obs_rms_.update(space_, obs_.data(), std::int64_t(T_) * N_, host_sum());
+    else
+      obs_rms_.update(space_, obs_.data(), std::int64_t(T_) * N_);
+  }
   // The last observation starts the next rollout.
   const std::size_t row = std::size_t(T_) * N_ * od_;
   Kokkos::deep_copy(space_, Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_)),

@@ -44,6 +44,9 @@ class PpoTrainer {
   /// One rollout of num_steps per env and the update that follows.
   IterationMetrics iterate();
 
+  /// The policy's parameter layout for `cfg` (sizes gradient buffers before a trainer exists).
+  static nn::ActorCriticLayout policy_layout(const config::Config& cfg);
+
   std::int64_t iteration() const { return iteration_; }
   const nn::ActorCriticLayout& layout() const { return layout_; }
   const envs::EnvSpec& env_spec() const { return env_->spec(); }
@@ -51,6 +54,8 @@ class PpoTrainer {
   std::string kernels() const;
   /// Parameters on the host (tests, checksums, checkpoints).
   std::vector<float> params_host() const;
+  /// Observation then return normaliser state ([mean | var | count] each) on the host.
+  std::vector<double> normalizer_state_host() const;
 
   // ---- phases, public because CUDA device lambdas may not live in private member functions ----
   void rollout();
@@ -60,6 +65,8 @@ class PpoTrainer {
 
  private:
   const float* policy_input(const float* raw_obs, int n);
+  bool data_parallel() const;
+  rl::RunningMeanStd::HostSum host_sum() const;
 
   config::Config cfg_;
   ExecSpace space_;
