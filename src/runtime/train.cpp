@@ -12,6 +12,7 @@
 #include "kernels/core/error.hpp"
 #include "mpi/environment.hpp"
 #include "src/algos/ppo/ppo.hpp"
+#include "src/gmi/session.hpp"
 #include "src/runtime/kokkos_scope.hpp"
 #include "src/runtime/logging.hpp"
 #include "src/runtime/mpi_command.hpp"
@@ -42,11 +43,6 @@ const std::vector<std::string> kColumns = {
 
 int train(const TrainOptions& o, mpi::Environment& mpi) {
   const config::Config cfg = config::load(o.config_path, o.overrides, mpi.size());
-  // Without gradient averaging the ranks would train independent policies and report them as one.
-  if (mpi.size() > 1)
-    throw InputError(fmt::format("{} MPI ranks: this version trains one GMI per job (run without "
-                                 "mpirun or with -np 1); multi-GMI training is not implemented yet",
-                                 mpi.size()));
   std::string dir = cfg.train.run_dir.empty() ? default_run_dir(o.config_path) : cfg.train.run_dir;
   dir = mpi::broadcast_string(dir);  // one directory, even if ranks' clocks differ
   if (mpi.rank() == 0) {
@@ -59,14 +55,21 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   std::optional<MetricsCsv> csv;  // rank 0 writes the metrics
   if (mpi.rank() == 0) csv.emplace(dir + "/metrics.csv", kColumns);
 
-  const auto t_kokkos = std::chrono::steady_clock::now();
-  KokkosScope kokkos;
-  spdlog::info("gmi_drl {} | {} GMI(s) | {} | Kokkos up in {:.2f} s", GMI_DRL_VERSION, mpi.size(),
+  // Layout, communicators, MPS, then Kokkos on this GMI's device (in that order).
+  const auto t_setup = std::chrono::steady_clock::now();
+  instances::Session session(cfg, mpi);
+  const std::string table = session.layout_table();
+  spdlog::info("gmi_drl {} | {} GMI(s) | {} | set up in {:.2f} s", GMI_DRL_VERSION, mpi.size(),
                device_description(),
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t_kokkos).count());
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count());
+  spdlog::info("layout: {}", table);
   spdlog::info("config {} -> run directory {}", o.config_path, dir);
 
-  algos::PpoTrainer trainer(cfg, std::uint64_t(mpi.rank()) * cfg.env.num_envs);
+  const nn::ActorCriticLayout policy = algos::PpoTrainer::policy_layout(cfg);
+  std::unique_ptr<mpi::GradientReducer> reducer;
+  if (mpi.size() > 1) reducer = session.make_reducer(policy.num_params);
+  // Distinct environments per GMI: GMI r owns global environments [r * N, (r + 1) * N).
+  algos::PpoTrainer trainer(cfg, std::uint64_t(session.me().gmi_rank) * cfg.env.num_envs, reducer.get());
   const auto& L = trainer.layout();
   spdlog::info("{}: obs {}, {} | policy {} params ({}) | {} envs x {} steps x {} GMI(s) = {} samples/iteration, "
                "{} minibatches of {}, {} epochs, {} iterations",
@@ -89,6 +92,10 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     double times[3] = {m.time_rollout, m.time_update, t_iter};
     mpi::allreduce_sum(sums, 3);
     mpi::allreduce_max(times, 3);
+    // Losses and statistics: the mean over GMIs (each GMI saw its own minibatches).
+    double losses[6] = {m.policy_loss, m.value_loss, m.entropy, m.approx_kl, m.clip_frac, m.explained_variance};
+    mpi::allreduce_sum(losses, 6);
+    for (double& v : losses) v /= mpi.size();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::int64_t steps = m.iteration * cfg.batch_size * mpi.size();
     const double sps = double(cfg.batch_size * mpi.size()) / times[2];
@@ -96,8 +103,8 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     const double len = sums[2] > 0 ? sums[1] / sums[2] : std::nan("");
     if (std::isfinite(ret)) best_return = std::max(best_return, ret);
     if (csv)
-      csv->row({double(m.iteration), double(steps), wall, sps, ret, len, sums[2], m.policy_loss,
-                m.value_loss, m.entropy, m.approx_kl, m.clip_frac, m.explained_variance,
+      csv->row({double(m.iteration), double(steps), wall, sps, ret, len, sums[2], losses[0],
+                losses[1], losses[2], losses[3], losses[4], losses[5],
                 m.grad_norm, m.learning_rate, double(m.updates), times[0], times[1], times[2]});
     if (m.iteration % cfg.train.log_interval == 0 || m.iteration == cfg.num_iterations) {
       const double eta = wall / double(m.iteration) * double(cfg.num_iterations - m.iteration);
@@ -106,8 +113,8 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
           "ent {:.3f} kl {:.4f} | rollout {:.0f} ms update {:.0f} ms | eta {}",
           m.iteration, cfg.num_iterations, steps, fmt_rate(sps),
           std::isfinite(ret) ? fmt::format("{:.2f}", ret) : "-",
-          std::isfinite(len) ? fmt::format("{:.1f}", len) : "-", sums[2], m.policy_loss,
-          m.value_loss, m.entropy, m.approx_kl, 1e3 * times[0], 1e3 * times[1], fmt_duration(eta));
+          std::isfinite(len) ? fmt::format("{:.1f}", len) : "-", sums[2], losses[0],
+          losses[1], losses[2], losses[3], 1e3 * times[0], 1e3 * times[1], fmt_duration(eta));
     }
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

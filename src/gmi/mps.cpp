@@ -1,0 +1,163 @@
+#include "src/gmi/mps.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "kernels/core/error.hpp"
+#include "mpi/topology.hpp"
+
+namespace gmi::instances {
+namespace {
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+struct Result {
+  int status = -1;  // exit status, or -1 if it did not exit normally
+  std::string output;
+};
+
+/// Run `nvidia-cuda-mps-control ARGS` with the job's pipe and log directories, feeding `input`.
+Result mps_control(const std::string& pipe, const std::string& log, const std::string& args,
+                   const std::string& input, int timeout_s) {
+  const std::string cmd = fmt::format(
+      "printf '%s\\n' {} | CUDA_MPS_PIPE_DIRECTORY={} CUDA_MPS_LOG_DIRECTORY={} timeout {} "
+      "nvidia-cuda-mps-control {} 2>&1",
+      input.empty() ? "''" : quoted(input), quoted(pipe), quoted(log), timeout_s, args);
+  Result r;
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (!f) return r;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, f)) r.output += buf;
+  const int st = ::pclose(f);
+  if (st != -1 && WIFEXITED(st)) r.status = WEXITSTATUS(st);
+  while (!r.output.empty() && (r.output.back() == '\n' || r.output.back() == ' ')) r.output.pop_back();
+  return r;
+}
+
+bool answers(const std::string& pipe, const std::string& log) {
+  // Without a daemon the client cannot connect and fails (or, if a stale pipe hangs, times out).
+  return mps_control(pipe, log, "", "get_default_active_thread_percentage", 10).status == 0;
+}
+
+bool make_dirs(const std::string& path) {
+  std::string cur;
+  std::stringstream ss(path);
+  std::string part;
+  if (!path.empty() && path[0] == '/') cur = "/";
+  while (std::getline(ss, part, '/')) {
+    if (part.empty()) continue;
+    cur += part + "/";
+    if (::mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  }
+  return true;
+}
+
+std::string log_tail(const std::string& log_dir) {
+  std::ifstream f(log_dir + "/control.log");
+  std::string line, last;
+  while (std::getline(f, line))
+    if (!line.empty()) last = line;
+  return last.empty() ? "" : " (control.log: " + last + ")";
+}
+
+std::string default_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  const char* job = std::getenv("SLURM_JOB_ID");
+  const std::string base = tmp && *tmp ? tmp : "/tmp";
+  return fmt::format("{}/gmi_drl-mps-{}", base, job && *job ? std::string(job) : fmt::format("{}-{}", ::getuid(), ::getpid()));
+}
+
+std::string bcast(MPI_Comm comm, int root, std::string s) {
+  int n = int(s.size());
+  GMI_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, root, comm));
+  s.resize(n);
+  GMI_MPI_CHECK(MPI_Bcast(s.data(), n, MPI_CHAR, root, comm));
+  return s;
+}
+
+}  // namespace
+
+MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
+  const int local = mpi::comm_rank(node);
+  std::string error;
+  if (local == 0) {
+    const char* env_pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+    const char* env_log = std::getenv("CUDA_MPS_LOG_DIRECTORY");
+    if (!configured_dir.empty()) {
+      pipe_dir_ = configured_dir;
+      log_dir_ = configured_dir + "-log";
+    } else if (env_pipe && *env_pipe) {
+      pipe_dir_ = env_pipe;
+      log_dir_ = env_log && *env_log ? env_log : pipe_dir_ + "-log";
+    } else {
+      pipe_dir_ = default_dir();
+      log_dir_ = pipe_dir_ + "-log";
+    }
+    if (answers(pipe_dir_, log_dir_)) {
+      reused_ = true;
+    } else if (!make_dirs(pipe_dir_) || !make_dirs(log_dir_)) {
+      error = fmt::format("gmi.backend mps: cannot create the MPS directories {} and {}", pipe_dir_, log_dir_);
+    } else {
+      const Result r = mps_control(pipe_dir_, log_dir_, "-d", "", 30);
+      if (r.status == 127 || r.status == 126)
+        error = "gmi.backend mps: nvidia-cuda-mps-control not found on PATH (install the NVIDIA "
+                "driver utilities, or set gmi.backend: none)";
+      else if (r.status != 0)
+        error = fmt::format("gmi.backend mps: 'nvidia-cuda-mps-control -d' failed with status {}: {}{}",
+                            r.status, r.output, log_tail(log_dir_));
+      else {
+        owner_ = true;
+        bool up = false;
+        for (int i = 0; i < 100 && !up; ++i) {
+          up = answers(pipe_dir_, log_dir_);
+          if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        if (!up)
+          error = fmt::format("gmi.backend mps: the MPS daemon started in {} does not answer{}",
+                              pipe_dir_, log_tail(log_dir_));
+      }
+    }
+    if (!error.empty()) spdlog::debug("MPS: {}", error);
+    else
+      spdlog::debug("MPS: {} daemon in {}", reused_ ? "using the running" : "started a", pipe_dir_);
+  }
+  // Agree over the whole job: a failure on any node is an error on every rank.
+  int world_rank = 0;
+  GMI_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+  int failed = error.empty() ? -1 : world_rank;
+  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  if (failed >= 0) {
+    error = bcast(MPI_COMM_WORLD, failed, error);
+    if (owner_) mps_control(pipe_dir_, log_dir_, "", "quit", 60);
+    owner_ = false;
+    throw InputError(error);
+  }
+  pipe_dir_ = bcast(node, 0, pipe_dir_);
+  log_dir_ = bcast(node, 0, log_dir_);
+}
+
+MpsDaemon::~MpsDaemon() {
+  if (!owner_) return;
+  // `quit` stops accepting clients and waits for the running ones to finish.
+  const Result r = mps_control(pipe_dir_, log_dir_, "", "quit", 120);
+  if (r.status != 0)
+    spdlog::warn("MPS: stopping the daemon in {} failed (status {}): {}", pipe_dir_, r.status, r.output);
+  else
+    ::rmdir(pipe_dir_.c_str());  // empty once the daemon is gone; the log directory stays
+}
+
+}  // namespace gmi::instances

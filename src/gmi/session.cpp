@@ -1,0 +1,171 @@
+#include "src/gmi/session.hpp"
+
+#include <dirent.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "kernels/core/error.hpp"
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
+namespace gmi::instances {
+namespace {
+
+constexpr bool kCudaBuild =
+#if defined(GMI_HAVE_CUDA)
+    true;
+#else
+    false;
+#endif
+
+std::string percent_text(double p) {
+  return std::floor(p) == p ? fmt::format("{}", int(p)) : fmt::format("{:.2f}", p);
+}
+
+}  // namespace
+
+int detect_gpus_per_node() {
+  if (!kCudaBuild) return 1;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    int n = 0;
+    std::stringstream ss(v);
+    std::string item;
+    while (std::getline(ss, item, ','))
+      if (!item.empty()) ++n;
+    return n;
+  }
+  int n = 0;
+  if (DIR* d = ::opendir("/proc/driver/nvidia/gpus")) {
+    while (const dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+
+GmiSettings settings_for(const config::GmiConfig& g, const mpi::Layout& L, const mpi::Place& p,
+                         bool cuda_build) {
+  GmiSettings s;
+  const int m = L.gmis_per_gpu[p.global_gpu];
+  s.backend = g.backend;
+  if (s.backend == "auto") s.backend = cuda_build && L.max_gmis_per_gpu() >= 2 ? "mps" : "none";
+  if (s.backend == "mig" && !cuda_build)
+    throw InputError("gmi.backend: mig needs a CUDA build (this is a host build)");
+  s.device_id = s.backend == "mig" ? 0 : p.gpu;
+  if (g.sm_share.empty())
+    s.sm_share = std::max(1.0, std::floor(100.0 / m));
+  else if (g.sm_share.size() == 1)
+    s.sm_share = g.sm_share[0];
+  else if (int(g.sm_share.size()) == m)
+    s.sm_share = g.sm_share[p.slot];
+  else
+    throw InputError(fmt::format("gmi.sm_share: {} values, but GPU {} of node {} has {} GMI(s); give one "
+                                 "value, or one per GMI of every GPU",
+                                 g.sm_share.size(), p.gpu, p.node, m));
+  s.memory_limit = g.memory_limit;
+  return s;
+}
+
+Session::Session(const config::Config& cfg, mpi::Environment& mpi) : cfg_(cfg) {
+  const std::vector<std::string> names = mpi::gather_node_names(cfg.gmi.ranks_per_node);
+  mpi::LayoutRequest req;
+  int gpus = cfg.gmi.gpus_per_node > 0 ? cfg.gmi.gpus_per_node : detect_gpus_per_node();
+  GMI_MPI_CHECK(MPI_Bcast(&gpus, 1, MPI_INT, 0, MPI_COMM_WORLD));  // one answer for the job
+  if (gpus < 1)
+    throw InputError("gmi.gpus_per_node: no NVIDIA GPU is visible (CUDA_VISIBLE_DEVICES, "
+                     "/proc/driver/nvidia/gpus); set the key to the GPUs per node");
+  req.gpus_per_node = gpus;
+  req.per_gpu = cfg.gmi.per_gpu;
+  comms_ = std::make_unique<mpi::Communicators>(mpi::plan_layout(names, req));
+  settings_ = settings_for(cfg.gmi, layout(), me(), kCudaBuild);
+
+  if (settings_.backend == "mig") {
+    const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (!v || std::string(v).rfind("MIG-", 0) != 0)
+      throw InputError("gmi.backend mig: every rank needs CUDA_VISIBLE_DEVICES set by the launcher "
+                       "to one MIG instance (MIG-<uuid>); it is '" + std::string(v ? v : "") + "'");
+  }
+  if (settings_.backend != "mps" && (!cfg.gmi.memory_limit.empty() || !cfg.gmi.sm_share.empty()))
+    if (mpi.rank() == 0)
+      spdlog::warn("gmi.sm_share and gmi.memory_limit apply only with gmi.backend mps (backend is {})",
+                   settings_.backend);
+  if (settings_.backend == "mps") {
+    mps_.emplace(comms_->node(), cfg.gmi.mps_dir);
+    // Read by the CUDA driver when this process creates its context: before Kokkos starts.
+    ::setenv("CUDA_MPS_PIPE_DIRECTORY", mps_->pipe_dir().c_str(), 1);
+    ::setenv("CUDA_MPS_LOG_DIRECTORY", mps_->log_dir().c_str(), 1);
+    ::setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", percent_text(settings_.sm_share).c_str(), 1);
+    if (!settings_.memory_limit.empty())
+      ::setenv("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
+               fmt::format("{}={}", settings_.device_id, settings_.memory_limit).c_str(), 1);
+  }
+  kokkos_.emplace(settings_.device_id);
+}
+
+Session::~Session() = default;
+
+std::string Session::layout_table() const {
+  // What the GMI's context actually sees: under MPS the SM count reflects the thread percentage.
+  double mine[2] = {0, 0};
+#if defined(KOKKOS_ENABLE_CUDA)
+  int dev = 0, sms = 0;
+  GMI_CUDA_CHECK(cudaGetDevice(&dev));
+  GMI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  std::size_t free_b = 0, total_b = 0;
+  GMI_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  mine[0] = sms;
+  mine[1] = double(total_b >> 20);
+#endif
+  const mpi::Layout& L = layout();
+  std::vector<double> all(2 * std::size_t(L.size()));
+  GMI_MPI_CHECK(MPI_Gather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, comms_->world()));
+  std::vector<GmiSettings> s(L.size());
+  for (int r = 0; r < L.size(); ++r) s[L.places[r].gmi_rank] = settings_for(cfg_.gmi, L, L.places[r], kCudaBuild);
+  std::ostringstream t;
+  t << fmt::format("{} GMI(s) on {} GPU(s) of {} node(s), backend {}\n", L.size(), L.num_gpus, L.num_nodes,
+                   settings_.backend);
+  t << fmt::format("{:>5} {:>5} {:>4} {:>5} {:>5} {:>9} {:>9} {:>11}\n", "rank", "node", "gpu", "slot",
+                   "SM %", "SMs seen", "mem MiB", "mem limit");
+  std::vector<const mpi::Place*> by_rank(L.size());
+  for (const auto& p : L.places) by_rank[p.gmi_rank] = &p;
+  for (int r = 0; r < L.size(); ++r) {
+    const mpi::Place& p = *by_rank[r];
+    t << fmt::format("{:>5} {:>5} {:>4} {:>5} {:>5} {:>9} {:>9} {:>11}\n", r, p.node, p.gpu, p.slot,
+                     s[r].backend == "mps" ? percent_text(s[r].sm_share) : "-",
+                     kCudaBuild ? fmt::format("{:.0f}", all[2 * r]) : "-",
+                     kCudaBuild ? fmt::format("{:.0f}", all[2 * r + 1]) : "-",
+                     s[r].memory_limit.empty() || s[r].backend != "mps" ? "-" : s[r].memory_limit);
+  }
+  std::string out = t.str();
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+std::unique_ptr<mpi::GradientReducer> Session::make_reducer(std::size_t elements) const {
+  mpi::ReducerOptions o;
+  o.strategy = cfg_.reduce.strategy;
+  o.hybrid_k = cfg_.reduce.hybrid_k;
+  o.intra_gpu = cfg_.reduce.intra_gpu;
+  o.auto_runs = cfg_.reduce.auto_runs;
+  o.elements = elements;
+  mpi::ReducerChoice c = mpi::make_reducer(*comms_, o);
+  if (!c.projections.empty()) {
+    const auto& u = c.costs;
+    spdlog::info("reduce auto: {} floats; measured IP({}) {:.1f} us, RP({}) {:.1f} us, within-GPU ({}) {:.1f} us",
+                 elements, u.ip_group, 1e6 * u.ip, u.rp_group, 1e6 * u.rp, u.local_path.empty() ? "-" : u.local_path,
+                 1e6 * u.local);
+    for (const auto& p : c.projections)
+      spdlog::info("  projected {:<12} {:>10.1f} us  = {}", p.strategy, 1e6 * p.seconds, p.formula);
+  }
+  spdlog::info("gradient reduction: {} over {} GMI(s){}", c.reducer->name(), c.reducer->size(),
+               c.projections.empty() ? "" : " (chosen by reduce.strategy auto)");
+  return std::move(c.reducer);
+}
+
+}  // namespace gmi::instances

@@ -1,0 +1,61 @@
+#pragma once
+/// \file
+/// \brief A job's GMIs, set up in the order CUDA requires: plan the layout from MPI (node,
+/// GPU, slot), build the communicators, start or find the node's MPS daemon, export each GMI's
+/// MPS settings (SM share, memory limit), and only then start Kokkos on the GMI's own device.
+/// Used by training and by the benchmarks.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "mpi/environment.hpp"
+#include "mpi/reducers.hpp"
+#include "mpi/topology.hpp"
+#include "src/config/config.hpp"
+#include "src/gmi/mps.hpp"
+#include "src/runtime/kokkos_scope.hpp"
+
+namespace gmi::instances {
+
+/// What one GMI gets, decided before CUDA starts.
+struct GmiSettings {
+  std::string backend;        ///< mps | none | mig (auto resolved)
+  int device_id = 0;          ///< CUDA device on the node
+  double sm_share = 100;      ///< percent of the GPU's SMs (mps)
+  std::string memory_limit;   ///< e.g. 16G (mps), "" none
+};
+
+/// GPUs per node when gmi.gpus_per_node is 0: CUDA_VISIBLE_DEVICES entries, else the driver's
+/// GPU list (/proc/driver/nvidia/gpus), read without initialising CUDA; 1 on host builds.
+int detect_gpus_per_node();
+
+/// gmi.backend, gmi.sm_share and gmi.memory_limit for the GMI at `place` of `layout`.
+/// Throws gmi::InputError naming the key.
+GmiSettings settings_for(const config::GmiConfig& g, const mpi::Layout& layout, const mpi::Place& place,
+                         bool cuda_build);
+
+class Session {
+ public:
+  /// Collective over MPI_COMM_WORLD.
+  Session(const config::Config& cfg, mpi::Environment& mpi);
+  ~Session();
+
+  const mpi::Communicators& comms() const { return *comms_; }
+  const mpi::Layout& layout() const { return comms_->layout(); }
+  const mpi::Place& me() const { return comms_->me(); }
+  const GmiSettings& settings() const { return settings_; }
+
+  /// The layout table (rank 0's string; collective: gathers what every GMI's device reports).
+  std::string layout_table() const;
+  /// reduce.* for gradients of `elements` floats; logs auto's measurements and projections.
+  std::unique_ptr<mpi::GradientReducer> make_reducer(std::size_t elements) const;
+
+ private:
+  const config::Config& cfg_;
+  std::unique_ptr<mpi::Communicators> comms_;
+  GmiSettings settings_;
+  std::optional<MpsDaemon> mps_;            // destroyed after Kokkos (declared before it)
+  std::optional<runtime::KokkosScope> kokkos_;
+};
+
+}  // namespace gmi::instances

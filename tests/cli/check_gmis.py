@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Multi-GMI runs through the real command line under mpiexec (no GPU needed):
+
+  train   4 GMIs on 2 emulated GPUs train one policy: exit 0, the layout table, the reduction
+          strategy, metrics counting the steps of all GMIs
+  mps     gmi.backend mps with a stand-in nvidia-cuda-mps-control (tests/cli/fake-mps): the
+          node's first rank starts one daemon in a job-private directory and stops it at exit;
+          every GMI gets its SM share
+  reuse   a daemon already answering in gmi.mps_dir is used, neither started nor stopped
+  fail    a daemon that cannot start: one error line, status 2, nothing left running
+  errors  layouts the config cannot run: one error line naming the key
+
+  check_gmis.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
+"""
+import argparse
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CFG = ("env:\n  name: CartPole-v1\n  num_envs: 4\nppo:\n  num_steps: 16\n  num_minibatches: 2\n"
+       "train:\n  total_env_steps: 1024\n  log_interval: 1\n")
+
+
+def fail(msg, p=None):
+    print("check_gmis: " + msg)
+    if p is not None:
+        print("--- stdout\n" + p.stdout + "\n--- stderr\n" + p.stderr)
+    sys.exit(1)
+
+
+def run(a, np, args, env=None, status=0):
+    e = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+             OMPI_MCA_rmaps_base_oversubscribe="1")
+    e.update(env or {})
+    p = subprocess.run([a.mpiexec, "-n", str(np), "--oversubscribe", a.gmi] + args,
+                       capture_output=True, text=True, timeout=240, env=e)
+    if status is not None and p.returncode != status:
+        fail(f"expected exit status {status}, got {p.returncode}: {' '.join(args)}", p)
+    return p
+
+
+def mode_train(a, cfg):
+    run_dir = os.path.join(a.workdir, "run")
+    p = run(a, 4, ["--config", cfg, "--run-dir", run_dir, "--set", "gmi.gpus_per_node=2",
+                   "--set", "reduce.strategy=har"])
+    out = p.stdout
+    for pat in [r"4 GMI\(s\) on 2 GPU\(s\) of 1 node\(s\), backend none",
+                r"\n\s+3\s+0\s+1\s+1\s", r"gradient reduction: har \(ipc\) over 4 GMI\(s\)",
+                r"4 envs x 16 steps x 4 GMI\(s\) = 256 samples/iteration", r"done: 1024 env steps"]:
+        if not re.search(pat, out):
+            fail(f"stdout lacks /{pat}/", p)
+    if p.stderr.strip():
+        fail("stderr not empty", p)
+    rows = list(csv.DictReader(open(os.path.join(run_dir, "metrics.csv"))))
+    if [int(float(r["env_steps"])) for r in rows] != [256, 512, 768, 1024]:
+        fail("metrics env_steps do not count all GMIs: " + str([r["env_steps"] for r in rows]))
+
+
+def fake_env(a, extra=None):
+    log = os.path.join(a.workdir, "mps.log")
+    env = {"PATH": os.path.join(HERE, "fake-mps") + os.pathsep + os.environ["PATH"],
+           "GMI_FAKE_MPS_LOG": log, "TMPDIR": a.workdir}
+    env.pop("CUDA_MPS_PIPE_DIRECTORY", None)
+    env.update(extra or {})
+    return env, log
+
+
+def lines(path):
+    return open(path).read().split("\n")[:-1] if os.path.exists(path) else []
+
+
+def mode_mps(a, cfg):
+    env, log = fake_env(a)
+    p = run(a, 2, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "run"),
+                   "--set", "gmi.backend=mps"], env)
+    got = lines(log)
+    if len(got) != 2 or not got[0].startswith("start ") or not got[1].startswith("quit "):
+        fail(f"expected one start and one quit of the daemon, got {got}", p)
+    pipe = got[0].split(" ", 1)[1]
+    if not pipe.startswith(os.path.join(a.workdir, "gmi_drl-mps-")):
+        fail(f"pipe directory {pipe} is not job-private under $TMPDIR", p)
+    if os.path.exists(pipe):
+        fail(f"pipe directory {pipe} left behind", p)
+    if not re.search(r"backend mps", p.stdout) or not re.search(r"\n\s+1\s+0\s+0\s+1\s+50\s", p.stdout):
+        fail("layout table does not show backend mps with 50 % SMs per GMI", p)
+
+
+def mode_reuse(a, cfg):
+    pipe = os.path.join(a.workdir, "running-mps")
+    os.makedirs(pipe)
+    open(os.path.join(pipe, "control"), "w").close()
+    env, log = fake_env(a)
+    p = run(a, 2, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "run"),
+                   "--set", "gmi.backend=mps", "--set", "gmi.mps_dir=" + pipe], env)
+    if lines(log):
+        fail(f"a running daemon must be used as is, got {lines(log)}", p)
+
+
+def mode_fail(a, cfg):
+    env, log = fake_env(a, {"GMI_FAKE_MPS_FAIL": "1"})
+    p = run(a, 2, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "run"),
+                   "--set", "gmi.backend=mps"], env, status=None)
+    if p.returncode == 0:
+        fail("a daemon that cannot start must fail the run", p)
+    errs = [l for l in p.stderr.split("\n") if l.startswith("gmi_drl:")]
+    want = r"^gmi_drl: error: gmi.backend mps: 'nvidia-cuda-mps-control -d' failed with status 1: fake failure"
+    if len(errs) != 1 or not re.match(want, errs[0]):
+        fail(f"expected one line /{want}/, got {errs}", p)
+
+
+def mode_errors(a, cfg):
+    cases = [
+        (4, ["--set", "gmi.per_gpu=3"], r"^gmi_drl: error: gmi.per_gpu: 3 GMIs per GPU x 1 GPUs per node needs 3 ranks on every node, but node 0 \('.*'\) has 4"),
+        (2, ["--set", "reduce.strategy=mrr"], r"^gmi_drl: error: reduce.strategy: mrr needs GMIs per GPU <= GPUs"),
+        (2, ["--set", "gmi.gpus_per_node=2", "--set", "reduce.strategy=hybrid", "--set", "reduce.hybrid_k=2"],
+         r"^gmi_drl: error: reduce.strategy: reduce.hybrid_k: 2 exceeds the 1 GMIs per GPU"),
+        (3, ["--set", "gmi.sm_share=[50, 50]"], r"^gmi_drl: error: gmi.sm_share: 2 values, but GPU 0 of node 0 has 3 GMI\(s\)"),
+        (3, ["--set", "gmi.sm_share=[30]", "--set", "gmi.backend=none"], None),
+        (2, ["--set", "gmi.backend=mig"], r"^gmi_drl: error: gmi.backend: mig needs a CUDA build"),
+    ]
+    for np, args, want in cases:
+        p = run(a, np, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "run%d" % np)] + args,
+                status=None)
+        if want is None:
+            if p.returncode != 0 or "apply only with gmi.backend mps" not in p.stdout + p.stderr:
+                fail(f"{args}: expected a warning and success", p)
+            continue
+        errs = [l for l in p.stderr.split("\n") if l.startswith("gmi_drl:")]
+        if p.returncode == 0 or len(errs) != 1 or not re.match(want, errs[0]):
+            fail(f"{args}: expected one line /{want}/, got {errs}", p)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["train", "mps", "reuse", "fail", "errors"])
+    ap.add_argument("--gmi", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--workdir", required=True)
+    a = ap.parse_args()
+    shutil.rmtree(a.workdir, ignore_errors=True)
+    os.makedirs(a.workdir)
+    cfg = os.path.join(a.workdir, "c.yaml")
+    with open(cfg, "w") as f:
+        f.write(CFG)
+    globals()["mode_" + a.mode](a, cfg)
+    print("check_gmis " + a.mode + ": ok")
+
+
+if __name__ == "__main__":
+    main()
