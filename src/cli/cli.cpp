@@ -110,6 +110,24 @@ int main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   bench_cmd->add_option("--json", bench.json_path, "write results here");
 
+  // gmi_drl bench-reduce
+  tools::ReduceBenchOptions rb;
+  rb.sizes = {10000, 100000, 1000000, 10000000};
+  rb.strategies = {"floor", "mpr", "mrr", "har-ipc", "har-mpi", "hybrid", "auto"};
+  auto* rb_cmd = app.add_subcommand("bench-reduce", "gradient-reduction latency of every strategy on this job's GMI layout");
+  rb_cmd->add_option("--config", rb.config_path, "configuration with the gmi.* layout keys (YAML)")
+      ->required()->check(CLI::ExistingFile);
+  rb_cmd->add_option("--sizes", rb.sizes, "buffer sizes in floats (comma separated)")->delimiter(',');
+  rb_cmd->add_option("--strategies", rb.strategies,
+                     "floor, mpr, mrr, har-ipc, har-mpi, hybrid (every k), auto (comma separated)")
+      ->delimiter(',');
+  rb_cmd->add_option("--runs", rb.runs, "timed runs per point")->check(at_least(1));
+  rb_cmd->add_option("--warmup", rb.warmup, "untimed runs per point")->check(at_least(0));
+  rb_cmd->add_option("--set", rb.sets, "override a config key (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  rb_cmd->add_option("--json", rb.json_path, "write results here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -132,6 +150,7 @@ int main(int argc, char** argv) {
   if (cfg_show->parsed())
     return guarded([&] { std::cout << config::to_yaml(config::load(show_path, config::parse_overrides(show_sets))); });
   if (bench_cmd->parsed()) return tools::run_bench(bench, &argc, &argv);
+  if (rb_cmd->parsed()) return tools::run_reduce_bench(rb, &argc, &argv);
 
   if (train.config_path.empty()) {
     std::fprintf(stderr, "gmi_drl: error: --config is required to train (see gmi_drl --help)\n");

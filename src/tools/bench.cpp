@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +13,9 @@
 #include "kernels/nn/blas.hpp"
 #include "mpi/environment.hpp"
 #include "src/algos/ppo/ppo.hpp"
+#include "mpi/device_group.hpp"
+#include "mpi/reducers.hpp"
+#include "src/gmi/session.hpp"
 #include "src/runtime/kokkos_scope.hpp"
 #include "src/runtime/mpi_command.hpp"
 
@@ -35,38 +39,48 @@ void count_launches(bool on) {
 }
 
 struct Result {
-  int num_envs = 0;
-  std::int64_t steps_per_iteration = 0;
+  int num_envs = 0;      ///< all GMIs together
+  int envs_per_gmi = 0;
+  std::int64_t steps_per_iteration = 0;  ///< all GMIs together
   double steps_per_s = 0, rollout_ms = 0, update_ms = 0, iteration_ms = 0;
   double kernels = 0, copies = 0, blas = 0, setup_s = 0;
   std::string path;  ///< fused or layered kernels
 };
 
-Result measure(const config::Config& base, int n, int warmup, int iterations, int world) {
+double max_over_ranks(double v) {
+  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  return v;
+}
+
+Result measure(const config::Config& base, int total, int warmup, int iterations, int world,
+               int gmi_rank, mpi::GradientReducer* reducer) {
+  const int n = total / world;
   config::Config cfg = base;
   cfg.env.num_envs = n;
   cfg.train.total_env_steps = std::int64_t(n) * cfg.ppo.num_steps * (warmup + iterations + 1) * world;
   config::derive(cfg, world);
   Result r;
-  r.num_envs = n;
-  r.steps_per_iteration = cfg.batch_size;
+  r.num_envs = total;
+  r.envs_per_gmi = n;
+  r.steps_per_iteration = cfg.batch_size * world;
   const auto t0 = std::chrono::steady_clock::now();
-  algos::PpoTrainer trainer(cfg, 0);
-  r.setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  algos::PpoTrainer trainer(cfg, std::uint64_t(gmi_rank) * n, reducer);
+  r.setup_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   r.path = trainer.kernels();
   for (int i = 0; i < warmup; ++i) trainer.iterate();
   double rollout = 0, update = 0;
+  GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   const auto t1 = std::chrono::steady_clock::now();
   for (int i = 0; i < iterations; ++i) {
     const auto m = trainer.iterate();
     rollout += m.time_rollout;
     update += m.time_update;
   }
-  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  r.steps_per_s = double(cfg.batch_size) * iterations / total;
-  r.rollout_ms = 1e3 * rollout / iterations;
-  r.update_ms = 1e3 * update / iterations;
-  r.iteration_ms = 1e3 * total / iterations;
+  const double total_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
+  r.steps_per_s = double(r.steps_per_iteration) * iterations / total_s;
+  r.rollout_ms = 1e3 * max_over_ranks(rollout) / iterations;
+  r.update_ms = 1e3 * max_over_ranks(update) / iterations;
+  r.iteration_ms = 1e3 * total_s / iterations;
   g_kernels = g_copies = 0;
   const auto b0 = blas::call_count();
   count_launches(true);
@@ -78,52 +92,194 @@ Result measure(const config::Config& base, int n, int warmup, int iterations, in
   return r;
 }
 
+std::string json_string(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) o += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+  return o + "\"";
+}
+
+/// The layout as JSON fields (shared by both benchmarks).
+std::string layout_json(const instances::Session& s) {
+  const auto& L = s.layout();
+  std::string per = "[";
+  for (std::size_t g = 0; g < L.gmis_per_gpu.size(); ++g) per += (g ? ", " : "") + std::to_string(L.gmis_per_gpu[g]);
+  return fmt::format("\"gmis\": {}, \"nodes\": {}, \"gpus\": {}, \"gmis_per_gpu\": {}], \"backend\": {}",
+                     L.size(), L.num_nodes, L.num_gpus, per, json_string(s.settings().backend));
+}
+
+std::ofstream open_json(const std::string& path) {
+  std::ofstream j(path);
+  if (!j) throw InputError(path + ": cannot write");
+  return j;
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& o, int* argc, char*** argv) {
   return runtime::run_mpi_command(argc, argv, "info", [&](mpi::Environment& mpi) {
-    const config::Config base = config::load(o.config_path, config::parse_overrides(o.sets), 1);
+    const int W = mpi.size();
+    const config::Config base = config::load(o.config_path, config::parse_overrides(o.sets), W);
     for (int n : o.num_envs)
-      if (n < 1 || std::int64_t(n) * base.ppo.num_steps % base.ppo.num_minibatches != 0)
-        throw InputError(fmt::format("--num-envs: {} is not a positive count whose batch "
-                                     "(x ppo.num_steps {}) divides into {} minibatches",
-                                     n, base.ppo.num_steps, base.ppo.num_minibatches));
-    runtime::KokkosScope kokkos;
+      if (n < 1 || n % W != 0 || std::int64_t(n / W) * base.ppo.num_steps % base.ppo.num_minibatches != 0)
+        throw InputError(fmt::format("--num-envs: {} is not a positive count that splits evenly over {} "
+                                     "GMI(s) with a batch (x ppo.num_steps {}) that divides into {} minibatches",
+                                     n, W, base.ppo.num_steps, base.ppo.num_minibatches));
+    instances::Session session(base, mpi);
+    const std::string table = session.layout_table();
     const std::string device = runtime::device_description();
     spdlog::info("gmi_drl {} bench | {} | {} | {} steps x {} epochs x {} minibatches | matmul {}",
                  GMI_DRL_VERSION, device, base.env.name, base.ppo.num_steps, base.ppo.update_epochs,
                  base.ppo.num_minibatches, base.device.matmul);
+    spdlog::info("layout: {}", table);
+    std::unique_ptr<mpi::GradientReducer> reducer;
+    if (W > 1) reducer = session.make_reducer(algos::PpoTrainer::policy_layout(base).num_params);
     std::vector<Result> results;
-    spdlog::info("{:>9} {:>14} {:>12} {:>11} {:>11} {:>9} {:>8} {:>7}  {}", "num_envs", "env steps/s",
-                 "iteration ms", "rollout ms", "update ms", "kernels", "blas", "copies", "path");
+    spdlog::info("{:>9} {:>8} {:>14} {:>12} {:>11} {:>11} {:>9} {:>8} {:>7}  {}", "num_envs", "per GMI",
+                 "env steps/s", "iteration ms", "rollout ms", "update ms", "kernels", "blas", "copies", "path");
     for (int n : o.num_envs) {
-      const Result r = measure(base, n, o.warmup, o.iterations, 1);
+      const Result r = measure(base, n, o.warmup, o.iterations, W, session.me().gmi_rank, reducer.get());
       results.push_back(r);
-      spdlog::info("{:>9} {:>14.0f} {:>12.2f} {:>11.2f} {:>11.2f} {:>9.0f} {:>8.0f} {:>7.0f}  {}", n,
-                   r.steps_per_s, r.iteration_ms, r.rollout_ms, r.update_ms, r.kernels, r.blas,
-                   r.copies, r.path);
+      spdlog::info("{:>9} {:>8} {:>14.0f} {:>12.2f} {:>11.2f} {:>11.2f} {:>9.0f} {:>8.0f} {:>7.0f}  {}", n,
+                   r.envs_per_gmi, r.steps_per_s, r.iteration_ms, r.rollout_ms, r.update_ms, r.kernels,
+                   r.blas, r.copies, r.path);
     }
     if (!o.json_path.empty() && mpi.rank() == 0) {
-      std::ofstream j(o.json_path);
-      if (!j) throw InputError(o.json_path + ": cannot write");
+      std::ofstream j = open_json(o.json_path);
       j << "{\n  \"benchmark\": \"ppo_end_to_end\",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION
-        << "\",\n  \"device\": \"" << device << "\",\n  \"env\": \"" << base.env.name
-        << "\",\n  \"num_steps\": " << base.ppo.num_steps << ",\n  \"update_epochs\": "
+        << "\",\n  \"device\": " << json_string(device) << ",\n  " << layout_json(session)
+        << ",\n  \"reduce\": " << json_string(reducer ? reducer->name() : "none") << ",\n  \"env\": \""
+        << base.env.name << "\",\n  \"num_steps\": " << base.ppo.num_steps << ",\n  \"update_epochs\": "
         << base.ppo.update_epochs << ",\n  \"num_minibatches\": " << base.ppo.num_minibatches
         << ",\n  \"matmul\": \"" << base.device.matmul << "\",\n  \"warmup_iterations\": " << o.warmup
         << ",\n  \"timed_iterations\": " << o.iterations << ",\n  \"results\": [\n";
       for (std::size_t i = 0; i < results.size(); ++i) {
         const auto& r = results[i];
         j << fmt::format(
-            "    {{\"num_envs\": {}, \"env_steps_per_iteration\": {}, \"env_steps_per_s\": {:.1f}, "
+            "    {{\"num_envs\": {}, \"envs_per_gmi\": {}, \"env_steps_per_iteration\": {}, \"env_steps_per_s\": {:.1f}, "
             "\"iteration_ms\": {:.3f}, \"rollout_ms\": {:.3f}, \"update_ms\": {:.3f}, "
             "\"kokkos_kernels_per_iteration\": {:.0f}, \"blas_calls_per_iteration\": {:.0f}, "
             "\"deep_copies_per_iteration\": {:.0f}, \"setup_s\": {:.3f}, \"kernels\": \"{}\"}}{}\n",
-            r.num_envs, r.steps_per_iteration, r.steps_per_s, r.iteration_ms, r.rollout_ms,
+            r.num_envs, r.envs_per_gmi, r.steps_per_iteration, r.steps_per_s, r.iteration_ms, r.rollout_ms,
             r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.path,
             i + 1 < results.size() ? "," : "");
       }
       j << "  ]\n}\n";
+      spdlog::info("wrote {}", o.json_path);
+    }
+    return 0;
+  });
+}
+
+int run_reduce_bench(const ReduceBenchOptions& o, int* argc, char*** argv) {
+  return runtime::run_mpi_command(argc, argv, "info", [&](mpi::Environment& mpi) {
+    const config::Config cfg = config::load(o.config_path, config::parse_overrides(o.sets), mpi.size());
+    for (long long n : o.sizes)
+      if (n < 1 || n > (1ll << 30)) throw InputError(fmt::format("--sizes: {} is not a float count in [1, 2^30]", n));
+    const std::vector<std::string> known = {"mpr", "mrr", "har-ipc", "har-mpi", "hybrid", "floor", "auto"};
+    for (const auto& s : o.strategies)
+      if (std::find(known.begin(), known.end(), s) == known.end())
+        throw InputError("--strategies: unknown '" + s + "' (expected mpr, mrr, har-ipc, har-mpi, hybrid, floor, auto)");
+    instances::Session session(cfg, mpi);
+    const std::string table = session.layout_table();
+    const std::string device = runtime::device_description();
+    const mpi::Communicators& comms = session.comms();
+    const mpi::Layout& L = comms.layout();
+    spdlog::info("gmi_drl {} bench-reduce | {} | {} runs per point", GMI_DRL_VERSION, device, o.runs);
+    spdlog::info("layout: {}", table);
+    const std::size_t max_n = std::size_t(*std::max_element(o.sizes.begin(), o.sizes.end()));
+    ExecSpace space;
+    View1<float> buf("gmi::bench::reduce", max_n);
+    Kokkos::deep_copy(buf, 1.0f);
+
+    // Every strategy the layout can run: (label, factory).
+    struct Entry {
+      std::string label;
+      std::unique_ptr<mpi::GradientReducer> r;
+      std::unique_ptr<mpi::DeviceGroup> floor;
+    };
+    std::vector<Entry> entries;
+    mpi::ReducerOptions base;
+    base.elements = max_n;
+    for (const auto& s : o.strategies) {
+      if (s == "floor") {
+        // NCCL among one GMI per GPU: what the hardware allows without GMIs.
+        if (L.num_gpus >= 2)
+          entries.push_back({"floor (ring among GPU leaders)", nullptr,
+                             std::make_unique<mpi::DeviceGroup>(comms.leaders(), mpi::ring_transport(), max_n)});
+        continue;
+      }
+      if (s == "auto") continue;
+      if (s == "hybrid") {
+        for (int k = 1; k <= L.max_gmis_per_gpu(); ++k) {
+          mpi::ReducerOptions h = base;
+          h.hybrid_k = k;
+          entries.push_back({fmt::format("hybrid k={}", k), mpi::make_strategy(comms, "hybrid", h), nullptr});
+        }
+        continue;
+      }
+      mpi::ReducerOptions opt = base;
+      std::string name = s;
+      if (s == "har-ipc" || s == "har-mpi") {
+        opt.intra_gpu = s == "har-ipc" ? "ipc" : "mpi";
+        name = "har";
+      }
+      const std::string why = mpi::unsupported_reason(L, name, opt);
+      if (!why.empty()) {
+        spdlog::info("skipping {}: {}", s, why);
+        continue;
+      }
+      entries.push_back({s, mpi::make_strategy(comms, name, opt), nullptr});
+    }
+    struct Point {
+      std::string label;
+      long long n;
+      double us;
+    };
+    std::vector<Point> points;
+    spdlog::info("{:<32} {:>10} {:>12} {:>10}", "strategy", "floats", "latency us", "GB/s alg");
+    for (auto& e : entries)
+      for (long long n : o.sizes) {
+        auto op = [&] {
+          if (e.r) e.r->allreduce_mean(space, buf.data(), std::size_t(n));
+          else e.floor->allreduce_sum(space, buf.data(), std::size_t(n));
+        };
+        for (int i = 0; i < o.warmup; ++i) op();
+        space.fence();
+        GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < o.runs; ++i) {
+          op();
+          space.fence();
+        }
+        const double us = 1e6 * max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) / o.runs;
+        points.push_back({e.label, n, us});
+        spdlog::info("{:<32} {:>10} {:>12.1f} {:>10.2f}", e.label, n, us, 4.0 * double(n) / us / 1e3);
+      }
+    // What auto picks for each size.
+    std::vector<std::pair<long long, std::string>> picks;
+    if (std::find(o.strategies.begin(), o.strategies.end(), "auto") != o.strategies.end() && L.size() > 1)
+      for (long long n : o.sizes) {
+        mpi::ReducerOptions a = base;
+        a.elements = std::size_t(n);
+        a.auto_runs = cfg.reduce.auto_runs;
+        mpi::ReducerChoice c = mpi::make_reducer(comms, a);
+        picks.emplace_back(n, c.reducer->name());
+        spdlog::info("auto at {} floats: {} (projected {:.1f} us; IP {:.1f} us, RP {:.1f} us, within-GPU {:.1f} us)", n,
+                     c.reducer->name(), 1e6 * c.projections.front().seconds, 1e6 * c.costs.ip, 1e6 * c.costs.rp,
+                     1e6 * c.costs.local);
+      }
+    if (!o.json_path.empty() && mpi.rank() == 0) {
+      std::ofstream j = open_json(o.json_path);
+      j << "{\n  \"benchmark\": \"gradient_reduction\",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION
+        << "\",\n  \"device\": " << json_string(device) << ",\n  " << layout_json(session)
+        << ",\n  \"runs\": " << o.runs << ",\n  \"results\": [\n";
+      for (std::size_t i = 0; i < points.size(); ++i)
+        j << fmt::format("    {{\"strategy\": {}, \"floats\": {}, \"latency_us\": {:.2f}}}{}\n",
+                         json_string(points[i].label), points[i].n, points[i].us, i + 1 < points.size() ? "," : "");
+      j << "  ],\n  \"auto\": [";
+      for (std::size_t i = 0; i < picks.size(); ++i)
+        j << fmt::format("{}{{\"floats\": {}, \"choice\": {}}}", i ? ", " : "", picks[i].first, json_string(picks[i].second));
+      j << "]\n}\n";
       spdlog::info("wrote {}", o.json_path);
     }
     return 0;

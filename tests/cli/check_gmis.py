@@ -9,6 +9,7 @@
   reuse   a daemon already answering in gmi.mps_dir is used, neither started nor stopped
   fail    a daemon that cannot start: one error line, status 2, nothing left running
   errors  layouts the config cannot run: one error line naming the key
+  bench   bench-reduce and bench on 4 and 2 GMIs write JSON with every strategy and the layout
 
   check_gmis.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
@@ -134,9 +135,35 @@ def mode_errors(a, cfg):
             fail(f"{args}: expected one line /{want}/, got {errs}", p)
 
 
+def mode_bench(a, cfg):
+    import json
+    out = os.path.join(a.workdir, "reduce.json")
+    p = run(a, 4, ["bench-reduce", "--config", cfg, "--set", "gmi.gpus_per_node=2", "--sizes", "10,1000",
+                   "--runs", "3", "--warmup", "1", "--json", out])
+    j = json.load(open(out))
+    if (j["gmis"], j["gpus"], j["gmis_per_gpu"]) != (4, 2, [2, 2]):
+        fail("bench-reduce JSON layout: " + str(j), p)
+    got = sorted({r["strategy"] for r in j["results"]})
+    want = sorted(["floor (ring among GPU leaders)", "mpr", "mrr", "har-ipc", "har-mpi", "hybrid k=1", "hybrid k=2"])
+    if got != want or len(j["results"]) != 2 * len(want):
+        fail(f"bench-reduce strategies {got}, expected {want} at 2 sizes", p)
+    if [x["floats"] for x in j["auto"]] != [10, 1000]:
+        fail("bench-reduce JSON lacks auto's choices: " + str(j["auto"]), p)
+    out = os.path.join(a.workdir, "ppo.json")
+    p = run(a, 2, ["bench", "--config", cfg, "--num-envs", "8", "--iterations", "1", "--warmup", "0",
+                   "--set", "reduce.strategy=mpr", "--json", out])
+    j = json.load(open(out))
+    r = j["results"][0]
+    if (j["gmis"], j["reduce"], r["num_envs"], r["envs_per_gmi"], r["env_steps_per_iteration"]) != (2, "mpr", 8, 4, 128):
+        fail("bench JSON: " + str(j), p)
+    p = run(a, 2, ["bench", "--config", cfg, "--num-envs", "7"], status=2)
+    if not re.search(r"gmi_drl: error: --num-envs: 7 is not a positive count that splits evenly over 2 GMI", p.stderr):
+        fail("uneven --num-envs must be refused", p)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["train", "mps", "reuse", "fail", "errors"])
+    ap.add_argument("mode", choices=["train", "mps", "reuse", "fail", "errors", "bench"])
     ap.add_argument("--gmi", required=True)
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--workdir", required=True)

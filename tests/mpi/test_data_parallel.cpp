@@ -15,6 +15,13 @@
 namespace gmi {
 namespace {
 
+// GPU builds keep every GMI of the test on its one GPU (NCCL: one rank per GPU per communicator).
+#if defined(GMI_HAVE_CUDA)
+constexpr int kTestGpus = 1;
+#else
+constexpr int kTestGpus = 2;
+#endif
+
 config::Config small(int world) {
   config::Config c = config::parse(
       "env: {name: CartPole-v1, num_envs: 4}\n"
@@ -52,7 +59,7 @@ TEST(DataParallel, AllGmisKeepIdenticalWeightsAndStatistics) {
   cfg.ppo.normalize_obs = true;
   cfg.ppo.normalize_reward = true;
   cfg.ppo.target_kl = 0.001;  // stops epochs early; all GMIs must stop at the same minibatch
-  mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{2, 0}));
+  mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{kTestGpus, 0}));
   for (const std::string s : {"mpr", "har", "hybrid"}) {
     mpi::ReducerOptions o;
     o.elements = algos::PpoTrainer::policy_layout(cfg).num_params;
