@@ -57,7 +57,7 @@ GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity)
     throw InputError(fmt::format("gmi: {} GMIs on one GPU; the intra-GPU path supports at most {}",
                                  size_, kMaxGmisPerGpu));
   impl_->peer.assign(size_, nullptr);
-  const std::size_t bytes = std::max<std::size_t>(capacity, 1) * sizeof(float);
+  const std::size_t bytes = 2 * std::max<std::size_t>(capacity, 1) * sizeof(float);  // double buffer
 #if defined(KOKKOS_ENABLE_CUDA)
   // Plain cudaMalloc: IPC handles do not work on stream-ordered (pool) allocations.
   GMI_CUDA_CHECK(cudaMalloc(&impl_->own, bytes));
@@ -116,62 +116,40 @@ void GpuShared::barrier() {
 #endif
 }
 
-void GpuShared::reduce_scatter(const ExecSpace& space, float* data, std::size_t n) {
+void GpuShared::gather(const ExecSpace& space, const float* data, std::size_t n) {
   GMI_REQUIRE(n <= capacity_, "buffer larger than the intra-GPU capacity");
-  // 1. publish this GMI's data, 2. sum chunk `rank` from every GMI, 3. publish the summed chunk.
-  copy(space, impl_->own, data, n);
+  // The other half of the double buffer may still be read by slower GMIs of the previous call;
+  // this half was last read before the previous call's second barrier.
+  copy(space, impl_->own + phase_ * capacity_, data, n);
   space.fence();
   barrier();
-  const std::size_t lo = n * rank_ / size_, hi = n * (rank_ + 1) / size_;
+}
+
+float* GpuShared::sum_at_leader(const ExecSpace& space, std::size_t n) {
+  GMI_REQUIRE(rank_ == 0, "only the GPU's leader sums");
+  const std::size_t off = phase_ * capacity_;
   SumPeers f;
-  f.out = data + lo;
+  f.out = impl_->own + off;
   f.np = size_;
-  for (int p = 0; p < size_; ++p) f.src[p] = impl_->peer[p] + lo;
+  for (int p = 0; p < size_; ++p) f.src[p] = impl_->peer[p] + off;
   Kokkos::parallel_for("gmi::mpi::GpuShared::sum",
-                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, std::int64_t(hi - lo)), f);
-  // Only this GMI reads chunk `rank` of its own buffer, so it can be overwritten right away.
-  copy(space, impl_->own + lo, data + lo, hi - lo);
-  space.fence();
+                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, std::int64_t(n)), f);
+  return impl_->own + off;
+}
+
+void GpuShared::scatter(const ExecSpace& space, float* data, std::size_t n) {
+  if (rank_ == 0) space.fence();  // the leader's sum (and what followed it) is complete
   barrier();
+  copy(space, data, impl_->peer[0] + phase_ * capacity_, n);
+  space.fence();
+  phase_ ^= 1;
 }
 
 void GpuShared::allreduce_sum(const ExecSpace& space, float* data, std::size_t n) {
   if (size_ == 1 || n == 0) return;
-  reduce_scatter(space, data, n);
-  for (int p = 0; p < size_; ++p) {
-    if (p == rank_) continue;
-    const std::size_t lo = n * p / size_, hi = n * (p + 1) / size_;
-    copy(space, data + lo, impl_->peer[p] + lo, hi - lo);
-  }
-  space.fence();
-  barrier();  // nobody overwrites its buffer while others still read it
-}
-
-void GpuShared::reduce_to_leader(const ExecSpace& space, float* data, std::size_t n) {
-  if (size_ == 1 || n == 0) return;
-  reduce_scatter(space, data, n);
-  if (rank_ == 0) {
-    for (int p = 1; p < size_; ++p) {
-      const std::size_t lo = n * p / size_, hi = n * (p + 1) / size_;
-      copy(space, data + lo, impl_->peer[p] + lo, hi - lo);
-    }
-    space.fence();
-  }
-}
-
-void GpuShared::bcast_from_leader(const ExecSpace& space, float* data, std::size_t n) {
-  if (size_ == 1 || n == 0) return;
-  GMI_REQUIRE(n <= capacity_, "buffer larger than the intra-GPU capacity");
-  if (rank_ == 0) {
-    copy(space, impl_->own, data, n);
-    space.fence();
-  }
-  barrier();
-  if (rank_ != 0) {
-    copy(space, data, impl_->peer[0], n);
-    space.fence();
-  }
-  barrier();
+  gather(space, data, n);
+  if (rank_ == 0) sum_at_leader(space, n);
+  scatter(space, data, n);
 }
 
 }  // namespace gmi::mpi

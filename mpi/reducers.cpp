@@ -88,11 +88,19 @@ class Har final : public ReducerBase {
       local_ = std::make_unique<DeviceGroup>(c.gpu(), Transport::host, n);
   }
   void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) override {
-    if (shared_) shared_->reduce_to_leader(space, data, n);
-    else local_->reduce_sum(space, data, n, 0);
-    leaders_.allreduce_sum(space, data, n);
-    if (shared_) shared_->bcast_from_leader(space, data, n);
-    else local_->bcast(space, data, n, 0);
+    if (shared_ && shared_->size() > 1) {
+      // Leader: sum the GPU's buffers in its shared buffer, all-reduce that among GPUs in place,
+      // then every GMI copies it.
+      shared_->gather(space, data, n);
+      if (leaders_.active()) leaders_.allreduce_sum(space, shared_->sum_at_leader(space, n), n);
+      shared_->scatter(space, data, n);
+    } else if (local_) {
+      local_->reduce_sum(space, data, n, 0);
+      leaders_.allreduce_sum(space, data, n);
+      local_->bcast(space, data, n, 0);
+    } else {
+      leaders_.allreduce_sum(space, data, n);
+    }
     finish(space, data, n);
   }
   std::string name() const override { return shared_ ? "har (ipc)" : "har (mpi)"; }
@@ -235,10 +243,7 @@ ReducerChoice make_reducer(const Communicators& c, const ReducerOptions& o) {
   if (M >= 2) {
     if (use_ipc(o)) {
       GpuShared s(c.gpu(), E);
-      u.local = time_op(c.world(), space, o.auto_runs, [&] {
-        s.reduce_to_leader(space, buf.data(), E);
-        s.bcast_from_leader(space, buf.data(), E);
-      });
+      u.local = time_op(c.world(), space, o.auto_runs, [&] { s.allreduce_sum(space, buf.data(), E); });
       u.local_path = "ipc";
     } else {
       DeviceGroup g(c.gpu(), Transport::host, E);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -152,12 +153,16 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
 
 MpsDaemon::~MpsDaemon() {
   if (!owner_) return;
-  // `quit` stops accepting clients and waits for the running ones to finish.
-  const Result r = mps_control(pipe_dir_, log_dir_, "", "quit", 120);
-  if (r.status != 0)
-    spdlog::warn("MPS: stopping the daemon in {} failed (status {}): {}", pipe_dir_, r.status, r.output);
-  else
-    ::rmdir(pipe_dir_.c_str());  // empty once the daemon is gone; the log directory stays
+  // `quit` makes the daemon refuse new clients and exit once the current ones are gone, and the
+  // control program waits for that.  A process stays a client until it exits (measured on an
+  // H100: cudaDeviceReset is not enough), this one included, so the quit runs detached from
+  // this process and completes right after the node's GMIs exit, on success and on error alike.
+  const std::string cmd = fmt::format(
+      "setsid sh -c \"echo quit | CUDA_MPS_PIPE_DIRECTORY={} CUDA_MPS_LOG_DIRECTORY={} timeout 600 "
+      "nvidia-cuda-mps-control && rmdir {}\" > /dev/null 2>&1 < /dev/null &",
+      quoted(pipe_dir_), quoted(log_dir_), quoted(pipe_dir_));
+  if (std::system(cmd.c_str()) != 0)
+    spdlog::warn("MPS: could not ask the daemon in {} to stop (echo quit | nvidia-cuda-mps-control)", pipe_dir_);
 }
 
 }  // namespace gmi::instances

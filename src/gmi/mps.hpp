@@ -2,9 +2,10 @@
 /// \file
 /// \brief The node's NVIDIA MPS control daemon for the GMIs of a job (papers 000 §3.1, 003
 /// §3.1): the node's first rank starts `nvidia-cuda-mps-control -d` in a job-private pipe
-/// directory when no daemon answers there, before any rank initialises CUDA, and stops it
-/// (`quit`, which waits for the clients to finish) when the job ends, also after errors on that
-/// rank.  A daemon that cannot be started or reached is one error on every rank.
+/// directory when no daemon answers there, before any rank initialises CUDA, and asks it to stop
+/// when it exits (`quit`: the daemon exits once its clients, the node's GMIs, are gone), also
+/// after errors on that rank.  A daemon that cannot be started or reached is one error on every
+/// rank.
 #include <mpi.h>
 
 #include <string>

@@ -108,7 +108,12 @@ Session::Session(const config::Config& cfg, mpi::Environment& mpi) : cfg_(cfg) {
   kokkos_.emplace(settings_.device_id);
 }
 
-Session::~Session() = default;
+Session::~Session() {
+  // Kokkos first (it drains the device), then the MPS daemon, which stops once every GMI of the
+  // node has exited (MpsDaemon::~MpsDaemon).
+  kokkos_.reset();
+  mps_.reset();
+}
 
 std::string Session::layout_table() const {
   // What the GMI's context actually sees: under MPS the SM count reflects the thread percentage.

@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CFG = ("env:\n  name: CartPole-v1\n  num_envs: 4\nppo:\n  num_steps: 16\n  num_minibatches: 2\n"
@@ -78,6 +79,11 @@ def mode_mps(a, cfg):
     env, log = fake_env(a)
     p = run(a, 2, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "run"),
                    "--set", "gmi.backend=mps"], env)
+    # The quit runs detached, completing once the GMIs have exited: allow it a moment.
+    for _ in range(100):
+        if len(lines(log)) >= 2 and not os.path.exists(lines(log)[0].split(" ", 1)[1]):
+            break
+        time.sleep(0.1)
     got = lines(log)
     if len(got) != 2 or not got[0].startswith("start ") or not got[1].startswith("quit "):
         fail(f"expected one start and one quit of the daemon, got {got}", p)
