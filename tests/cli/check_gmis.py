@@ -10,6 +10,8 @@
   fail    a daemon that cannot start: one error line, status 2, nothing left running
   errors  layouts the config cannot run: one error line naming the key
   bench   bench-reduce and bench on 4 and 2 GMIs write JSON with every strategy and the layout
+  learn   2 GMIs x 4 envs (the single-GMI batch of config/cartpole_ppo.yaml) learn CartPole:
+          an iteration's mean return >= 475 within 500k steps, as one GMI does
 
   check_gmis.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
@@ -167,9 +169,23 @@ def mode_bench(a, cfg):
         fail("uneven --num-envs must be refused", p)
 
 
+def mode_learn(a, cfg):
+    root = os.path.dirname(os.path.dirname(HERE))
+    run_dir = os.path.join(a.workdir, "run")
+    p = run(a, 2, ["--config", os.path.join(root, "config", "cartpole_ppo.yaml"), "--run-dir", run_dir,
+                   "--set", "env.num_envs=4", "--set", "gmi.gpus_per_node=2", "--set", "reduce.strategy=har"])
+    rows = list(csv.DictReader(open(os.path.join(run_dir, "metrics.csv"))))
+    best = max((float(r["episode_return_mean"]) for r in rows if r["episode_return_mean"] != "nan"), default=-1)
+    steps = next((int(float(r["env_steps"])) for r in rows
+                  if r["episode_return_mean"] != "nan" and float(r["episode_return_mean"]) >= 475), None)
+    print(f"check_gmis learn: best iteration return {best:.1f}, first >= 475 at {steps} env steps")
+    if steps is None:
+        fail(f"2 GMIs did not learn CartPole: best iteration return {best:.1f} < 475", p)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["train", "mps", "reuse", "fail", "errors", "bench"])
+    ap.add_argument("mode", choices=["train", "mps", "reuse", "fail", "errors", "bench", "learn"])
     ap.add_argument("--gmi", required=True)
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--workdir", required=True)
