@@ -83,10 +83,17 @@ std::vector<std::string> gather_node_names(int ranks_per_node) {
   if (ranks_per_node > 0) {
     mine = fmt::format("node{}", rank / ranks_per_node);
   } else {
+    // The ranks that can share memory form a node (MPI's own locality, not the host name, which
+    // containers may repeat); it is named by its host and its lowest rank.
+    MPI_Comm shared = MPI_COMM_NULL;
+    GMI_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
+    int lowest = rank;
+    GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, shared));
+    MPI_Comm_free(&shared);
     char name[MPI_MAX_PROCESSOR_NAME] = {};
     int len = 0;
     GMI_MPI_CHECK(MPI_Get_processor_name(name, &len));
-    mine.assign(name, len);
+    mine = fmt::format("{}#{}", std::string(name, len), lowest);
   }
   constexpr int kMax = MPI_MAX_PROCESSOR_NAME;
   std::vector<char> buf(std::size_t(kMax) * size, '\0');

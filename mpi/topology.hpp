@@ -49,7 +49,8 @@ struct Layout {
 /// gmi::InputError naming the gmi.* key when the ranks and the request do not fit.
 Layout plan_layout(const std::vector<std::string>& node_of_rank, const LayoutRequest& req);
 
-/// Node names of all ranks: the host name, or with ranks_per_node > 0, "node<rank / k>".
+/// Node names of all ranks: "<host>#<lowest rank>" of the shared-memory group (MPI_Comm_split_type),
+/// or with ranks_per_node > 0, "node<rank / k>".
 std::vector<std::string> gather_node_names(int ranks_per_node);
 
 /// The communicators of a layout (freed on destruction).  Collective over MPI_COMM_WORLD.
