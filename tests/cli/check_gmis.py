@@ -7,7 +7,8 @@
           node's first rank starts one daemon in a job-private directory and stops it at exit;
           every GMI gets its SM share
   reuse   a daemon already answering in gmi.mps_dir is used, neither started nor stopped
-  fail    a daemon that cannot start: one error line, status 2, nothing left running
+  fail    a daemon that cannot start: one error line, status 2; an error after the daemon
+          started: the daemon is still stopped
   errors  layouts the config cannot run: one error line naming the key
   bench   bench-reduce and bench on 4 and 2 GMIs write JSON with every strategy and the layout
   learn   2 GMIs x 4 envs (the single-GMI batch of config/cartpole_ppo.yaml) learn CartPole:
@@ -119,6 +120,18 @@ def mode_fail(a, cfg):
     want = r"^gmi_drl: error: gmi.backend mps: 'nvidia-cuda-mps-control -d' failed with status 1: fake failure"
     if len(errs) != 1 or not re.match(want, errs[0]):
         fail(f"expected one line /{want}/, got {errs}", p)
+    # An error after the daemon started (a strategy the layout cannot run): it is still stopped.
+    env, log = fake_env(a, {"GMI_FAKE_MPS_LOG": os.path.join(a.workdir, "mps2.log")})
+    p = run(a, 2, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "run2"),
+                   "--set", "gmi.backend=mps", "--set", "reduce.strategy=mrr"], env, status=None)
+    log = env["GMI_FAKE_MPS_LOG"]
+    for _ in range(100):
+        if len(lines(log)) >= 2:
+            break
+        time.sleep(0.1)
+    got = lines(log)
+    if p.returncode == 0 or len(got) != 2 or not got[1].startswith("quit "):
+        fail(f"after an error the daemon must still be stopped once, got {got}", p)
 
 
 def mode_errors(a, cfg):
