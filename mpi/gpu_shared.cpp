@@ -42,6 +42,10 @@ struct GpuShared::Impl {
   std::vector<float*> peer;  // every GMI's shared buffer, mapped into this process
   float* own = nullptr;
 #if defined(KOKKOS_ENABLE_CUDA)
+  // Interprocess events order the GMIs' streams without draining them: `published` is recorded
+  // after a GMI's gather copy, `summed` by the leader after its sum (and what followed it).
+  cudaEvent_t published = nullptr, summed = nullptr;
+  std::vector<cudaEvent_t> peer_published, peer_summed;
 #else
   MPI_Win win = MPI_WIN_NULL;
 #endif
@@ -74,6 +78,17 @@ GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity)
     GMI_CUDA_CHECK(cudaIpcOpenMemHandle(&ptr, all[p], cudaIpcMemLazyEnablePeerAccess));
     impl_->peer[p] = static_cast<float*>(ptr);
   }
+  for (auto [own_ev, peers] : {std::pair{&impl_->published, &impl_->peer_published},
+                               std::pair{&impl_->summed, &impl_->peer_summed}}) {
+    GMI_CUDA_CHECK(cudaEventCreateWithFlags(own_ev, cudaEventDisableTiming | cudaEventInterprocess));
+    cudaIpcEventHandle_t h;
+    GMI_CUDA_CHECK(cudaIpcGetEventHandle(&h, *own_ev));
+    std::vector<cudaIpcEventHandle_t> hs(size_);
+    GMI_MPI_CHECK(MPI_Allgather(&h, sizeof(h), MPI_BYTE, hs.data(), sizeof(h), MPI_BYTE, comm_));
+    peers->assign(size_, nullptr);
+    for (int p = 0; p < size_; ++p)
+      if (p != rank_) GMI_CUDA_CHECK(cudaIpcOpenEventHandle(&(*peers)[p], hs[p]));
+  }
 #else
   GMI_MPI_CHECK(MPI_Win_allocate_shared(MPI_Aint(bytes), sizeof(float), MPI_INFO_NULL, comm_,
                                         &impl_->own, &impl_->win));
@@ -90,8 +105,14 @@ GpuShared::~GpuShared() {
   // During an error the peers may be elsewhere: no collective calls then (the job is aborted).
   const bool unwinding = std::uncaught_exceptions() > 0;
 #if defined(KOKKOS_ENABLE_CUDA)
-  for (int p = 0; p < size_; ++p)
+  Kokkos::fence();  // peers' work on our buffer is ordered after events on our stream
+  for (int p = 0; p < size_; ++p) {
     if (p != rank_ && impl_->peer[p]) cudaIpcCloseMemHandle(impl_->peer[p]);
+    for (auto* v : {&impl_->peer_published, &impl_->peer_summed})
+      if (p < int(v->size()) && (*v)[p]) cudaEventDestroy((*v)[p]);
+  }
+  if (impl_->published) cudaEventDestroy(impl_->published);
+  if (impl_->summed) cudaEventDestroy(impl_->summed);
   if (unwinding) return;
   // Peers may still map our buffer until they closed their handles.
   MPI_Barrier(comm_);
@@ -119,10 +140,19 @@ void GpuShared::barrier() {
 void GpuShared::gather(const ExecSpace& space, const float* data, std::size_t n) {
   GMI_REQUIRE(n <= capacity_, "buffer larger than the intra-GPU capacity");
   // The other half of the double buffer may still be read by slower GMIs of the previous call;
-  // this half was last read before the previous call's second barrier.
+  // this half was last read before the previous call's second step.
   copy(space, impl_->own + phase_ * capacity_, data, n);
+#if defined(KOKKOS_ENABLE_CUDA)
+  // GPU builds order the streams with interprocess events; the barrier only guarantees that
+  // every event is recorded before anyone waits on it.  Nothing is drained on the host.
+  GMI_CUDA_CHECK(cudaEventRecord(impl_->published, space.cuda_stream()));
+  barrier();
+  if (rank_ == 0)
+    for (int p = 1; p < size_; ++p) GMI_CUDA_CHECK(cudaStreamWaitEvent(space.cuda_stream(), impl_->peer_published[p], 0));
+#else
   space.fence();
   barrier();
+#endif
 }
 
 float* GpuShared::sum_at_leader(const ExecSpace& space, std::size_t n) {
@@ -138,10 +168,17 @@ float* GpuShared::sum_at_leader(const ExecSpace& space, std::size_t n) {
 }
 
 void GpuShared::scatter(const ExecSpace& space, float* data, std::size_t n) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (rank_ == 0) GMI_CUDA_CHECK(cudaEventRecord(impl_->summed, space.cuda_stream()));
+  barrier();
+  if (rank_ != 0) GMI_CUDA_CHECK(cudaStreamWaitEvent(space.cuda_stream(), impl_->peer_summed[0], 0));
+  copy(space, data, impl_->peer[0] + phase_ * capacity_, n);
+#else
   if (rank_ == 0) space.fence();  // the leader's sum (and what followed it) is complete
   barrier();
   copy(space, data, impl_->peer[0] + phase_ * capacity_, n);
   space.fence();
+#endif
   phase_ ^= 1;
 }
 

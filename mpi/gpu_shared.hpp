@@ -4,7 +4,9 @@
 /// CUDA IPC memory handles on GPU builds (works with and without MPS), an MPI shared-memory
 /// window on host builds (the same algorithm, so CI exercises it).  Each GMI publishes its buffer,
 /// the GPU's leader sums them in one kernel, every GMI copies the sum back: two MPI barriers on
-/// the GPU communicator per call (after draining the stream), a double buffer instead of a third.
+/// the GPU communicator per call and a double buffer instead of a third.  On GPU builds the
+/// streams are ordered by CUDA interprocess events (the barriers only make sure an event is
+/// recorded before anyone waits on it), so no stream is drained; host builds drain instead.
 #include <mpi.h>
 
 #include <cstddef>
