@@ -26,13 +26,12 @@ class RunningMeanStd {
   /// [mean(dim) | var(dim) | count(dim)] in double; checkpointed as is.
   View1<double> state() const { return state_; }
 
-  /// Merge the statistics of n rows of X [n][dim] (float, row-major).
-  void update(const ExecSpace& space, const float* X, std::int64_t n);
   /// Sums `n` host doubles in place over a group of processes (e.g. all GMIs).
   using HostSum = std::function<void(double* values, int n)>;
-  /// The same, with the batch statistics of every process in the group merged as one batch
-  /// (data parallelism: all GMIs keep identical statistics).  `sum` is called once, collectively.
-  void update(const ExecSpace& space, const float* X, std::int64_t n, const HostSum& sum);
+  /// Merge the statistics of n rows of X [n][dim] (float, row-major).  With `sum`, the batch
+  /// statistics of every process in the group are merged as one batch (data parallelism: all
+  /// GMIs keep identical statistics); `sum` is then called once, collectively.
+  void update(const ExecSpace& space, const float* X, std::int64_t n, const HostSum& sum = {});
   /// out = clip((X - mean) / sqrt(var + 1e-8), -clip, clip) for n rows.
   void normalize(const ExecSpace& space, const float* X, float* out, std::int64_t n, float clip) const;
 

@@ -49,6 +49,7 @@ nn::ActorCriticLayout PpoTrainer::policy_layout(const config::Config& cfg) {
 bool PpoTrainer::data_parallel() const { return reducer_ && reducer_->size() > 1; }
 
 rl::RunningMeanStd::HostSum PpoTrainer::host_sum() const {
+  if (!data_parallel()) return {};  // this GMI's statistics alone
   return [r = reducer_](double* v, int n) { r->allreduce_sum_host(v, n); };
 }
 
@@ -275,10 +276,7 @@ void PpoTrainer::scale_rewards() {
         }
         acc(e) = g;
       });
-  if (data_parallel())
-    ret_rms_.update(space_, advantages_.data(), std::int64_t(T) * N, host_sum());
-  else
-    ret_rms_.update(space_, advantages_.data(), std::int64_t(T) * N);
+  ret_rms_.update(space_, advantages_.data(), std::int64_t(T) * N, host_sum());
   auto st = ret_rms_.state();
   const float clip = float(cfg_.ppo.reward_clip);
   Kokkos::parallel_for(
@@ -522,12 +520,7 @@ IterationMetrics PpoTrainer::iterate() {
   update(m);
 
   // Observation statistics learn from this rollout only after the update used the frozen ones.
-  if (cfg_.ppo.normalize_obs) {
-    if (data_parallel())
-      obs_rms_.update(space_, obs_.data(), std::int64_t(T_) * N_, host_sum());
-    else
-      obs_rms_.update(space_, obs_.data(), std::int64_t(T_) * N_);
-  }
+  if (cfg_.ppo.normalize_obs) obs_rms_.update(space_, obs_.data(), std::int64_t(T_) * N_, host_sum());
   // The last observation starts the next rollout.
   const std::size_t row = std::size_t(T_) * N_ * od_;
   Kokkos::deep_copy(space_, Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_)),
