@@ -31,14 +31,6 @@ Transport ring_transport() {
 #endif
 }
 
-const char* transport_name(Transport t) {
-#if defined(GMI_HAVE_NCCL)
-  return t == Transport::nccl ? "NCCL" : "host MPI";
-#else
-  return t == Transport::nccl ? "MPI (no NCCL in this build)" : "host MPI";
-#endif
-}
-
 struct DeviceGroup::Impl {
   Kokkos::View<float*, StageSpace> staging;
 #if defined(GMI_HAVE_NCCL)

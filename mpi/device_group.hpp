@@ -20,7 +20,6 @@ enum class Transport { host, nccl };
 
 /// NCCL when this build has it, else host MPI: the transport of ring (RP) steps.
 Transport ring_transport();
-const char* transport_name(Transport t);
 
 class DeviceGroup {
  public:

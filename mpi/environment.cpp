@@ -59,12 +59,12 @@ void allreduce_max(double* values, int n) {
   GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
 }
 
-std::string broadcast_string(const std::string& s) {
+std::string broadcast_string(const std::string& s, MPI_Comm comm, int root) {
   int n = int(s.size());
-  GMI_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  GMI_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, root, comm));
   std::string out = s;
   out.resize(n);
-  GMI_MPI_CHECK(MPI_Bcast(out.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD));
+  GMI_MPI_CHECK(MPI_Bcast(out.data(), n, MPI_CHAR, root, comm));
   return out;
 }
 

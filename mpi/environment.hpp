@@ -2,6 +2,8 @@
 /// \file
 /// \brief MPI start-up and shutdown, the world communicator, and the few collectives the
 /// application layer needs for metrics and agreement on errors.
+#include <mpi.h>
+
 #include <string>
 
 namespace gmi::mpi {
@@ -33,7 +35,7 @@ class Environment {
 void allreduce_sum(double* values, int n);
 /// Maximum of `n` doubles over all ranks, in place.
 void allreduce_max(double* values, int n);
-/// Rank 0's value of `s` on every rank.
-std::string broadcast_string(const std::string& s);
+/// `root`'s value of `s` on every rank of `comm` (default: rank 0 of the world).
+std::string broadcast_string(const std::string& s, MPI_Comm comm = MPI_COMM_WORLD, int root = 0);
 
 }  // namespace gmi::mpi

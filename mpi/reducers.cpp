@@ -47,6 +47,9 @@ class Mrr final : public ReducerBase {
  public:
   Mrr(const Communicators& c, std::size_t n)
       : ReducerBase(c), ring_(c.ring(), ring_transport(), n), cross_(make_cross(c), ring_transport(), n) {}
+  ~Mrr() override {
+    if (owned_ != MPI_COMM_NULL) MPI_Comm_free(&owned_);
+  }
   void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) override {
     ring_.allreduce_sum(space, data, n);
     cross_.allreduce_sum(space, data, n);
@@ -71,11 +74,6 @@ class Mrr final : public ReducerBase {
   int root_ = 0;
   MPI_Comm owned_ = MPI_COMM_NULL;
   DeviceGroup ring_, cross_;
-
- public:
-  ~Mrr() override {
-    if (owned_ != MPI_COMM_NULL) MPI_Comm_free(&owned_);
-  }
 };
 
 class Har final : public ReducerBase {

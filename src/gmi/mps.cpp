@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "kernels/core/error.hpp"
+#include "mpi/environment.hpp"
 #include "mpi/topology.hpp"
 
 namespace gmi::instances {
@@ -82,14 +83,6 @@ std::string default_dir() {
   return fmt::format("{}/gmi_drl-mps-{}", base, job && *job ? std::string(job) : fmt::format("{}-{}", ::getuid(), ::getpid()));
 }
 
-std::string bcast(MPI_Comm comm, int root, std::string s) {
-  int n = int(s.size());
-  GMI_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, root, comm));
-  s.resize(n);
-  GMI_MPI_CHECK(MPI_Bcast(s.data(), n, MPI_CHAR, root, comm));
-  return s;
-}
-
 }  // namespace
 
 MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
@@ -142,13 +135,13 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
   int failed = error.empty() ? -1 : world_rank;
   GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
   if (failed >= 0) {
-    error = bcast(MPI_COMM_WORLD, failed, error);
+    error = mpi::broadcast_string(error, MPI_COMM_WORLD, failed);
     if (owner_) mps_control(pipe_dir_, log_dir_, "", "quit", 60);
     owner_ = false;
     throw InputError(error);
   }
-  pipe_dir_ = bcast(node, 0, pipe_dir_);
-  log_dir_ = bcast(node, 0, log_dir_);
+  pipe_dir_ = mpi::broadcast_string(pipe_dir_, node);
+  log_dir_ = mpi::broadcast_string(log_dir_, node);
 }
 
 MpsDaemon::~MpsDaemon() {

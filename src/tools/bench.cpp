@@ -48,7 +48,7 @@ struct Result {
 };
 
 double max_over_ranks(double v) {
-  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  mpi::allreduce_max(&v, 1);
   return v;
 }
 
