@@ -4,13 +4,11 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <cstring>
-
 #include "kernels/core/kokkos.hpp"
 #include "mpi/reducers.hpp"
 #include "mpi/topology.hpp"
 #include "src/algos/ppo/ppo.hpp"
-#include "tests/support/test_util.hpp"
+#include "tests/support/mpi_util.hpp"
 
 namespace gmi {
 namespace {
@@ -31,26 +29,12 @@ config::Config small(int world) {
   return c;
 }
 
-template <class T>
-bool same_on_all_ranks(const std::vector<T>& v) {
-  std::uint64_t h = 1469598103934665603ull;
-  const auto* b = reinterpret_cast<const unsigned char*>(v.data());
-  for (std::size_t i = 0; i < v.size() * sizeof(T); ++i) h = (h ^ b[i]) * 1099511628211ull;
-  unsigned long long lo = h, hi = h;
-  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-  return lo == hi;
-}
+using test::same_on_all_ranks;
 
 int world_size() {
   int w = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &w);
   return w;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
 }
 
 TEST(DataParallel, AllGmisKeepIdenticalWeightsAndStatistics) {

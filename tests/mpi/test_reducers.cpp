@@ -5,11 +5,11 @@
 #include <mpi.h>
 
 #include <cmath>
-#include <cstring>
 
 #include "kernels/core/error.hpp"
 #include "mpi/reducers.hpp"
 #include "mpi/topology.hpp"
+#include "tests/support/mpi_util.hpp"
 #include "tests/support/test_util.hpp"
 
 namespace gmi::mpi {
@@ -18,16 +18,6 @@ namespace {
 float input(int rank, std::size_t i, int round) {
   const std::uint64_t h = (std::uint64_t(rank) * 7919u + i * 104729u + std::uint64_t(round) * 31u) % 1000u;
   return float(h) / 997.0f - 0.5f + float(rank);
-}
-
-std::uint64_t fnv(const std::vector<float>& v) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (float x : v) {
-    std::uint32_t b;
-    std::memcpy(&b, &x, 4);
-    h = (h ^ b) * 1099511628211ull;
-  }
-  return h;
 }
 
 struct Case {
@@ -77,10 +67,7 @@ void check(GradientReducer& r, int n, int rounds, const std::string& what) {
         ++bad;
       }
     }
-    unsigned long long h = fnv(got), lo = h, hi = h;
-    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    EXPECT_EQ(lo, hi) << what << " n=" << n << ": ranks ended with different bits";
+    EXPECT_TRUE(test::same_on_all_ranks(got)) << what << " n=" << n << ": ranks ended with different bits";
   }
 }
 
