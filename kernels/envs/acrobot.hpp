@@ -121,6 +121,15 @@ struct Acrobot {
   }
 
   Params p;
+  /// Every state array, by name (checkpoints): f(name, view).
+  template <class F>
+  void for_each_state(F&& f) const {
+    f("theta1", theta1);
+    f("theta2", theta2);
+    f("dtheta1", dtheta1);
+    f("dtheta2", dtheta2);
+  }
+
   View1<float> theta1, theta2, dtheta1, dtheta2;
 };
 

@@ -84,6 +84,15 @@ struct CartPole {
   }
 
   Params p;
+  /// Every state array, by name (checkpoints): f(name, view).
+  template <class F>
+  void for_each_state(F&& f) const {
+    f("x", x);
+    f("x_dot", x_dot);
+    f("theta", theta);
+    f("theta_dot", theta_dot);
+  }
+
   View1<float> x, x_dot, theta, theta_dot;
 };
 

@@ -76,6 +76,13 @@ struct MountainCarContinuous {
   }
 
   Params p;
+  /// Every state array, by name (checkpoints): f(name, view).
+  template <class F>
+  void for_each_state(F&& f) const {
+    f("position", position);
+    f("velocity", velocity);
+  }
+
   View1<float> position, velocity;
 };
 

@@ -81,6 +81,13 @@ struct Pendulum {
   }
 
   Params p;
+  /// Every state array, by name (checkpoints): f(name, view).
+  template <class F>
+  void for_each_state(F&& f) const {
+    f("theta", theta);
+    f("theta_dot", theta_dot);
+  }
+
   View1<float> theta, theta_dot;
 };
 

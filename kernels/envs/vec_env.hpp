@@ -11,7 +11,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <variant>
+#include <vector>
 
+#include "kernels/core/error.hpp"
 #include "kernels/core/kokkos.hpp"
 #include "kernels/core/random.hpp"
 #include "kernels/envs/env_spec.hpp"
@@ -34,6 +37,13 @@ struct EpisodeStats {
   double count = 0.0;
 };
 
+/// One per-env state array copied to the host (checkpoints): value i belongs to env i.
+struct StateArray {
+  std::string name;
+  bool rng = false;  ///< a random-number counter (checkpoints keep it under /rng)
+  std::variant<std::vector<float>, std::vector<double>, std::vector<int>, std::vector<std::uint64_t>> values;
+};
+
 /// Host-side interface; device code is reached only through the typed VecEnv<Env> below.
 class VecEnvBase {
  public:
@@ -41,12 +51,19 @@ class VecEnvBase {
   const EnvSpec& spec() const { return spec_; }
   int num_envs() const { return num_envs_; }
 
-  /// Start every env's first episode and write its observation to obs [N][obs_dim].
-  virtual void reset_all(const ExecSpace& space, float* obs) = 0;
+  /// Start every env's episode `first_episode` (0 for a new run; a resume with another layout
+  /// starts a fresh, disjoint range) and write its observation to obs [N][obs_dim].
+  virtual void reset_all(const ExecSpace& space, float* obs, std::uint64_t first_episode = 0) = 0;
   /// Apply actions [N][act_dim] (discrete actions as exact float indices).
   virtual void step(const ExecSpace& space, const float* actions, const StepOutputs& out) = 0;
   /// Sum the statistics of episodes finished since the last call, then clear them.
   virtual EpisodeStats take_episode_stats(const ExecSpace& space) = 0;
+  /// Every state array (the environment's own, then step counters, episode counters and
+  /// statistics), copied to the host.  Fences `space`.
+  virtual std::vector<StateArray> save_state(const ExecSpace& space) const = 0;
+  /// Restore what save_state returned; throws gmi::Error naming an array that is missing or
+  /// has the wrong type or length.
+  virtual void load_state(const ExecSpace& space, const std::vector<StateArray>& state) = 0;
 
  protected:
   EnvSpec spec_;
@@ -81,7 +98,7 @@ class VecEnv final : public VecEnvBase {
 
   Env& env() { return env_; }
 
-  void reset_all(const ExecSpace& space, float* obs) override {
+  void reset_all(const ExecSpace& space, float* obs, std::uint64_t first_episode = 0) override {
     auto env = env_;
     auto elapsed = elapsed_;
     auto episode = episode_;
@@ -91,11 +108,11 @@ class VecEnv final : public VecEnvBase {
     constexpr int od = Env::kObsDim;
     Kokkos::parallel_for(
         "gmi::envs::VecEnv::reset_all", Range(space, 0, num_envs_), KOKKOS_LAMBDA(const int i) {
-          episode(i) = 0;
+          episode(i) = first_episode;
           elapsed(i) = 0;
           ep_return(i) = 0.0f;
           ep_length(i) = 0;
-          env.reset(i, rng::philox(seed, 0, rng::tag(rng::kEnvReset, offset + i)));
+          env.reset(i, rng::philox(seed, first_episode, rng::tag(rng::kEnvReset, offset + i)));
           env.observe(i, obs + std::size_t(i) * od);
         });
     Kokkos::deep_copy(space, done_return_, 0.0);
@@ -168,7 +185,47 @@ class VecEnv final : public VecEnvBase {
     return s;
   }
 
+  std::vector<StateArray> save_state(const ExecSpace& space) const override {
+    std::vector<StateArray> out;
+    for_each_array([&](const char* name, auto view, bool is_rng) {
+      using T = typename decltype(view)::non_const_value_type;
+      std::vector<T> host(view.extent(0));
+      Kokkos::deep_copy(space, Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()), view);
+      space.fence();
+      out.push_back(StateArray{name, is_rng, std::move(host)});
+    });
+    return out;
+  }
+
+  void load_state(const ExecSpace& space, const std::vector<StateArray>& state) override {
+    for_each_array([&](const char* name, auto view, bool) {
+      using T = typename decltype(view)::non_const_value_type;
+      const StateArray* a = nullptr;
+      for (const StateArray& s : state)
+        if (s.name == name) a = &s;
+      const auto* v = a ? std::get_if<std::vector<T>>(&a->values) : nullptr;
+      GMI_REQUIRE(v && v->size() == view.extent(0),
+                  std::string("environment state '") + name + "' is missing or has the wrong type or length");
+      Kokkos::deep_copy(space, view,
+                        Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v->data(), v->size()));
+    });
+    space.fence();
+  }
+
  private:
+  /// f(name, view, is_rng) for the environment's arrays and VecEnv's own.
+  template <class F>
+  void for_each_array(F&& f) const {
+    env_.for_each_state([&](const char* name, auto view) { f(name, view, false); });
+    f("elapsed", elapsed_, false);
+    f("episode", episode_, true);
+    f("ep_return", ep_return_, false);
+    f("ep_length", ep_length_, false);
+    f("done_return", done_return_, false);
+    f("done_length", done_length_, false);
+    f("done_count", done_count_, false);
+  }
+
   Env env_;
   std::uint64_t seed_;
   std::uint64_t offset_;

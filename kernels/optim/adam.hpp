@@ -3,7 +3,8 @@
 /// \brief Adam (Kingma & Ba 2015; torch.optim.Adam's update order) on flat buffers, fused with
 /// global-norm gradient clipping (torch.nn.utils.clip_grad_norm_: scale by
 /// max_norm / (norm + 1e-6) when that is below 1).  The norm is read from device memory, so a
-/// whole optimiser step needs no host synchronisation.
+/// whole optimiser step needs no host synchronisation.  A non-finite norm (NaN or Inf anywhere in
+/// the gradient) skips the step: parameters and moments stay as they were.
 #include <cstdint>
 
 #include "kernels/core/kokkos.hpp"
@@ -30,9 +31,11 @@ void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads,
       "gmi::optim::adam_step",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, std::int64_t(n)),
       KOKKOS_LAMBDA(const std::int64_t i) {
+        const S norm = *grad_norm;
+        if (!math::isfinite(norm)) return;
         S scale = 1;
         if (max_norm > S(0)) {
-          const S c = max_norm / (*grad_norm + S(1e-6));
+          const S c = max_norm / (norm + S(1e-6));
           scale = c < S(1) ? c : S(1);
         }
         const S g = grads[i] * scale;

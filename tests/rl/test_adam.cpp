@@ -194,5 +194,34 @@ TEST(Adam, ClipWithDeviceNorm) {
   for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(m[i], 0.1 * g[i] * c, 1e-14);
 }
 
+TEST(Adam, NonFiniteGradientSkipsTheStep) {
+  // NaN or Inf in the gradient reaches the norm; the step must leave params and moments alone,
+  // with or without clipping.  The norm is computed by nrm2, as in training.
+  const double bad_values[] = {std::nan(""), INFINITY, -INFINITY};
+  for (double bad : bad_values) {
+    for (double max_norm : {0.0, 0.5}) {
+      SCOPED_TRACE(testing::Message() << bad << " max_norm " << max_norm);
+      const std::size_t n = 64;
+      auto g = random_vec(n, 1.0, 3);
+      g[17] = bad;
+      const auto p0 = random_vec(n, 1.0, 4), m0 = random_vec(n, 0.1, 5), v0 = random_vec(n, 0.1, 6);
+      std::vector<double> v0abs(v0);
+      for (double& x : v0abs) x = std::abs(x);
+      auto dp = to_device(p0), dg = to_device(g), dm = to_device(m0), dv = to_device(v0abs);
+      View1<double> dn("norm", 1);
+      ExecSpace space;
+      blas::nrm2<double>(space, int(n), dg.data(), dn.data());
+      AdamArgs a;
+      a.max_grad_norm = max_norm;
+      a.step = 7;
+      adam_step<double>(space, n, dp.data(), dg.data(), dm.data(), dv.data(), dn.data(), a);
+      space.fence();
+      EXPECT_EQ(to_host(dp), p0);
+      EXPECT_EQ(to_host(dm), m0);
+      EXPECT_EQ(to_host(dv), v0abs);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gmi::optim
