@@ -165,6 +165,65 @@ std::vector<double> PpoTrainer::normalizer_state_host() const {
   return out;
 }
 
+namespace {
+template <class V>
+auto to_host(const V& v) {
+  using T = typename V::non_const_value_type;
+  std::vector<T> out(v.extent(0));
+  Kokkos::deep_copy(Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(out.data(), out.size()), v);
+  return out;
+}
+template <class T>
+void to_device(const View1<T>& v, const std::vector<T>& h, const char* what, std::size_t offset = 0,
+               std::size_t count = 0) {
+  if (count == 0) count = v.extent(0);
+  GMI_REQUIRE(h.size() == count, std::string("PPO state '") + what + "': " + std::to_string(h.size()) +
+                                     " values, expected " + std::to_string(count));
+  Kokkos::deep_copy(Kokkos::subview(v, std::make_pair(offset, offset + count)),
+                    Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(h.data(), h.size()));
+}
+}  // namespace
+
+PpoState PpoTrainer::save_state() const {
+  space_.fence();
+  PpoState s;
+  s.iteration = iteration_;
+  s.adam_step = adam_step_;
+  s.nonfinite_streak = nonfinite_streak_;
+  s.params = to_host(params_);
+  s.adam_m = to_host(adam_m_);
+  s.adam_v = to_host(adam_v_);
+  s.obs_rms = to_host(obs_rms_.state());
+  s.ret_rms = to_host(ret_rms_.state());
+  s.obs = to_host(Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_)));
+  s.return_acc = to_host(return_acc_);
+  s.env = env_->save_state(space_);
+  return s;
+}
+
+void PpoTrainer::load_shared_state(const PpoState& s, std::uint64_t first_episode) {
+  space_.fence();
+  to_device(params_, s.params, "params");
+  to_device(adam_m_, s.adam_m, "adam_m");
+  to_device(adam_v_, s.adam_v, "adam_v");
+  to_device(obs_rms_.state(), s.obs_rms, "obs_rms");
+  to_device(ret_rms_.state(), s.ret_rms, "ret_rms");
+  iteration_ = s.iteration;
+  adam_step_ = s.adam_step;
+  nonfinite_streak_ = s.nonfinite_streak;
+  Kokkos::deep_copy(return_acc_, 0.0f);
+  env_->reset_all(space_, obs_.data(), first_episode);
+  space_.fence();
+}
+
+void PpoTrainer::load_state(const PpoState& s) {
+  load_shared_state(s, 0);
+  to_device(obs_, s.obs, "obs", 0, std::size_t(N_) * od_);
+  to_device(return_acc_, s.return_acc, "return_acc");
+  env_->load_state(space_, s.env);
+  space_.fence();
+}
+
 std::vector<float> PpoTrainer::params_host() const {
   auto h = Kokkos::create_mirror_view_and_copy(HostSpace(), params_);
   return std::vector<float>(h.data(), h.data() + h.extent(0));
@@ -452,6 +511,17 @@ void PpoTrainer::update(IterationMetrics& m) {
       if (layout_.continuous())
         blas::gemv<float>(space_, blas::Op::N, ad, B, 1.0f, d_log_std_.data(), ad, ones_.data(),
                           0.0f, grads + layout_.log_std);
+      {
+        // A non-finite loss poisons the gradient before the reduction, so every GMI sees a
+        // non-finite norm and skips the same update (adam_step leaves the weights alone).
+        const rl::LossStats* ls = loss_stats_.data() + k;
+        const bool inject = inject_nonfinite_;
+        inject_nonfinite_ = false;
+        Kokkos::parallel_for(
+            "gmi::ppo::nonfinite_guard", Range(space_, 0, 1), KOKKOS_LAMBDA(const int) {
+              if (inject || !math::isfinite(ls->pg + ls->v + ls->entropy)) grads[0] = NAN;
+            });
+      }
       if (reducer_) reducer_->allreduce_mean(space_, grads, P);
       blas::nrm2<float>(space_, int(P), grads, grad_norms_.data() + k);
       aa.step = ++adam_step_;
@@ -530,19 +600,32 @@ IterationMetrics PpoTrainer::iterate() {
   auto norms = Kokkos::create_mirror_view_and_copy(HostSpace(), grad_norms_);
   space_.fence();
   m.time_update = seconds_since(t1);
+  // Skipped updates (non-finite gradient norm) are left out of the means.  They did not move the
+  // weights; from the next iteration on they do not count as Adam steps either (the updates
+  // after a skip within this iteration used a step count one higher).
   rl::LossStats sum;
   double gn = 0;
+  int good = 0;
   for (int k = 0; k < m.updates; ++k) {
+    if (!std::isfinite(norms(k))) {
+      ++m.skipped_updates;
+      ++nonfinite_streak_;
+      continue;
+    }
+    nonfinite_streak_ = 0;
     sum += stats(k);
     gn += norms(k);
+    ++good;
   }
-  const double samples = double(m.updates) * B_;
+  adam_step_ -= m.skipped_updates;
+  m.nonfinite_streak = nonfinite_streak_;
+  const double samples = good > 0 ? double(good) * B_ : std::nan("");
   m.policy_loss = sum.pg / samples;
   m.value_loss = sum.v / samples;
   m.entropy = sum.entropy / samples;
   m.approx_kl = sum.approx_kl / samples;
   m.clip_frac = sum.clipfrac / samples;
-  m.grad_norm = gn / std::max(1, m.updates);
+  m.grad_norm = good > 0 ? gn / good : std::nan("");
   ++iteration_;
   m.iteration = iteration_;
   return m;

@@ -32,6 +32,24 @@ struct IterationMetrics {
   double time_rollout = 0;          ///< seconds (device work included)
   double time_update = 0;           ///< advantages + epochs
   int updates = 0;                  ///< minibatch updates done (target_kl can stop early)
+  int skipped_updates = 0;          ///< updates skipped for a non-finite gradient or loss
+  int nonfinite_streak = 0;         ///< skipped updates in a row, up to the end of this iteration
+};
+
+/// \brief Everything an exact resume needs (checkpoints).  The first group is identical on every
+/// GMI (data parallelism); the second is this GMI's own.  Random numbers are counter-based
+/// (kernels/core/random.hpp): their state is the seed, the iteration (action and shuffle
+/// counters) and the per-env episode counters in `env`.
+struct PpoState {
+  std::int64_t iteration = 0;   ///< iterations done
+  std::int64_t adam_step = 0;   ///< Adam's step count (bias correction)
+  int nonfinite_streak = 0;     ///< skipped updates in a row so far
+  std::vector<float> params, adam_m, adam_v;
+  std::vector<double> obs_rms, ret_rms;  ///< RunningMeanStd state: [mean | var | count]
+  // ---- this GMI ----
+  std::vector<float> obs;         ///< [N][obs_dim] the observation the next rollout starts from
+  std::vector<float> return_acc;  ///< [N] discounted return so far (reward normalisation)
+  std::vector<envs::StateArray> env;
 };
 
 class PpoTrainer {
@@ -57,6 +75,16 @@ class PpoTrainer {
   /// Observation then return normaliser state ([mean | var | count] each) on the host.
   std::vector<double> normalizer_state_host() const;
 
+  /// The full state on the host (fences).
+  PpoState save_state() const;
+  /// Restore a saved state exactly (same config and layout).  Throws gmi::Error if a size differs.
+  void load_state(const PpoState& s);
+  /// Restore the shared part only (policy, optimiser, normalisers, counters) and start fresh
+  /// episodes in every env from episode index `first_episode` (a resume on another layout).
+  void load_shared_state(const PpoState& s, std::uint64_t first_episode);
+  /// Test hook (fault injection): the next update's gradient on this GMI gets a NaN.
+  void inject_nonfinite_gradient() { inject_nonfinite_ = true; }
+
   // ---- phases, public because CUDA device lambdas may not live in private member functions ----
   void rollout();
   void bootstrap_truncated();
@@ -77,6 +105,8 @@ class PpoTrainer {
   int N_, T_, od_, ad_, B_;
   std::int64_t iteration_ = 0;
   std::int64_t adam_step_ = 0;
+  int nonfinite_streak_ = 0;
+  bool inject_nonfinite_ = false;
   double lr_ = 0;
 
   // flat parameters, gradients, Adam moments
