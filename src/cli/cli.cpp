@@ -13,6 +13,7 @@
 #include "src/runtime/logging.hpp"
 #include "src/runtime/train.hpp"
 #include "src/tools/bench.hpp"
+#include "src/tools/checkpoint_tool.hpp"
 #include "src/tools/env_tool.hpp"
 
 namespace gmi::cli {
@@ -69,6 +70,9 @@ int main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--run-dir", run_dir, "output directory (default: runs/<config>-<time>)");
   app.add_option("--seed", seed, "seed of the run (overrides train.seed)")->check(at_least(0));
+  app.add_option("--resume", train.resume,
+                 "continue from a checkpoint: 'latest' (newest valid one in the run directory) or a FILE; "
+                 "without --config the checkpoint's config is used");
   app.add_option("--log-level", train.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
 
@@ -95,6 +99,16 @@ int main(int argc, char** argv) {
   cfg_show->add_option("--set", show_sets, "override a config key (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
+  // gmi_drl checkpoint inspect | verify
+  auto* ckpt = app.add_subcommand("checkpoint", "checkpoint tools");
+  ckpt->require_subcommand(1);
+  std::string ckpt_file;
+  auto* ckpt_inspect = ckpt->add_subcommand("inspect", "summary: version, layout, counters, tensor shapes");
+  ckpt_inspect->add_option("file", ckpt_file, "checkpoint (HDF5)")->required();
+  auto* ckpt_verify = ckpt->add_subcommand(
+      "verify", "read everything, check checksums and shapes; exit status 0 if valid, 2 if not");
+  ckpt_verify->add_option("file", ckpt_file, "checkpoint (HDF5)")->required();
 
   // gmi_drl bench ppo
   tools::BenchOptions bench;
@@ -149,11 +163,13 @@ int main(int argc, char** argv) {
   }
   if (cfg_show->parsed())
     return guarded([&] { std::cout << config::to_yaml(config::load(show_path, config::parse_overrides(show_sets))); });
+  if (ckpt_inspect->parsed()) return guarded([&] { tools::inspect_checkpoint(ckpt_file); });
+  if (ckpt_verify->parsed()) return guarded([&] { tools::verify_checkpoint(ckpt_file); });
   if (bench_cmd->parsed()) return tools::run_bench(bench, &argc, &argv);
   if (rb_cmd->parsed()) return tools::run_reduce_bench(rb, &argc, &argv);
 
-  if (train.config_path.empty()) {
-    std::fprintf(stderr, "gmi_drl: error: --config is required to train (see gmi_drl --help)\n");
+  if (train.config_path.empty() && train.resume.empty()) {
+    std::fprintf(stderr, "gmi_drl: error: --config (or --resume) is required to train (see gmi_drl --help)\n");
     return 2;
   }
   const int st = guarded([&] {

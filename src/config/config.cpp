@@ -343,6 +343,22 @@ const std::vector<Field>& schema() {
     f.push_back(field<std::string>("train.run_dir",
                                    "output directory; empty: runs/<config name>-<date>-<time>",
                                    GMI_KEY(train.run_dir)));
+    f.push_back(field<int>("train.max_nonfinite_updates",
+                           "stop the run (its last checkpoint intact) after this many updates in a "
+                           "row were skipped for a NaN or Inf gradient or loss",
+                           GMI_KEY(train.max_nonfinite_updates), at_least(1), ">= 1"));
+    // checkpoint
+    f.push_back(field<int>("checkpoint.interval",
+                           "write a checkpoint every N iterations (0: only on SIGTERM/SIGINT/SIGUSR1/"
+                           "SIGUSR2 and at the end)",
+                           GMI_KEY(checkpoint.interval), at_least(0), ">= 0"));
+    f.push_back(field<double>("checkpoint.interval_minutes",
+                              "also write one when this many minutes passed since the last (0: off)",
+                              GMI_KEY(checkpoint.interval_minutes), within(0, 1e9), "in [0, 1e9]"));
+    f.push_back(field<int>("checkpoint.keep", "newest checkpoints kept in <run_dir>/checkpoints",
+                           GMI_KEY(checkpoint.keep), at_least(1), ">= 1"));
+    f.push_back(field<bool>("checkpoint.at_end", "write a checkpoint when training finishes",
+                            GMI_KEY(checkpoint.at_end)));
     // device
     f.push_back(field<std::string>("device.matmul",
                                    "float32 GEMM mode on GPUs: fp32, or tf32 tensor cores",
@@ -623,6 +639,12 @@ std::string yaml_quote(const std::string& s) {
   YAML::Emitter e;
   e << YAML::DoubleQuoted << s;
   return e.c_str();
+}
+
+std::string value_text(const Config& c, const std::string& key) {
+  const Field* f = find_field(key);
+  if (!f) throw InputError("unknown config key " + key);
+  return f->get(c);
 }
 
 std::vector<std::string> keys() {

@@ -57,6 +57,15 @@ struct TrainConfig {
   std::int64_t seed = 1;                  ///< the run's seed (weights, envs, sampling)
   int log_interval = 10;                  ///< progress line every N iterations (rank 0)
   std::string run_dir;                    ///< output directory; empty: runs/<config>-<time>
+  int max_nonfinite_updates = 10;         ///< stop after this many skipped (NaN/Inf) updates in a row
+};
+
+/// When checkpoints are written (src/checkpoint/).
+struct CheckpointConfig {
+  int interval = 100;           ///< every N iterations; 0: only on signals and at the end
+  double interval_minutes = 0;  ///< also when this many minutes passed since the last one; 0: off
+  int keep = 3;                 ///< newest checkpoints kept in <run_dir>/checkpoints
+  bool at_end = true;           ///< write one when training finishes
 };
 
 struct DeviceConfig {
@@ -89,6 +98,7 @@ struct Config {
   PolicyConfig policy;
   PpoConfig ppo;
   TrainConfig train;
+  CheckpointConfig checkpoint;
   DeviceConfig device;
   GmiConfig gmi;
   ReduceConfig reduce;
@@ -122,5 +132,7 @@ std::string reference_markdown();
 std::string yaml_quote(const std::string& s);
 /// All key paths of the schema.
 std::vector<std::string> keys();
+/// The value of `key` in `c` as YAML text (as in to_yaml); throws gmi::InputError for an unknown key.
+std::string value_text(const Config& c, const std::string& key);
 
 }  // namespace gmi::config

@@ -6,18 +6,25 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
+#include <filesystem>
 #include <optional>
 
 #include "gmi_version.hpp"
 #include "kernels/core/error.hpp"
 #include "mpi/environment.hpp"
+#include "mpi/topology.hpp"
 #include "src/algos/ppo/ppo.hpp"
+#include "src/checkpoint/checkpoint.hpp"
+#include "src/checkpoint/store.hpp"
 #include "src/gmi/session.hpp"
 #include "src/runtime/kokkos_scope.hpp"
 #include "src/runtime/logging.hpp"
 #include "src/runtime/mpi_command.hpp"
 #include "src/runtime/process_clock.hpp"
+#include "src/runtime/faults.hpp"
 #include "src/runtime/run_dir.hpp"
+#include "src/runtime/signals.hpp"
 
 namespace gmi::runtime {
 namespace {
@@ -41,19 +48,103 @@ const std::vector<std::string> kColumns = {
     "explained_variance", "grad_norm",   "learning_rate",  "updates",
     "time_rollout_s", "time_update_s",   "time_iteration_s"};
 
+/// Keys a resumed run may change; any other difference from the checkpoint's config is an error.
+bool may_change_on_resume(const std::string& key) {
+  for (const char* prefix : {"checkpoint.", "gmi.", "reduce.", "device."})
+    if (key.rfind(prefix, 0) == 0) return true;
+  for (const char* k : {"train.total_env_steps", "train.log_interval", "train.run_dir",
+                        "train.max_nonfinite_updates", "env.num_envs"})
+    if (key == k) return true;
+  return false;
+}
+
+/// One line naming every key where `now` conflicts with the checkpoint's config.
+void check_resume_config(const config::Config& now, const config::Config& saved, const std::string& file) {
+  std::string diff;
+  for (const std::string& key : config::keys()) {
+    if (may_change_on_resume(key)) continue;
+    const std::string a = config::value_text(saved, key), b = config::value_text(now, key);
+    if (a != b) diff += fmt::format("{}{} is {} in the checkpoint but {} now", diff.empty() ? "" : "; ", key, a, b);
+  }
+  if (!diff.empty())
+    throw InputError(file + ": the config conflicts with the checkpoint's: " + diff +
+                     " (a resumed run keeps its training settings; start a new run to change them)");
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+/// Which checkpoint to resume from ("" for a new run).  Rank 0 looks; every rank gets its answer
+/// or its error.
+struct ResumeChoice {
+  std::string path;
+  std::string config;  ///< the checkpoint's resolved config
+};
+
+ResumeChoice choose_checkpoint(const TrainOptions& o, int world_size) {
+  ResumeChoice r;
+  if (o.resume.empty()) return r;
+  std::string error;
+  if (mpi::comm_rank(MPI_COMM_WORLD) == 0) {
+    try {
+      if (o.resume == "latest") {
+        std::string dir;
+        if (!o.config_path.empty()) dir = config::load(o.config_path, o.overrides, world_size).train.run_dir;
+        for (const auto& kv : o.overrides)
+          if (kv.first == "train.run_dir") dir = config::parse("{}", "--run-dir", {kv}).train.run_dir;
+        if (dir.empty())
+          throw InputError("--resume latest: which run? give --run-dir DIR (or train.run_dir in the config)");
+        const checkpoint::Store store(dir, 1);
+        r.path = checkpoint::newest_valid(store.list(), store.dir());
+        if (r.path.empty()) {
+          if (o.config_path.empty())
+            throw InputError("--resume latest: no checkpoint in " + store.dir() + " and no --config to start a new run");
+          spdlog::warn("--resume latest: no checkpoint in {} yet; starting a new run", store.dir());
+        }
+      } else {
+        r.path = o.resume;
+        checkpoint::verify(r.path);
+      }
+      if (!r.path.empty()) r.config = checkpoint::read_meta(r.path).config;
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+  }
+  error = mpi::broadcast_string(error);
+  if (!error.empty()) throw InputError(error);
+  r.path = mpi::broadcast_string(r.path);
+  r.config = mpi::broadcast_string(r.config);
+  return r;
+}
+
 int train(const TrainOptions& o, mpi::Environment& mpi) {
-  const config::Config cfg = config::load(o.config_path, o.overrides, mpi.size());
+  const ResumeChoice resume = choose_checkpoint(o, mpi.size());
+  config::Config cfg;
+  if (!o.config_path.empty()) {
+    cfg = config::load(o.config_path, o.overrides, mpi.size());
+    if (!resume.path.empty()) {
+      check_resume_config(cfg, config::parse(resume.config, resume.path, {}, mpi.size()), resume.path);
+    }
+  } else {
+    cfg = config::parse(resume.config, resume.path, o.overrides, mpi.size());
+  }
   std::string dir = cfg.train.run_dir.empty() ? default_run_dir(o.config_path) : cfg.train.run_dir;
   dir = mpi::broadcast_string(dir);  // one directory, even if ranks' clocks differ
+  cfg.train.run_dir = dir;
+  const checkpoint::Store store(dir, cfg.checkpoint.keep);
   if (mpi.rank() == 0) {
     make_run_dir(dir);
-    config::Config resolved = cfg;
-    resolved.train.run_dir = dir;
-    write_text_file(dir + "/config.yaml", config::to_yaml(resolved));
+    write_text_file(dir + "/config.yaml", config::to_yaml(cfg));
     add_log_file(0, dir + "/train.log");
+    store.remove_partials();
   }
-  std::optional<MetricsCsv> csv;  // rank 0 writes the metrics
-  if (mpi.rank() == 0) csv.emplace(dir + "/metrics.csv", kColumns);
+  const Faults faults = Faults::from_environment(mpi.rank());
 
   // Layout, communicators, MPS, then Kokkos on this GMI's device (in that order).
   const auto t_setup = std::chrono::steady_clock::now();
@@ -63,27 +154,115 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
                device_description(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count());
   spdlog::info("layout: {}", table);
-  spdlog::info("config {} -> run directory {}", o.config_path, dir);
+  spdlog::info("config {} -> run directory {}", o.config_path.empty() ? resume.path : o.config_path, dir);
 
   const nn::ActorCriticLayout policy = algos::PpoTrainer::policy_layout(cfg);
   std::unique_ptr<mpi::GradientReducer> reducer;
   if (mpi.size() > 1) reducer = session.make_reducer(policy.num_params);
   // Distinct environments per GMI: GMI r owns global environments [r * N, (r + 1) * N).
-  algos::PpoTrainer trainer(cfg, std::uint64_t(session.me().gmi_rank) * cfg.env.num_envs, reducer.get());
+  const int gmi = session.me().gmi_rank;
+  algos::PpoTrainer trainer(cfg, std::uint64_t(gmi) * cfg.env.num_envs, reducer.get());
   const auto& L = trainer.layout();
+  const std::int64_t per_iteration = cfg.batch_size * mpi.size();
+
+  checkpoint::Metrics history;
+  history.columns = kColumns;
+  double wall_offset = 0;
+  if (!resume.path.empty()) {
+    const checkpoint::Meta meta = checkpoint::read_meta(resume.path);
+    const bool same_layout = meta.num_gmis == mpi.size() && meta.envs_per_gmi == cfg.env.num_envs;
+    checkpoint::Contents c = checkpoint::read(resume.path, same_layout ? gmi : -1);
+    if (c.metrics.columns != kColumns)
+      throw InputError(resume.path + ": /metrics has other columns than this gmi_drl writes");
+    history.values = c.metrics.values;
+    wall_offset = meta.wall_time_s;
+    if (same_layout) {
+      trainer.load_state(c.state);
+      spdlog::info("resumed from {}: iteration {}, {} env steps, {} updates", resume.path, meta.iteration,
+                   meta.env_steps, meta.updates);
+    } else {
+      // Another layout: the policy, optimiser and normalisers carry over; the environments
+      // start fresh episodes from a range of episode indices no earlier run used.
+      c.state.iteration = meta.env_steps / per_iteration;
+      const std::uint64_t first_episode = std::uint64_t(meta.iteration + 1) << 32;
+      trainer.load_shared_state(c.state, first_episode);
+      std::size_t rows = 0;
+      while (rows < history.rows() && history.values[rows * kColumns.size()] <= double(c.state.iteration)) ++rows;
+      history.values.resize(rows * kColumns.size());
+      spdlog::warn("resuming {} ({} GMI(s) x {} envs) on {} GMI(s) x {} envs: policy, optimizer and normalizers "
+                   "restored; environments re-seeded (episode index {}); continuing at iteration {} of {}; this "
+                   "run will not repeat an uninterrupted one bit for bit",
+                   resume.path, meta.num_gmis, meta.envs_per_gmi, mpi.size(), cfg.env.num_envs, first_episode,
+                   c.state.iteration, cfg.num_iterations);
+    }
+  }
+  std::optional<MetricsCsv> csv;  // rank 0 writes the metrics: the history so far, then new rows
+  if (mpi.rank() == 0) {
+    csv.emplace(dir + "/metrics.csv", kColumns);
+    for (std::size_t r = 0; r < history.rows(); ++r)
+      csv->row(std::vector<double>(history.values.begin() + r * kColumns.size(),
+                                   history.values.begin() + (r + 1) * kColumns.size()));
+  }
+
   spdlog::info("{}: obs {}, {} | policy {} params ({}) | {} envs x {} steps x {} GMI(s) = {} samples/iteration, "
                "{} minibatches of {}, {} epochs, {} iterations",
                cfg.env.name, L.obs_dim,
                L.continuous() ? fmt::format("continuous actions {}", L.act_dim)
                               : fmt::format("{} discrete actions", L.num_actions),
                L.num_params, cfg.policy.activation, cfg.env.num_envs, cfg.ppo.num_steps, mpi.size(),
-               cfg.batch_size * mpi.size(), cfg.ppo.num_minibatches, cfg.minibatch_size,
+               per_iteration, cfg.ppo.num_minibatches, cfg.minibatch_size,
                cfg.ppo.update_epochs, cfg.num_iterations);
   spdlog::info("first training iteration starts {:.2f} s after launch", seconds_since_launch());
 
+  // Checkpoints: every GMI writes its part of one file.
+  std::string last_checkpoint = store.list().empty() ? std::string() : store.list().back();
+  auto last_checkpoint_time = std::chrono::steady_clock::now();
   const auto start = std::chrono::steady_clock::now();
+  auto wall_now = [&] {
+    double w = wall_offset + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    mpi::allreduce_max(&w, 1);
+    return w;
+  };
+  auto save_checkpoint = [&](const std::string& why) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const algos::PpoState st = trainer.save_state();
+    checkpoint::Meta meta;
+    meta.gmi_drl_version = GMI_DRL_VERSION;
+    meta.config = config::to_yaml(cfg);
+    meta.created = mpi::broadcast_string(utc_now());
+    meta.run_dir = dir;
+    meta.num_nodes = session.layout().num_nodes;
+    meta.num_gpus = session.layout().num_gpus;
+    meta.num_gmis = mpi.size();
+    meta.gmis_per_gpu.assign(session.layout().gmis_per_gpu.begin(), session.layout().gmis_per_gpu.end());
+    meta.iteration = st.iteration;
+    meta.env_steps = st.iteration * per_iteration;
+    meta.updates = st.adam_step;
+    meta.wall_time_s = wall_now();
+    meta.env = cfg.env.name;
+    meta.envs_per_gmi = cfg.env.num_envs;
+    meta.obs_dim = L.obs_dim;
+    meta.num_params = std::int64_t(L.num_params);
+    meta.seed = cfg.train.seed;
+    meta.num_steps = cfg.ppo.num_steps;
+    meta.update_epochs = cfg.ppo.update_epochs;
+    meta.nonfinite_streak = st.nonfinite_streak;
+    const std::string path = store.save(st.iteration, session.comms().world(), [&](const std::string& partial) {
+      checkpoint::write(partial, session.comms().world(), meta, st, history, faults.in_checkpoint(st.iteration));
+    });
+    std::error_code ec;
+    const double mib = double(std::filesystem::file_size(path, ec)) / (1 << 20);
+    spdlog::info("checkpoint {} ({}): {:.2f} MiB in {:.3f} s", path, why, mib,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    last_checkpoint = path;
+    last_checkpoint_time = std::chrono::steady_clock::now();
+  };
+
+  SignalRequests signals;
   double best_return = -INFINITY;
-  for (std::int64_t it = 0; it < cfg.num_iterations; ++it) {
+  const std::int64_t first_iteration = trainer.iteration();
+  while (trainer.iteration() < cfg.num_iterations) {
+    if (faults.before_iteration(trainer.iteration() + 1)) trainer.inject_nonfinite_gradient();
     const auto t_it = std::chrono::steady_clock::now();
     const algos::IterationMetrics m = trainer.iterate();
     const double t_iter = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_it).count();
@@ -96,18 +275,20 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     double losses[6] = {m.policy_loss, m.value_loss, m.entropy, m.approx_kl, m.clip_frac, m.explained_variance};
     mpi::allreduce_sum(losses, 6);
     for (double& v : losses) v /= mpi.size();
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::int64_t steps = m.iteration * cfg.batch_size * mpi.size();
-    const double sps = double(cfg.batch_size * mpi.size()) / times[2];
+    const double wall = wall_offset + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::int64_t steps = m.iteration * per_iteration;
+    const double sps = double(per_iteration) / times[2];
     const double ret = sums[2] > 0 ? sums[0] / sums[2] : std::nan("");
     const double len = sums[2] > 0 ? sums[1] / sums[2] : std::nan("");
     if (std::isfinite(ret)) best_return = std::max(best_return, ret);
-    if (csv)
-      csv->row({double(m.iteration), double(steps), wall, sps, ret, len, sums[2], losses[0],
-                losses[1], losses[2], losses[3], losses[4], losses[5],
-                m.grad_norm, m.learning_rate, double(m.updates), times[0], times[1], times[2]});
+    const std::vector<double> row = {double(m.iteration), double(steps), wall, sps, ret, len, sums[2], losses[0],
+                                     losses[1], losses[2], losses[3], losses[4], losses[5],
+                                     m.grad_norm, m.learning_rate, double(m.updates), times[0], times[1], times[2]};
+    history.values.insert(history.values.end(), row.begin(), row.end());
+    if (csv) csv->row(row);
     if (m.iteration % cfg.train.log_interval == 0 || m.iteration == cfg.num_iterations) {
-      const double eta = wall / double(m.iteration) * double(cfg.num_iterations - m.iteration);
+      const double elapsed = wall - wall_offset;
+      const double eta = elapsed / double(m.iteration - first_iteration) * double(cfg.num_iterations - m.iteration);
       spdlog::info(
           "iter {}/{} | {} steps | {} steps/s | return {} len {} ({} eps) | pg {:.4f} vf {:.4f} "
           "ent {:.3f} kl {:.4f} | rollout {:.0f} ms update {:.0f} ms | eta {}",
@@ -116,11 +297,46 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
           std::isfinite(len) ? fmt::format("{:.1f}", len) : "-", sums[2], losses[0],
           losses[1], losses[2], losses[3], 1e3 * times[0], 1e3 * times[1], fmt_duration(eta));
     }
+    // Non-finite gradients or losses: the update was skipped (every GMI alike, the gradient is
+    // reduced before its norm is taken).
+    if (m.skipped_updates > 0)
+      spdlog::warn("iteration {}: {} of {} update(s) skipped for a NaN/Inf gradient or loss ({} in a row)",
+                   m.iteration, m.skipped_updates, m.updates, m.nonfinite_streak);
+    if (m.nonfinite_streak >= cfg.train.max_nonfinite_updates)
+      throw InputError(fmt::format(
+          "training stopped at iteration {}: {} updates in a row had a NaN/Inf gradient or loss "
+          "(train.max_nonfinite_updates = {}); last good checkpoint: {}",
+          m.iteration, m.nonfinite_streak, cfg.train.max_nonfinite_updates,
+          last_checkpoint.empty() ? std::string("none written") : last_checkpoint));
+
+    // Agree on signals and the checkpoint clock (ranks may have seen a signal at different times).
+    double flags[3] = {double(signals.stop_signal()), signals.take_checkpoint_request() ? 1.0 : 0.0, 0.0};
+    if (mpi.rank() == 0 && cfg.checkpoint.interval_minutes > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_time).count() >=
+            60.0 * cfg.checkpoint.interval_minutes)
+      flags[2] = 1;
+    mpi::allreduce_max(flags, 3);
+    const int stop = int(flags[0]);
+    const bool finished = m.iteration >= cfg.num_iterations;
+    const bool healthy = m.nonfinite_streak == 0;
+    std::string why;
+    if (stop) why = signal_name(stop);
+    else if (flags[1] > 0) why = "SIGUSR2";
+    else if (finished && cfg.checkpoint.at_end) why = "end of training";
+    else if (healthy && cfg.checkpoint.interval > 0 && m.iteration % cfg.checkpoint.interval == 0) why = "interval";
+    else if (healthy && flags[2] > 0) why = fmt::format("{} minutes", cfg.checkpoint.interval_minutes);
+    if (!why.empty()) save_checkpoint(why);
+    if (stop) {
+      spdlog::info("{} received: stopped after iteration {} with checkpoint {}; continue with --resume latest "
+                   "--run-dir {}",
+                   signal_name(stop), m.iteration, last_checkpoint, dir);
+      return 0;
+    }
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::int64_t total = cfg.num_iterations * cfg.batch_size * mpi.size();
+  const std::int64_t total = (cfg.num_iterations - first_iteration) * per_iteration;
   spdlog::info("done: {} env steps in {} ({} steps/s), best iteration return {:.2f}; metrics in {}/metrics.csv",
-               total, fmt_duration(wall), fmt_rate(total / wall), best_return, dir);
+               total, fmt_duration(wall), fmt_rate(total / std::max(wall, 1e-9)), best_return, dir);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// \brief A training run: MPI, Kokkos on the chosen device, run directory, logging, the algorithm.
+/// \brief A training run: MPI, Kokkos on the chosen device, run directory, logging, the algorithm,
+/// checkpoints and restarts, signals.
 #include <string>
 
 #include "src/config/config.hpp"
@@ -11,6 +12,7 @@ struct TrainOptions {
   std::string config_path;
   config::Overrides overrides;  ///< --set, then --seed / --run-dir
   std::string log_level = "info";
+  std::string resume;  ///< "", "latest" (newest valid checkpoint of the run directory) or a file
 };
 
 /// Runs training; returns the exit status.  Handles its own errors (one line, status 2 for bad

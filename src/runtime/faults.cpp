@@ -1,0 +1,78 @@
+#include "src/runtime/faults.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "kernels/core/error.hpp"
+
+namespace gmi::runtime {
+
+Faults Faults::parse(const std::string& spec, int rank) {
+  Faults f;
+  f.rank_ = rank;
+  static const std::regex item(R"((kill|segv|nan|kill-in-checkpoint|slow-checkpoint)@([0-9]+(\.[0-9]+)?)(:([0-9]+))?)");
+  std::stringstream in(spec);
+  std::string s;
+  while (std::getline(in, s, ',')) {
+    std::smatch m;
+    if (!std::regex_match(s, m, item))
+      throw InputError("GMI_DRL_FAULT: '" + s +
+                       "': expected kill@N[:RANK], segv@N[:RANK], nan@N[:RANK], kill-in-checkpoint@N[:RANK] "
+                       "or slow-checkpoint@SECONDS");
+    Item it;
+    it.what = m[1];
+    it.n = std::stod(m[2]);
+    it.rank = m[5].matched ? std::stoi(m[5]) : 0;
+    f.items_.push_back(it);
+  }
+  return f;
+}
+
+Faults Faults::from_environment(int rank) {
+  const char* v = std::getenv("GMI_DRL_FAULT");
+  if (!v || !*v) return Faults{};
+  Faults f = parse(v, rank);
+  if (rank == 0) spdlog::warn("GMI_DRL_FAULT={}: faults will be injected (testing)", v);
+  return f;
+}
+
+bool Faults::before_iteration(std::int64_t iteration) const {
+  bool nan = false;
+  for (const Item& it : items_) {
+    if (it.rank != rank_ || std::int64_t(it.n) != iteration) continue;
+    if (it.what == "kill") {
+      std::fprintf(stderr, "gmi_drl: GMI_DRL_FAULT: rank %d kills itself before iteration %lld\n", rank_,
+                   static_cast<long long>(iteration));
+      std::raise(SIGKILL);
+    }
+    if (it.what == "segv") std::raise(SIGSEGV);
+    if (it.what == "nan") nan = true;
+  }
+  return nan;
+}
+
+std::function<void()> Faults::in_checkpoint(std::int64_t iteration) const {
+  double sleep = 0;
+  bool kill = false;
+  for (const Item& it : items_) {
+    if (it.what == "slow-checkpoint") sleep += it.n;
+    if (it.what == "kill-in-checkpoint" && it.rank == rank_ && std::int64_t(it.n) == iteration) kill = true;
+  }
+  if (sleep == 0 && !kill) return {};
+  return [sleep, kill, rank = rank_] {
+    if (sleep > 0) std::this_thread::sleep_for(std::chrono::duration<double>(sleep));
+    if (kill) {
+      std::fprintf(stderr, "gmi_drl: GMI_DRL_FAULT: rank %d kills itself while writing a checkpoint\n", rank);
+      std::raise(SIGKILL);
+    }
+  };
+}
+
+}  // namespace gmi::runtime

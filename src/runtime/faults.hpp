@@ -1,0 +1,44 @@
+#pragma once
+/// \file
+/// \brief Fault injection for the fault-tolerance tests, from the environment variable
+/// GMI_DRL_FAULT: a comma-separated list of WHAT@N[:RANK] (RANK defaults to 0):
+///
+///   kill@N:R                 GMI R sends itself SIGKILL before iteration N starts
+///   segv@N:R                 GMI R raises SIGSEGV before iteration N
+///   nan@N:R                  GMI R's first gradient of iteration N gets a NaN
+///   kill-in-checkpoint@N:R   GMI R sends itself SIGKILL while the checkpoint of iteration N is
+///                            being written (all data written, file not yet flushed or renamed)
+///   slow-checkpoint@S        every GMI sleeps S seconds inside every checkpoint write
+///
+/// Unset, nothing happens.  A malformed value is an input error.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gmi::runtime {
+
+class Faults {
+ public:
+  /// Parse GMI_DRL_FAULT for GMI `rank`.  Throws gmi::InputError on a malformed value.
+  static Faults from_environment(int rank);
+  static Faults parse(const std::string& spec, int rank);
+
+  /// Before iteration `iteration` (1-based): kill or segv here; returns true when this GMI's
+  /// gradient should get a NaN in this iteration.
+  bool before_iteration(std::int64_t iteration) const;
+  /// What to run inside the write of the checkpoint of `iteration` (may be empty).
+  std::function<void()> in_checkpoint(std::int64_t iteration) const;
+  bool empty() const { return items_.empty(); }
+
+ private:
+  struct Item {
+    std::string what;
+    double n = 0;
+    int rank = 0;
+  };
+  std::vector<Item> items_;
+  int rank_ = 0;
+};
+
+}  // namespace gmi::runtime

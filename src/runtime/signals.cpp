@@ -1,0 +1,56 @@
+#include "src/runtime/signals.hpp"
+
+#include <csignal>
+#include <cstdio>
+
+namespace gmi::runtime {
+namespace {
+volatile std::sig_atomic_t g_stop = 0;
+volatile std::sig_atomic_t g_checkpoint = 0;
+constexpr int kStop[] = {SIGTERM, SIGINT, SIGUSR1};
+struct sigaction g_old[4];
+
+void on_signal(int sig) {
+  if (sig == SIGUSR2) {
+    g_checkpoint = 1;
+  } else if (g_stop == 0) {
+    g_stop = sig;
+  }
+}
+}  // namespace
+
+SignalRequests::SignalRequests() {
+  g_stop = 0;
+  g_checkpoint = 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;  // blocking calls (file I/O, MPI progress) continue after the handler
+  for (int i = 0; i < 3; ++i) sigaction(kStop[i], &sa, &g_old[i]);
+  sigaction(SIGUSR2, &sa, &g_old[3]);
+}
+
+SignalRequests::~SignalRequests() {
+  for (int i = 0; i < 3; ++i) sigaction(kStop[i], &g_old[i], nullptr);
+  sigaction(SIGUSR2, &g_old[3], nullptr);
+}
+
+int SignalRequests::stop_signal() const { return g_stop; }
+
+bool SignalRequests::take_checkpoint_request() {
+  const bool r = g_checkpoint != 0;
+  g_checkpoint = 0;
+  return r;
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    default: return "a signal";
+  }
+}
+
+}  // namespace gmi::runtime
