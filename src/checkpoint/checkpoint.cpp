@@ -76,6 +76,7 @@ void write_meta(hid_t f, const Meta& m, bool root) {
   io::write_attribute(g, "num_steps", m.num_steps);
   io::write_attribute(g, "update_epochs", m.update_epochs);
   io::write_attribute(g, "nonfinite_streak", m.nonfinite_streak);
+  io::write_attribute(g, "reducer", m.reducer);
   write_shared(g, "gmis_per_gpu", m.gmis_per_gpu, {hsize_t(m.gmis_per_gpu.size())}, root);
 }
 
@@ -104,6 +105,7 @@ Meta read_meta_group(hid_t f) {
   m.num_steps = io::read_int_attribute(g, "num_steps");
   m.update_epochs = io::read_int_attribute(g, "update_epochs");
   m.nonfinite_streak = io::read_int_attribute(g, "nonfinite_streak");
+  m.reducer = io::read_string_attribute(g, "reducer");
   m.gmis_per_gpu = io::read_rows<std::int64_t>(g, "gmis_per_gpu");
   if (m.num_gmis < 1 || m.envs_per_gmi < 1 || m.obs_dim < 1 || m.num_params < 1 || m.iteration < 0)
     throw Error(fmt::format("/meta has impossible sizes (num_gmis {}, envs_per_gmi {}, obs_dim {}, num_params {}, iteration {})",
@@ -326,10 +328,12 @@ std::string inspect(const std::string& path) {
         "  run directory  {}\n"
         "  layout         {} node(s), {} GPU(s), {} GMI(s); GMIs per GPU: {}\n"
         "  counters       iteration {}, {} env steps, {} updates, {:.1f} s of training\n"
+        "  reduction      {}\n"
         "  model          {}, {} envs per GMI, obs dim {}, {} policy parameters, seed {}\n"
         "  datasets\n",
         path, m.format_version, m.gmi_drl_version, m.created, double(bytes) / (1 << 20), m.run_dir,
         m.num_nodes, m.num_gpus, m.num_gmis, gpus, m.iteration, m.env_steps, m.updates, m.wall_time_s,
+        m.reducer.empty() ? "-" : m.reducer,
         m.env, m.envs_per_gmi, m.obs_dim, m.num_params, m.seed);
     for (const std::string& name : io::list_datasets(f)) {
       const io::DatasetInfo info = io::dataset_info(f, name);

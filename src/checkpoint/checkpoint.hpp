@@ -5,7 +5,7 @@
 ///
 ///   /meta        attributes: format_version, gmi_drl_version, config (resolved YAML), created,
 ///                run_dir, layout (num_nodes, num_gpus, num_gmis, gmis_per_gpu), counters
-///                (iteration, env_steps, updates), wall_time_s, env, sizes
+///                (iteration, env_steps, updates), wall_time_s, env, sizes, reducer
 ///   /policy      params [P] float32
 ///   /optimizer   m, v [P] float32; attribute step (Adam's step count)
 ///   /normalizer  obs [3][obs_dim], return [3][1] float64 (mean, var, count rows)
@@ -43,6 +43,7 @@ struct Meta {
   std::int64_t envs_per_gmi = 0, obs_dim = 0, num_params = 0, seed = 0;
   std::int64_t num_steps = 0, update_epochs = 0;  ///< the Philox counters' strides
   std::int64_t nonfinite_streak = 0;
+  std::string reducer;  ///< the gradient reduction in use, e.g. "har (ipc)" ("" for one GMI)
 };
 
 /// The metrics history, one row per iteration (row-major).

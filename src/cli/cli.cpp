@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   if (rb_cmd->parsed()) return tools::run_reduce_bench(rb, &argc, &argv);
 
   if (train.config_path.empty() && train.resume.empty()) {
-    std::fprintf(stderr, "gmi_drl: error: --config (or --resume) is required to train (see gmi_drl --help)\n");
+    std::fprintf(stderr, "gmi_drl: error: --config is required to train, or --resume to continue a run (see gmi_drl --help)\n");
     return 2;
   }
   const int st = guarded([&] {

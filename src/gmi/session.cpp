@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -152,13 +154,29 @@ std::string Session::layout_table() const {
   return out;
 }
 
-std::unique_ptr<mpi::GradientReducer> Session::make_reducer(std::size_t elements) const {
+std::unique_ptr<mpi::GradientReducer> Session::make_reducer(std::size_t elements, const std::string& keep) const {
   mpi::ReducerOptions o;
   o.strategy = cfg_.reduce.strategy;
   o.hybrid_k = cfg_.reduce.hybrid_k;
   o.intra_gpu = cfg_.reduce.intra_gpu;
   o.auto_runs = cfg_.reduce.auto_runs;
   o.elements = elements;
+  if (o.strategy == "auto" && !keep.empty()) {
+    int k = 0;
+    if (keep == "mpr" || keep == "mrr") o.strategy = keep;
+    else if (keep == "har (ipc)") o.strategy = "har", o.intra_gpu = "ipc";
+    else if (keep == "har (mpi)") o.strategy = "har", o.intra_gpu = "mpi";
+    else if (std::sscanf(keep.c_str(), "hybrid k=%d", &k) == 1) o.strategy = "hybrid", o.hybrid_k = k;
+    if (o.strategy != "auto" && mpi::unsupported_reason(layout(), o.strategy, o).empty()) {
+      auto r = mpi::make_strategy(*comms_, o.strategy, o);
+      spdlog::info("gradient reduction: {} over {} GMI(s) (the checkpoint's; reduce.strategy auto keeps it "
+                   "on resume so that the run continues bit for bit)", r->name(), r->size());
+      return r;
+    }
+    o.strategy = "auto";
+    o.intra_gpu = cfg_.reduce.intra_gpu;
+    o.hybrid_k = cfg_.reduce.hybrid_k;
+  }
   mpi::ReducerChoice c = mpi::make_reducer(*comms_, o);
   if (!c.projections.empty()) {
     const auto& u = c.costs;

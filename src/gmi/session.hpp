@@ -48,7 +48,10 @@ class Session {
   /// The layout table (rank 0's string; collective: gathers what every GMI's device reports).
   std::string layout_table() const;
   /// reduce.* for gradients of `elements` floats; logs auto's measurements and projections.
-  std::unique_ptr<mpi::GradientReducer> make_reducer(std::size_t elements) const;
+  /// With reduce.strategy auto and `keep` (a reducer name from a checkpoint of this layout:
+  /// "har (ipc)", "hybrid k=2", ...), that strategy is built without measuring, so a resumed run
+  /// sums gradients in the same order as before.
+  std::unique_ptr<mpi::GradientReducer> make_reducer(std::size_t elements, const std::string& keep = "") const;
 
  private:
   const config::Config& cfg_;

@@ -5,7 +5,7 @@
 ///
 ///   kill@N:R                 GMI R sends itself SIGKILL before iteration N starts
 ///   segv@N:R                 GMI R raises SIGSEGV before iteration N
-///   nan@N:R                  GMI R's first gradient of iteration N gets a NaN
+///   nan@N:R                  every gradient of iteration N on GMI R gets a NaN
 ///   kill-in-checkpoint@N:R   GMI R sends itself SIGKILL while the checkpoint of iteration N is
 ///                            being written (all data written, file not yet flushed or renamed)
 ///   slow-checkpoint@S        every GMI sleeps S seconds inside every checkpoint write

@@ -156,9 +156,15 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   spdlog::info("layout: {}", table);
   spdlog::info("config {} -> run directory {}", o.config_path.empty() ? resume.path : o.config_path, dir);
 
+  std::optional<checkpoint::Meta> resume_meta;
+  bool same_layout = false;
+  if (!resume.path.empty()) {
+    resume_meta = checkpoint::read_meta(resume.path);
+    same_layout = resume_meta->num_gmis == mpi.size() && resume_meta->envs_per_gmi == cfg.env.num_envs;
+  }
   const nn::ActorCriticLayout policy = algos::PpoTrainer::policy_layout(cfg);
   std::unique_ptr<mpi::GradientReducer> reducer;
-  if (mpi.size() > 1) reducer = session.make_reducer(policy.num_params);
+  if (mpi.size() > 1) reducer = session.make_reducer(policy.num_params, same_layout ? resume_meta->reducer : "");
   // Distinct environments per GMI: GMI r owns global environments [r * N, (r + 1) * N).
   const int gmi = session.me().gmi_rank;
   algos::PpoTrainer trainer(cfg, std::uint64_t(gmi) * cfg.env.num_envs, reducer.get());
@@ -168,9 +174,8 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   checkpoint::Metrics history;
   history.columns = kColumns;
   double wall_offset = 0;
-  if (!resume.path.empty()) {
-    const checkpoint::Meta meta = checkpoint::read_meta(resume.path);
-    const bool same_layout = meta.num_gmis == mpi.size() && meta.envs_per_gmi == cfg.env.num_envs;
+  if (resume_meta) {
+    const checkpoint::Meta& meta = *resume_meta;
     checkpoint::Contents c = checkpoint::read(resume.path, same_layout ? gmi : -1);
     if (c.metrics.columns != kColumns)
       throw InputError(resume.path + ": /metrics has other columns than this gmi_drl writes");
@@ -247,6 +252,7 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     meta.num_steps = cfg.ppo.num_steps;
     meta.update_epochs = cfg.ppo.update_epochs;
     meta.nonfinite_streak = st.nonfinite_streak;
+    meta.reducer = reducer ? reducer->name() : "";
     const std::string path = store.save(st.iteration, session.comms().world(), [&](const std::string& partial) {
       checkpoint::write(partial, session.comms().world(), meta, st, history, faults.in_checkpoint(st.iteration));
     });
@@ -299,7 +305,7 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     }
     // Non-finite gradients or losses: the update was skipped (every GMI alike, the gradient is
     // reduced before its norm is taken).
-    if (m.skipped_updates > 0)
+    if (m.skipped_updates > 0 && mpi.rank() == 0)
       spdlog::warn("iteration {}: {} of {} update(s) skipped for a NaN/Inf gradient or loss ({} in a row)",
                    m.iteration, m.skipped_updates, m.updates, m.nonfinite_streak);
     if (m.nonfinite_streak >= cfg.train.max_nonfinite_updates)

@@ -516,7 +516,6 @@ void PpoTrainer::update(IterationMetrics& m) {
         // non-finite norm and skips the same update (adam_step leaves the weights alone).
         const rl::LossStats* ls = loss_stats_.data() + k;
         const bool inject = inject_nonfinite_;
-        inject_nonfinite_ = false;
         Kokkos::parallel_for(
             "gmi::ppo::nonfinite_guard", Range(space_, 0, 1), KOKKOS_LAMBDA(const int) {
               if (inject || !math::isfinite(ls->pg + ls->v + ls->entropy)) grads[0] = NAN;
@@ -588,6 +587,7 @@ IterationMetrics PpoTrainer::iterate() {
   }
 
   update(m);
+  inject_nonfinite_ = false;
 
   // Observation statistics learn from this rollout only after the update used the frozen ones.
   if (cfg_.ppo.normalize_obs) obs_rms_.update(space_, obs_.data(), std::int64_t(T_) * N_, host_sum());

@@ -82,7 +82,7 @@ class PpoTrainer {
   /// Restore the shared part only (policy, optimiser, normalisers, counters) and start fresh
   /// episodes in every env from episode index `first_episode` (a resume on another layout).
   void load_shared_state(const PpoState& s, std::uint64_t first_episode);
-  /// Test hook (fault injection): the next update's gradient on this GMI gets a NaN.
+  /// Test hook (fault injection): every gradient of the next iteration on this GMI gets a NaN.
   void inject_nonfinite_gradient() { inject_nonfinite_ = true; }
 
   // ---- phases, public because CUDA device lambdas may not live in private member functions ----

@@ -1,0 +1,444 @@
+#!/usr/bin/env python3
+"""Checkpoints, restarts and faults through the real command line, 4 GMIs under mpiexec:
+
+  exact     N iterations straight == N/2, then --resume FILE for the rest, and == a run stopped
+            by SIGUSR1 then continued with --resume latest: every dataset of the final
+            checkpoint (weights, Adam moments and step, normalisers, env state, Philox
+            counters) and every learning column of metrics.csv bit for bit
+  signals   SIGUSR2 to mpiexec: a checkpoint and training goes on; SIGUSR1 to mpiexec, SIGTERM
+            twice to every rank (the second one while the checkpoint is being written) and
+            SIGINT to a single process: a valid checkpoint, a message, exit status 0
+  dead      a rank killed with SIGKILL, or segfaulting: the job ends within 60 s, the output
+            names the rank, no rank is left running
+  killwrite a rank killed while the checkpoint is written: only a .partial file is left,
+            --resume latest continues from the previous checkpoint and ends where an
+            uninterrupted run ends
+  nan       a NaN in the gradients of one iteration on one GMI: the updates are skipped and
+            logged, training goes on; with train.max_nonfinite_updates reached the run stops
+            with one error line naming the last good checkpoint, which verifies
+  badfiles  missing, a directory, truncated, wrong format version, wrong shape, checksum
+            mismatch, a conflicting config: one error line naming the file and the problem
+            (verify and --resume); --resume latest falls back to the previous valid one
+  layout    a 4-GMI checkpoint resumed on 2 GMIs with other env counts: policy, optimizer and
+            normalisers restored, envs re-seeded, a warning, the run finishes
+
+  check_checkpoint.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
+"""
+import argparse
+import csv
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+
+CFG = ("env:\n  name: CartPole-v1\n  num_envs: 4\nppo:\n  num_steps: 16\n  num_minibatches: 2\n"
+       "  update_epochs: 4\n  normalize_obs: true\n  normalize_reward: true\n"
+       "train:\n  total_env_steps: 2048\n  log_interval: 1\ncheckpoint:\n  interval: 4\n  keep: 10\n"
+       # auto measures at start-up and may pick another strategy in another run (another
+       # summation order); runs compared with each other pin it
+       "reduce:\n  strategy: har\n")
+ITERS = 8  # 2048 steps / (4 GMIs x 4 envs x 16 steps)
+TIMING = {"wall_time_s", "samples_per_s", "time_rollout_s", "time_update_s", "time_iteration_s"}
+
+
+def fail(msg, p=None):
+    print("check_checkpoint: " + msg)
+    if p is not None:
+        out, err = (p.stdout, p.stderr) if hasattr(p, "stdout") else p
+        print("--- stdout\n" + str(out) + "\n--- stderr\n" + str(err))
+    sys.exit(1)
+
+
+def env_for(extra=None):
+    e = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+             OMPI_MCA_rmaps_base_oversubscribe="1")
+    e.pop("GMI_DRL_FAULT", None)
+    e.update(extra or {})
+    return e
+
+
+def cmd(a, np_, args):
+    return ([a.mpiexec, "-n", str(np_), "--oversubscribe", a.gmi] if np_ else [a.gmi]) + args
+
+
+def run(a, np_, args, env=None, status=0, timeout=240):
+    p = subprocess.run(cmd(a, np_, args), capture_output=True, text=True, timeout=timeout,
+                       env=env_for(env), cwd=a.workdir)
+    if status is not None and p.returncode != status:
+        fail(f"expected exit status {status}, got {p.returncode}: {' '.join(args)}", p)
+    return p
+
+
+def start(a, np_, args, env=None):
+    log = open(os.path.join(a.workdir, f"log-{time.time_ns()}.txt"), "w+")
+    p = subprocess.Popen(cmd(a, np_, args), stdout=log, stderr=subprocess.STDOUT, text=True,
+                         env=env_for(env), cwd=a.workdir, start_new_session=True)
+    return p, log
+
+
+def read_log(log):
+    log.flush()
+    log.seek(0)
+    return log.read()
+
+
+def wait_for(log, pattern, p, timeout=120):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        text = read_log(log)
+        if re.search(pattern, text):
+            return text
+        if p.poll() is not None:
+            fail(f"process exited ({p.returncode}) before /{pattern}/", (read_log(log), ""))
+        time.sleep(0.05)
+    fail(f"no /{pattern}/ within {timeout} s", (read_log(log), ""))
+
+
+def rank_pids(p):
+    out = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def one_error_line(p, regex):
+    # gmi_drl's own lines (mpiexec adds its banner about the exit status after them)
+    err = [l for l in p.stderr.split("\n") if l.startswith("gmi_drl:")]
+    if len(err) != 1 or not re.search(regex, err[0]):
+        fail(f"expected one stderr line matching /{regex}/", p)
+
+
+def config(a, extra=""):
+    path = os.path.join(a.workdir, "c.yaml")
+    with open(path, "w") as f:
+        f.write(CFG + extra)
+    return path
+
+
+def ckpt(run_dir, it):
+    return os.path.join(run_dir, "checkpoints", f"ckpt-{it:09d}.h5")
+
+
+def datasets(path):
+    out = {}
+    with h5py.File(path, "r") as f:
+        cols = f["metrics"].attrs["columns"]
+        cols = (cols.decode() if isinstance(cols, bytes) else cols).split(",")
+
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset):
+                v = obj[()]
+                if name == "metrics/table":
+                    v = v[:, [i for i, c in enumerate(cols) if c not in TIMING]]
+                out[name] = v
+        f.visititems(visit)
+        out["optimizer.step"] = f["optimizer"].attrs["step"]
+    return out
+
+
+def same_checkpoints(x, y):
+    a, b = datasets(x), datasets(y)
+    if sorted(a) != sorted(b):
+        fail(f"{x} and {y} hold different datasets")
+    for k in a:
+        if not np.array_equal(a[k], b[k], equal_nan=True):
+            fail(f"{k} differs between {x} and {y}")
+
+
+def learning_columns(run_dir):
+    rows = list(csv.DictReader(open(os.path.join(run_dir, "metrics.csv"))))
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
+
+
+def straight(a, cfg):
+    run_dir = os.path.join(a.workdir, "straight")
+    if not os.path.exists(ckpt(run_dir, ITERS)):
+        run(a, 4, ["--config", cfg, "--run-dir", run_dir])
+    return run_dir
+
+
+def mode_exact(a):
+    cfg = config(a)
+    ref = straight(a, cfg)
+    half = ckpt(ref, ITERS // 2)
+    # Resume from the middle checkpoint into another directory.
+    b = os.path.join(a.workdir, "resumed")
+    p = run(a, 4, ["--config", cfg, "--run-dir", b, "--resume", half])
+    if f"resumed from {half}: iteration {ITERS // 2}" not in p.stdout:
+        fail("no 'resumed from' line", p)
+    same_checkpoints(ckpt(ref, ITERS), ckpt(b, ITERS))
+    if learning_columns(ref) != learning_columns(b):
+        fail("metrics.csv differs between the straight and the resumed run")
+    # reduce.strategy auto: the resumed run keeps the strategy the checkpoint was written with.
+    auto = os.path.join(a.workdir, "auto")
+    run(a, 4, ["--config", cfg, "--run-dir", auto, "--set", "reduce.strategy=auto"])
+    b = os.path.join(a.workdir, "auto-resumed")
+    p = run(a, 4, ["--config", cfg, "--run-dir", b, "--set", "reduce.strategy=auto", "--resume", ckpt(auto, ITERS // 2)])
+    if "(the checkpoint's; reduce.strategy auto keeps it on resume" not in p.stdout:
+        fail("auto did not keep the checkpoint's strategy", p)
+    same_checkpoints(ckpt(auto, ITERS), ckpt(b, ITERS))
+    # Stop with a signal, then --resume latest without --config (the checkpoint's config).
+    c = os.path.join(a.workdir, "stopped")
+    p, log = start(a, 4, ["--config", cfg, "--run-dir", c, "--set", "checkpoint.interval=0"],
+                   env={"GMI_DRL_FAULT": "slow-checkpoint@0.01"})
+    wait_for(log, r"iter 2/", p)
+    p.send_signal(signal.SIGUSR1)
+    p.wait(120)
+    text = read_log(log)
+    if p.returncode != 0 or "SIGUSR1 received" not in text:
+        fail(f"SIGUSR1 run: exit {p.returncode}", (text, ""))
+    p = run(a, 4, ["--resume", "latest", "--run-dir", c, "--set", "checkpoint.interval=0"])
+    if "resumed from" not in p.stdout:
+        fail("--resume latest did not resume", p)
+    same_checkpoints(ckpt(ref, ITERS), ckpt(c, ITERS))
+    if learning_columns(ref) != learning_columns(c):
+        fail("metrics.csv differs between the straight and the stopped-and-resumed run")
+
+
+def verify(a, path, status=0):
+    return run(a, 0, ["checkpoint", "verify", path], status=status)
+
+
+def mode_signals(a):
+    cfg = config(a, "")
+    long = ["--set", "train.total_env_steps=100000000", "--set", "checkpoint.interval=0"]
+    # SIGUSR2: checkpoint, go on; then SIGUSR1 (forwarded by mpiexec): checkpoint and exit 0.
+    d = os.path.join(a.workdir, "usr")
+    p, log = start(a, 4, ["--config", cfg, "--run-dir", d] + long)
+    wait_for(log, r"iter 2/", p)
+    p.send_signal(signal.SIGUSR2)
+    wait_for(log, r"checkpoint \S+ \(SIGUSR2\)[^\n]*\n(.*\n)*.*\] iter \d+/", p)  # and training went on
+    p.send_signal(signal.SIGUSR1)
+    p.wait(120)
+    text = read_log(log)
+    if p.returncode != 0 or not re.search(r"SIGUSR1 received: stopped after iteration \d+ with checkpoint", text):
+        fail(f"SIGUSR1: exit {p.returncode}", (text, ""))
+    files = sorted(os.listdir(os.path.join(d, "checkpoints")))
+    if len(files) != 2:
+        fail(f"expected the SIGUSR2 and the SIGUSR1 checkpoints, got {files}", (text, ""))
+    for f in files:
+        verify(a, os.path.join(d, "checkpoints", f))
+    # SIGTERM to every rank, as Slurm does, twice: the second while the checkpoint is written.
+    d = os.path.join(a.workdir, "term")
+    p, log = start(a, 4, ["--config", cfg, "--run-dir", d] + long, env={"GMI_DRL_FAULT": "slow-checkpoint@2"})
+    wait_for(log, r"iter 2/", p)
+    ranks = rank_pids(p)
+    if len(ranks) != 4:
+        fail(f"expected 4 rank processes under mpiexec, found {ranks}")
+    for pid in ranks:
+        os.kill(pid, signal.SIGTERM)
+    time.sleep(1.0)  # inside the 2 s checkpoint write
+    partial = [f for f in os.listdir(os.path.join(d, "checkpoints")) if f.endswith(".partial")]
+    for pid in ranks:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    p.wait(120)
+    text = read_log(log)
+    if p.returncode != 0 or "SIGTERM received" not in text:
+        fail(f"SIGTERM: exit {p.returncode}", (text, ""))
+    if not partial:
+        fail("the second SIGTERM did not arrive during the checkpoint write (no .partial file seen)", (text, ""))
+    files = os.listdir(os.path.join(d, "checkpoints"))
+    if len(files) != 1 or not files[0].endswith(".h5"):
+        fail(f"expected one complete checkpoint, got {files}", (text, ""))
+    verify(a, os.path.join(d, "checkpoints", files[0]))
+    # SIGINT (Ctrl-C) to a single process.
+    d = os.path.join(a.workdir, "int")
+    p, log = start(a, 0, ["--config", cfg, "--run-dir", d] + long)
+    wait_for(log, r"iter 2/", p)
+    p.send_signal(signal.SIGINT)
+    p.wait(120)
+    text = read_log(log)
+    if p.returncode != 0 or "SIGINT received" not in text:
+        fail(f"SIGINT: exit {p.returncode}", (text, ""))
+    verify(a, os.path.join(d, "checkpoints", os.listdir(os.path.join(d, "checkpoints"))[0]))
+
+
+def mode_dead(a):
+    cfg = config(a, "")
+    for fault, rank, sig in [("kill@3:2", 2, "signal 9"), ("segv@3:1", 1, "signal 11")]:
+        d = os.path.join(a.workdir, "dead-" + fault.split("@")[0])
+        t0 = time.time()
+        p = run(a, 4, ["--config", cfg, "--run-dir", d, "--set", "train.total_env_steps=100000000"],
+                env={"GMI_DRL_FAULT": fault}, status=None, timeout=90)
+        took = time.time() - t0
+        out = p.stdout + p.stderr
+        if p.returncode == 0:
+            fail(f"{fault}: the job exited 0", p)
+        if took > 60:
+            fail(f"{fault}: the job took {took:.0f} s to end", p)
+        if not re.search(rf"rank {rank}\b.*{sig}", out):
+            fail(f"{fault}: the output does not name rank {rank} ({sig})", p)
+        left = subprocess.run(["pgrep", "-f", d], capture_output=True, text=True).stdout.split()
+        if left:
+            fail(f"{fault}: processes left running: {left}", p)
+        print(f"{fault}: job ended in {took:.1f} s, exit status {p.returncode}")
+
+
+def mode_killwrite(a):
+    cfg = config(a)
+    ref = straight(a, cfg)
+    d = os.path.join(a.workdir, "killwrite")
+    p = run(a, 4, ["--config", cfg, "--run-dir", d], env={"GMI_DRL_FAULT": f"kill-in-checkpoint@{ITERS}:1"},
+            status=None, timeout=90)
+    if p.returncode == 0:
+        fail("the run with a rank killed mid-checkpoint exited 0", p)
+    files = sorted(os.listdir(os.path.join(d, "checkpoints")))
+    if files != [f"ckpt-{ITERS // 2:09d}.h5", f"ckpt-{ITERS:09d}.h5.partial"]:
+        fail(f"expected the previous checkpoint and a .partial file, got {files}", p)
+    p = run(a, 4, ["--config", cfg, "--run-dir", d, "--resume", "latest"])
+    if f"resumed from {ckpt(d, ITERS // 2)}" not in p.stdout or "removing" not in p.stdout + p.stderr:
+        fail("--resume latest did not resume from the previous checkpoint and remove the partial file", p)
+    same_checkpoints(ckpt(ref, ITERS), ckpt(d, ITERS))
+
+
+def mode_nan(a):
+    cfg = config(a)
+    d = os.path.join(a.workdir, "nan-go-on")
+    p = run(a, 4, ["--config", cfg, "--run-dir", d], env={"GMI_DRL_FAULT": "nan@3:1"})
+    if not re.search(r"iteration 3: 8 of 8 update\(s\) skipped for a NaN/Inf gradient or loss \(8 in a row\)", p.stdout + p.stderr):
+        fail("no warning about the skipped updates", p)
+    rows = list(csv.DictReader(open(os.path.join(d, "metrics.csv"))))
+    if len(rows) != ITERS or rows[2]["grad_norm"] != "nan" or rows[3]["grad_norm"] == "nan":
+        fail("metrics: expected a NaN grad_norm in iteration 3 only")
+    verify(a, ckpt(d, ITERS))
+    d = os.path.join(a.workdir, "nan-stop")
+    p = run(a, 4, ["--config", cfg, "--run-dir", d, "--set", "train.max_nonfinite_updates=8",
+                   "--set", "checkpoint.interval=2"], env={"GMI_DRL_FAULT": "nan@3:1"}, status=2)
+    one_error_line(p, r"^gmi_drl: error: training stopped at iteration 3: 8 updates in a row had a NaN/Inf "
+                      r"gradient or loss \(train.max_nonfinite_updates = 8\); last good checkpoint: "
+                      + re.escape(ckpt(d, 2)) + "$")
+    if sorted(os.listdir(os.path.join(d, "checkpoints"))) != [f"ckpt-{2:09d}.h5"]:
+        fail("expected only the iteration-2 checkpoint", p)
+    verify(a, ckpt(d, 2))
+
+
+def mode_badfiles(a):
+    cfg = config(a)
+    ref = straight(a, cfg)
+    good = ckpt(ref, ITERS)
+    bad = os.path.join(a.workdir, "bad")
+    os.makedirs(bad, exist_ok=True)
+
+    def copy(name):
+        path = os.path.join(bad, name)
+        shutil.copy(good, path)
+        return path
+
+    cases = []
+    cases.append((os.path.join(bad, "missing.h5"), r"missing\.h5: no such file$"))
+    os.makedirs(os.path.join(bad, "dir.h5"), exist_ok=True)
+    cases.append((os.path.join(bad, "dir.h5"), r"dir\.h5: is a directory, expected an HDF5 file$"))
+    path = copy("truncated.h5")
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.truncate(size // 2)
+    cases.append((path, r"truncated\.h5: (not an HDF5 file|cannot open as HDF5)"))
+    path = copy("text.h5")
+    open(path, "w").write("not a checkpoint\n")
+    cases.append((path, r"text\.h5: not an HDF5 file"))
+    path = copy("version.h5")
+    with h5py.File(path, "r+") as f:
+        f["meta"].attrs.modify("format_version", np.int64(99))
+    cases.append((path, r"version\.h5: format version 99, this gmi_drl reads version 1$"))
+    path = copy("shape.h5")
+    with h5py.File(path, "r+") as f:
+        n = f["policy/params"].shape[0]
+        del f["policy/params"]
+        f.create_dataset("policy/params", data=np.zeros(n - 1, np.float32), chunks=True, fletcher32=True)
+    cases.append((path, rf"shape\.h5: dataset /policy/params is float32 \[{n - 1}\], expected float32 \[{n}\]$"))
+    path = copy("checksum.h5")
+    with h5py.File(path, "r") as f:
+        offset = f["policy/params"].id.get_chunk_info(0).byte_offset
+    with open(path, "r+b") as f:
+        f.seek(offset + 400)
+        b = f.read(1)
+        f.seek(offset + 400)
+        f.write(bytes([b[0] ^ 0xFF]))
+    cases.append((path, r"checksum\.h5: dataset /policy/params: checksum mismatch"))
+    for path, regex in cases:
+        p = verify(a, path, status=2)
+        one_error_line(p, "^gmi_drl: error: .*" + regex)
+        p = run(a, 4, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "never"), "--resume", path], status=2)
+        one_error_line(p, "^gmi_drl: error: .*" + regex)
+    p = verify(a, good)
+    if not re.search(r": ok \(format 1, iteration 8, 2048 env steps, 4 GMI\(s\) x 4 envs", p.stdout):
+        fail("verify of a good checkpoint", p)
+    p = run(a, 0, ["checkpoint", "inspect", good])
+    for pat in [r"layout\s+1 node\(s\), 1 GPU\(s\), 4 GMI\(s\)", r"iteration 8, 2048 env steps",
+                r"/policy/params\s+float32\s+\[\d+\]", r"/experience/obs\s+float32\s+\[16 x 4\]",
+                r"/rng/env_episode\s+uint64\s+\[16\]", r"/metrics/table\s+float64\s+\[8 x \d+\]"]:
+        if not re.search(pat, p.stdout):
+            fail(f"inspect lacks /{pat}/", p)
+    # A config that conflicts with the checkpoint's.
+    p = run(a, 4, ["--config", cfg, "--set", "ppo.gamma=0.9", "--resume", good], status=2)
+    one_error_line(p, r"^gmi_drl: error: .*ckpt-000000008\.h5: the config conflicts with the checkpoint's: "
+                      r"ppo.gamma is 0.99 in the checkpoint but 0.9 now")
+    # --resume latest: a damaged newest checkpoint is skipped with a warning.
+    d = os.path.join(a.workdir, "fallback")
+    shutil.copytree(ref, d)
+    with open(ckpt(d, ITERS), "r+b") as f:
+        f.truncate(1000)
+    p = run(a, 4, ["--resume", "latest", "--run-dir", d, "--set", "checkpoint.at_end=false",
+                   "--set", "checkpoint.interval=0"])
+    if not re.search(r"skipping checkpoint .*ckpt-000000008\.h5", p.stdout + p.stderr) or \
+            f"resumed from {ckpt(d, ITERS // 2)}" not in p.stdout:
+        fail("--resume latest did not fall back to the previous checkpoint", p)
+    # None valid: an error, not a new run.
+    with open(ckpt(d, ITERS // 2), "r+b") as f:
+        f.truncate(1000)
+    p = run(a, 4, ["--resume", "latest", "--run-dir", d], status=2)
+    one_error_line(p, r"^gmi_drl: error: .*checkpoints: none of the 2 checkpoint\(s\) is valid")
+    # --resume latest with no run directory named.
+    p = run(a, 4, ["--config", cfg, "--resume", "latest"], status=2)
+    one_error_line(p, r"^gmi_drl: error: --resume latest: which run\? give --run-dir DIR")
+
+
+def mode_layout(a):
+    cfg = config(a)
+    ref = straight(a, cfg)
+    d = os.path.join(a.workdir, "layout")
+    p = run(a, 2, ["--config", cfg, "--run-dir", d, "--set", "env.num_envs=6", "--resume", ckpt(ref, ITERS // 2),
+                   "--set", "train.total_env_steps=3072"])
+    if not re.search(r"resuming \S+ \(4 GMI\(s\) x 4 envs\) on 2 GMI\(s\) x 6 envs: policy, optimizer and "
+                     r"normalizers restored; environments re-seeded", p.stdout + p.stderr):
+        fail("no layout-change warning", p)
+    with h5py.File(ckpt(ref, ITERS // 2), "r") as f:
+        params = f["policy/params"][()]
+    # 4 x 4 x 16 x 4 = 1024 steps done -> iteration 1024 / (2 x 6 x 16) = 5 of 16 on the new layout
+    rows = list(csv.DictReader(open(os.path.join(d, "metrics.csv"))))
+    if [int(r["iteration"]) for r in rows][:5] != [1, 2, 3, 4, 6]:
+        fail("metrics.csv: expected the old rows up to iteration 4, then iteration 6 on",
+             (open(os.path.join(d, "metrics.csv")).read(), ""))
+    files = sorted(os.listdir(os.path.join(d, "checkpoints")))
+    last = os.path.join(d, "checkpoints", files[-1])
+    with h5py.File(last, "r") as f:
+        if f["meta"].attrs["num_gmis"] != 2 or f["experience/obs"].shape[0] != 12:
+            fail("the new checkpoint does not have the new layout")
+        if np.array_equal(f["policy/params"][()], params):
+            fail("the policy did not train after the resume")
+    verify(a, last)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["exact", "signals", "dead", "killwrite", "nan", "badfiles", "layout"])
+    ap.add_argument("--gmi", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--workdir", required=True)
+    a = ap.parse_args()
+    a.gmi = os.path.abspath(a.gmi)
+    shutil.rmtree(a.workdir, ignore_errors=True)
+    os.makedirs(a.workdir)
+    globals()["mode_" + a.mode](a)
+    print(f"check_checkpoint {a.mode}: ok")
+
+
+if __name__ == "__main__":
+    main()
