@@ -124,6 +124,7 @@ ResumeChoice choose_checkpoint(const TrainOptions& o, int world_size) {
 }
 
 int train(const TrainOptions& o, mpi::Environment& mpi) {
+  SignalRequests signals;  // from the start: a signal during set-up is acted on at the first boundary
   const ResumeChoice resume = choose_checkpoint(o, mpi.size());
   config::Config cfg;
   if (!o.config_path.empty()) {
@@ -264,7 +265,6 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     last_checkpoint_time = std::chrono::steady_clock::now();
   };
 
-  SignalRequests signals;
   double best_return = -INFINITY;
   const std::int64_t first_iteration = trainer.iteration();
   while (trainer.iteration() < cfg.num_iterations) {

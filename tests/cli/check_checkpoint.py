@@ -19,6 +19,8 @@
   badfiles  missing, a directory, truncated, wrong format version, wrong shape, checksum
             mismatch, a conflicting config: one error line naming the file and the problem
             (verify and --resume); --resume latest falls back to the previous valid one
+  cadence   checkpoint.interval, checkpoint.interval_minutes, checkpoint.keep and
+            checkpoint.at_end decide which checkpoints exist
   layout    a 4-GMI checkpoint resumed on 2 GMIs with other env counts: policy, optimizer and
             normalisers restored, envs re-seeded, a warning, the run finishes
 
@@ -400,6 +402,23 @@ def mode_badfiles(a):
     one_error_line(p, r"^gmi_drl: error: --resume latest: which run\? give --run-dir DIR")
 
 
+def mode_cadence(a):
+    cfg = config(a)
+    names = lambda d: sorted(os.listdir(os.path.join(d, "checkpoints")))
+    cases = [(["--set", "checkpoint.interval=3", "--set", "checkpoint.keep=10"], [3, 6, 8]),
+             (["--set", "checkpoint.interval=3", "--set", "checkpoint.keep=10", "--set", "checkpoint.at_end=false"], [3, 6]),
+             (["--set", "checkpoint.interval=1", "--set", "checkpoint.keep=2"], [7, 8]),
+             (["--set", "checkpoint.interval=0", "--set", "checkpoint.interval_minutes=1e-6", "--set",
+               "checkpoint.keep=3", "--set", "checkpoint.at_end=false"], [6, 7, 8])]
+    for i, (args, want) in enumerate(cases):
+        d = os.path.join(a.workdir, f"cadence{i}")
+        p = run(a, 4, ["--config", cfg, "--run-dir", d] + args)
+        if names(d) != [f"ckpt-{k:09d}.h5" for k in want]:
+            fail(f"{args}: expected checkpoints of iterations {want}, got {names(d)}", p)
+        if i == 3 and "(1e-06 minutes)" not in p.stdout:
+            fail("no time-based checkpoint logged", p)
+
+
 def mode_layout(a):
     cfg = config(a)
     ref = straight(a, cfg)
@@ -428,7 +447,7 @@ def mode_layout(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["exact", "signals", "dead", "killwrite", "nan", "badfiles", "layout"])
+    ap.add_argument("mode", choices=["exact", "signals", "dead", "killwrite", "nan", "badfiles", "cadence", "layout"])
     ap.add_argument("--gmi", required=True)
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--workdir", required=True)
