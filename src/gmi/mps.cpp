@@ -142,20 +142,22 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
   }
   pipe_dir_ = mpi::broadcast_string(pipe_dir_, node);
   log_dir_ = mpi::broadcast_string(log_dir_, node);
+  if (owner_) {
+    // `quit` makes the daemon refuse new clients and exit once the current ones are gone, and the
+    // control program waits for that.  A process stays a client until it exits (measured on an
+    // H100: cudaDeviceReset is not enough), this one included.  So a detached watcher sends the
+    // quit once this process has exited, whichever way: a normal end, an error, or a kill -9 (a
+    // dead rank ends the job; its daemon must not outlive it).
+    const std::string cmd = fmt::format(
+        "setsid sh -c \"while kill -0 {} 2>/dev/null; do sleep 0.5; done; echo quit | "
+        "CUDA_MPS_PIPE_DIRECTORY={} CUDA_MPS_LOG_DIRECTORY={} timeout 600 nvidia-cuda-mps-control && rmdir {}\" "
+        "> /dev/null 2>&1 < /dev/null &",
+        static_cast<long>(::getpid()), quoted(pipe_dir_), quoted(log_dir_), quoted(pipe_dir_));
+    if (std::system(cmd.c_str()) != 0)
+      spdlog::warn("MPS: could not start the watcher that stops the daemon in {} at exit", pipe_dir_);
+  }
 }
 
-MpsDaemon::~MpsDaemon() {
-  if (!owner_) return;
-  // `quit` makes the daemon refuse new clients and exit once the current ones are gone, and the
-  // control program waits for that.  A process stays a client until it exits (measured on an
-  // H100: cudaDeviceReset is not enough), this one included, so the quit runs detached from
-  // this process and completes right after the node's GMIs exit, on success and on error alike.
-  const std::string cmd = fmt::format(
-      "setsid sh -c \"echo quit | CUDA_MPS_PIPE_DIRECTORY={} CUDA_MPS_LOG_DIRECTORY={} timeout 600 "
-      "nvidia-cuda-mps-control && rmdir {}\" > /dev/null 2>&1 < /dev/null &",
-      quoted(pipe_dir_), quoted(log_dir_), quoted(pipe_dir_));
-  if (std::system(cmd.c_str()) != 0)
-    spdlog::warn("MPS: could not ask the daemon in {} to stop (echo quit | nvidia-cuda-mps-control)", pipe_dir_);
-}
+MpsDaemon::~MpsDaemon() = default;  // the watcher started in the constructor stops the daemon
 
 }  // namespace gmi::instances

@@ -17,14 +17,14 @@ namespace gmi::runtime {
 Faults Faults::parse(const std::string& spec, int rank) {
   Faults f;
   f.rank_ = rank;
-  static const std::regex item(R"((kill|segv|nan|kill-in-checkpoint|slow-checkpoint)@([0-9]+(\.[0-9]+)?)(:([0-9]+))?)");
+  static const std::regex item(R"((kill|segv|sigterm|nan|kill-in-checkpoint|slow-checkpoint)@([0-9]+(\.[0-9]+)?)(:([0-9]+))?)");
   std::stringstream in(spec);
   std::string s;
   while (std::getline(in, s, ',')) {
     std::smatch m;
     if (!std::regex_match(s, m, item))
       throw InputError("GMI_DRL_FAULT: '" + s +
-                       "': expected kill@N[:RANK], segv@N[:RANK], nan@N[:RANK], kill-in-checkpoint@N[:RANK] "
+                       "': expected kill@N[:RANK], segv@N[:RANK], sigterm@N[:RANK], nan@N[:RANK], kill-in-checkpoint@N[:RANK] "
                        "or slow-checkpoint@SECONDS");
     Item it;
     it.what = m[1];
@@ -53,6 +53,7 @@ bool Faults::before_iteration(std::int64_t iteration) const {
       std::raise(SIGKILL);
     }
     if (it.what == "segv") std::raise(SIGSEGV);
+    if (it.what == "sigterm") std::raise(SIGTERM);
     if (it.what == "nan") nan = true;
   }
   return nan;

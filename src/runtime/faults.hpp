@@ -5,6 +5,8 @@
 ///
 ///   kill@N:R                 GMI R sends itself SIGKILL before iteration N starts
 ///   segv@N:R                 GMI R raises SIGSEGV before iteration N
+///   sigterm@N:R              GMI R receives SIGTERM before iteration N (only that GMI: a stop
+///                            that the others learn of at the iteration boundary)
 ///   nan@N:R                  every gradient of iteration N on GMI R gets a NaN
 ///   kill-in-checkpoint@N:R   GMI R sends itself SIGKILL while the checkpoint of iteration N is
 ///                            being written (all data written, file not yet flushed or renamed)

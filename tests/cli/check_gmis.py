@@ -4,8 +4,8 @@
   train   4 GMIs on 2 emulated GPUs train one policy: exit 0, the layout table, the reduction
           strategy, metrics counting the steps of all GMIs
   mps     gmi.backend mps with a stand-in nvidia-cuda-mps-control (tests/cli/fake-mps): the
-          node's first rank starts one daemon in a job-private directory and stops it at exit;
-          every GMI gets its SM share
+          node's first rank starts one daemon in a job-private directory and stops it at exit,
+          also when that rank is killed with SIGKILL; every GMI gets its SM share
   reuse   a daemon already answering in gmi.mps_dir is used, neither started nor stopped
   fail    a daemon that cannot start: one error line, status 2; an error after the daemon
           started: the daemon is still stopped
@@ -97,6 +97,18 @@ def mode_mps(a, cfg):
         fail(f"pipe directory {pipe} left behind", p)
     if not re.search(r"backend mps", p.stdout) or not re.search(r"\n\s+1\s+0\s+0\s+1\s+50\s", p.stdout):
         fail("layout table does not show backend mps with 50 % SMs per GMI", p)
+    # The daemon's owner (rank 0) killed with SIGKILL: the daemon is still told to quit.
+    os.remove(log)
+    env["GMI_DRL_FAULT"] = "kill@2:0"
+    p = run(a, 2, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "killed"),
+                   "--set", "gmi.backend=mps"], env, status=None)
+    for _ in range(100):
+        if len(lines(log)) >= 2:
+            break
+        time.sleep(0.1)
+    got = lines(log)
+    if p.returncode == 0 or len(got) != 2 or not got[1].startswith("quit "):
+        fail(f"owner killed: expected the daemon's start and quit, got {got}", p)
 
 
 def mode_reuse(a, cfg):
