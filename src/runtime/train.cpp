@@ -144,6 +144,7 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     write_text_file(dir + "/config.yaml", config::to_yaml(cfg));
     add_log_file(0, dir + "/train.log");
     store.remove_partials();
+    write_text_file(dir + "/status", "running\n");
   }
   const Faults faults = Faults::from_environment(mpi.rank());
 
@@ -336,6 +337,7 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
       spdlog::info("{} received: stopped after iteration {} with checkpoint {}; continue with --resume latest "
                    "--run-dir {}",
                    signal_name(stop), m.iteration, last_checkpoint, dir);
+      if (mpi.rank() == 0) write_text_file(dir + "/status", fmt::format("stopped {} {}\n", signal_name(stop), m.iteration));
       return 0;
     }
   }
@@ -343,6 +345,7 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   const std::int64_t total = (cfg.num_iterations - first_iteration) * per_iteration;
   spdlog::info("done: {} env steps in {} ({} steps/s), best iteration return {:.2f}; metrics in {}/metrics.csv",
                total, fmt_duration(wall), fmt_rate(total / std::max(wall, 1e-9)), best_return, dir);
+  if (mpi.rank() == 0) write_text_file(dir + "/status", "done\n");
   return 0;
 }
 

@@ -190,6 +190,8 @@ def mode_exact(a):
             env={"GMI_DRL_FAULT": "sigterm@5:3"})
     if not re.search(r"SIGTERM received: stopped after iteration 5 with checkpoint \S+ckpt-000000005\.h5", p.stdout):
         fail("no stop after iteration 5", p)
+    if open(os.path.join(c, "status")).read() != "stopped SIGTERM 5\n":
+        fail("status is not 'stopped SIGTERM 5'", p)
     p = run(a, 4, ["--resume", "latest", "--run-dir", c, "--set", "checkpoint.interval=0"])
     if "resumed from" not in p.stdout:
         fail("--resume latest did not resume", p)

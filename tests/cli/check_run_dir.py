@@ -70,6 +70,10 @@ def main():
     log = open(os.path.join(run, "train.log")).read()
     if "iter 10/10" not in log:
         fail("train.log lacks the progress lines")
+    if open(os.path.join(run, "status")).read() != "done\n":
+        fail("status is not 'done'")
+    if os.listdir(os.path.join(run, "checkpoints")) != ["ckpt-000000010.h5"]:
+        fail("expected the end-of-training checkpoint")
     print("check_run_dir: ok")
 
 
