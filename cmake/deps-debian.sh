@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Install what gmi_drl's CPU build needs on Debian 12 / Ubuntu 22.04+ (idempotent; uses sudo when
-# not root).  With --test also the Python packages the tests compare against (Gymnasium, h5py).
+# not root).  With --test also what the tests need: the Python packages they compare against and
+# plot with (Gymnasium, h5py, matplotlib, pytest) and a Slurm to submit jobs to (slurm-wlm, munge;
+# tests/slurm/local-slurm.sh starts it on localhost).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config python3 python3-pip
       libopenmpi-dev openmpi-bin libhdf5-openmpi-dev libtrilinos-kokkos-dev libopenblas-dev
       librandom123-dev libyaml-cpp-dev libspdlog-dev libcli11-dev googletest libgtest-dev)
+[ "${1:-}" = "--test" ] && pkgs+=(slurm-wlm munge)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 missing=()
@@ -17,9 +20,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 if [ "${1:-}" = "--test" ]; then
-  if ! python3 -c "import gymnasium, h5py, numpy" 2>/dev/null; then
-    echo "deps-debian: installing gymnasium h5py numpy (pip)"
-    python3 -m pip install -q gymnasium h5py numpy 2>/dev/null ||
-      python3 -m pip install -q --break-system-packages gymnasium h5py numpy
+  if ! python3 -c "import gymnasium, h5py, numpy, matplotlib, pytest" 2>/dev/null; then
+    echo "deps-debian: installing gymnasium h5py numpy matplotlib pytest (pip)"
+    python3 -m pip install -q gymnasium h5py numpy matplotlib pytest 2>/dev/null ||
+      python3 -m pip install -q --break-system-packages gymnasium h5py numpy matplotlib pytest
   fi
 fi

@@ -4,7 +4,6 @@
 /// input is seen alike on every rank, so rank 0 prints one `gmi_drl: error:` line and every rank
 /// returns 2; any other failure is this rank's own, so it prints and ends the whole job.
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <string>
 
@@ -19,11 +18,6 @@ int run_mpi_command(int* argc, char*** argv, const std::string& log_level, F&& b
   mpi::Environment mpi(argc, argv);
   setup_logging(mpi.rank(), log_level);
   try {
-    // srun without a working PMI starts N singletons that would each train alone.
-    const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
-    if (tasks && std::atoi(tasks) > 1 && mpi.size() == 1)
-      throw InputError(std::string("srun started ") + tasks + " tasks but MPI sees 1 rank: launch with srun "
-                       "--mpi=pmix (see srun --mpi=list) or with mpirun");
     return body(mpi);
   } catch (const InputError& e) {
     if (mpi.rank() == 0) std::fprintf(stderr, "gmi_drl: error: %s\n", e.what());

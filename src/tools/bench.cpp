@@ -146,7 +146,8 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     if (!o.json_path.empty() && mpi.rank() == 0) {
       std::ofstream j = open_json(o.json_path);
       j << "{\n  \"benchmark\": \"ppo_end_to_end\",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION
-        << "\",\n  \"device\": " << json_string(device) << ",\n  " << layout_json(session)
+        << "\",\n  \"device\": " << json_string(device) << ",\n  \"config\": " << json_string(o.config_path)
+        << ",\n  \"seed\": " << base.train.seed << ",\n  " << layout_json(session)
         << ",\n  \"reduce\": " << json_string(reducer ? reducer->name() : "none") << ",\n  \"env\": \""
         << base.env.name << "\",\n  \"num_steps\": " << base.ppo.num_steps << ",\n  \"update_epochs\": "
         << base.ppo.update_epochs << ",\n  \"num_minibatches\": " << base.ppo.num_minibatches

@@ -2,7 +2,8 @@
 """Checkpoints, restarts and faults through the real command line, 4 GMIs under mpiexec:
 
   exact     N iterations straight == N/2, then --resume FILE for the rest, and == a run stopped
-            by SIGTERM (to one rank) then continued with --resume latest: every dataset of the final
+            by SIGTERM (to one rank) then continued with --resume latest, also on two emulated
+            nodes (gmi.ranks_per_node): every dataset of the final
             checkpoint (weights, Adam moments and step, normalisers, env state, Philox
             counters) and every learning column of metrics.csv bit for bit
   signals   SIGUSR2 to mpiexec: a checkpoint and training goes on; SIGUSR1 to mpiexec, SIGTERM
@@ -175,6 +176,18 @@ def mode_exact(a):
     same_checkpoints(ckpt(ref, ITERS), ckpt(b, ITERS))
     if learning_columns(ref) != learning_columns(b):
         fail("metrics.csv differs between the straight and the resumed run")
+    # Two emulated nodes (gmi.ranks_per_node): leaders on both nodes, the file written by all.
+    nodes = os.path.join(a.workdir, "nodes2")
+    two = ["--set", "gmi.ranks_per_node=2", "--set", "gmi.per_gpu=2"]
+    p = run(a, 4, ["--config", cfg, "--run-dir", nodes] + two)
+    if "4 GMI(s) on 2 GPU(s) of 2 node(s)" not in p.stdout:
+        fail("not a 2-node layout", p)
+    b = os.path.join(a.workdir, "nodes2-resumed")
+    run(a, 4, ["--config", cfg, "--run-dir", b, "--resume", ckpt(nodes, ITERS // 2)] + two)
+    with h5py.File(ckpt(b, ITERS), "r") as f:
+        if f["meta"].attrs["num_nodes"] != 2 or list(f["meta/gmis_per_gpu"][()]) != [2, 2]:
+            fail("the checkpoint does not record the 2-node layout")
+    same_checkpoints(ckpt(nodes, ITERS), ckpt(b, ITERS))
     # reduce.strategy auto: the resumed run keeps the strategy the checkpoint was written with.
     auto = os.path.join(a.workdir, "auto")
     run(a, 4, ["--config", cfg, "--run-dir", auto, "--set", "reduce.strategy=auto"])

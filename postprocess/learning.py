@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Learning curves of several runs.
+
+    postprocess/learning.py RUN_DIR... [--labels A,B,...] [--smooth N] [--out DIR]
+
+Reads RUN_DIR/metrics.csv of every run (gmi_drl's run directories) and prints, per run, the
+iterations, env steps, wall time, final return (mean of the last 10 % of iterations with
+finished episodes) and best iteration return.  Writes to DIR (default the current directory):
+    learning_steps.png    episode return against env steps
+    learning_time.png     episode return against wall time
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+
+
+def error(msg):
+    print(f"learning.py: error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load(run_dir):
+    path = os.path.join(run_dir, "metrics.csv")
+    if not os.path.isfile(path):
+        error(f"{run_dir}: no metrics.csv (not a gmi_drl run directory?)")
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    need = ["env_steps", "wall_time_s", "episode_return_mean"]
+    if not rows or any(k not in rows[0] for k in need):
+        error(f"{path}: expected columns {', '.join(need)} and at least one row")
+    try:
+        steps = [float(r["env_steps"]) for r in rows]
+        wall = [float(r["wall_time_s"]) for r in rows]
+        ret = [float(r["episode_return_mean"]) for r in rows]
+    except ValueError as e:
+        error(f"{path}: {e}")
+    return steps, wall, ret
+
+
+def smooth(values, n):
+    """Mean over the last n finite values (NaN where an iteration finished no episode)."""
+    out, window = [], []
+    for v in values:
+        if math.isfinite(v):
+            window.append(v)
+            window = window[-n:]
+        out.append(sum(window) / len(window) if window else math.nan)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("run_dirs", nargs="+")
+    ap.add_argument("--labels", help="comma-separated, one per run (default: the directory names)")
+    ap.add_argument("--smooth", type=int, default=10, help="moving average over N iterations (default 10)")
+    ap.add_argument("--out", default=".", help="where to write the plots")
+    a = ap.parse_args()
+    labels = a.labels.split(",") if a.labels else [os.path.basename(os.path.normpath(d)) for d in a.run_dirs]
+    if len(labels) != len(a.run_dirs):
+        error(f"--labels: {len(labels)} label(s) for {len(a.run_dirs)} run(s)")
+    if a.smooth < 1:
+        error("--smooth: expected an integer >= 1")
+    runs = [load(d) for d in a.run_dirs]
+
+    print("| run | iterations | env steps | wall s | final return | best return |")
+    print("|---|---|---|---|---|---|")
+    for label, (steps, wall, ret) in zip(labels, runs):
+        finite = [v for v in ret if math.isfinite(v)]
+        tail = finite[-max(1, len(finite) // 10):] if finite else []
+        final = sum(tail) / len(tail) if tail else math.nan
+        best = max(finite) if finite else math.nan
+        print(f"| {label} | {len(steps)} | {steps[-1]:.0f} | {wall[-1]:.1f} | {final:.2f} | {best:.2f} |")
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    os.makedirs(a.out, exist_ok=True)
+    for name, xlabel, idx in [("learning_steps.png", "env steps", 0), ("learning_time.png", "wall time (s)", 1)]:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for label, run in zip(labels, runs):
+            ax.plot(run[idx], smooth(run[2], a.smooth), label=label)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(f"episode return (mean over {a.smooth} iterations)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = os.path.join(a.out, name)
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""The table and plots of a scaling study written by jobs/scaling_study.sh.
+
+    postprocess/scaling.py STUDY_DIR [--out DIR]
+
+Reads STUDY_DIR/results/*.json (`gmi_drl bench` results) and prints, per config and GMIs per
+GPU, the throughput at every node count normalised to the smallest node count of the study (as
+paper 003's Table 5 does for 1, 2, 4 and 8 nodes), the ideal (linear) value and the efficiency
+(normalised / ideal); seeds are averaged.  Writes to DIR (default STUDY_DIR):
+    scaling.md                  the table (Markdown)
+    throughput_vs_gmis.png      env steps/s against GMIs per GPU, one line per node count
+    efficiency_vs_nodes.png     scaling efficiency against nodes, one line per GMIs per GPU
+    phase_times.png             rollout / update / rest of an iteration, per layout
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+
+def error(msg):
+    print(f"scaling.py: error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load(study):
+    files = sorted(glob.glob(os.path.join(study, "results", "*.json")))
+    if not files:
+        error(f"{study}: no results (expected {os.path.join(study, 'results', '*.json')} from jobs/scaling_study.sh)")
+    rows = []
+    for f in files:
+        try:
+            d = json.load(open(f))
+            r = d["results"][0]
+            per_gpu = d["gmis_per_gpu"]
+            rows.append({
+                "file": f,
+                "config": os.path.splitext(os.path.basename(d.get("config", d["env"])))[0],
+                "seed": d.get("seed", 0),
+                "nodes": int(d["nodes"]),
+                "gpus": int(d["gpus"]),
+                "gmis": int(d["gmis"]),
+                "gmis_per_gpu": max(per_gpu) if isinstance(per_gpu, list) else int(per_gpu),
+                "sps": float(r["env_steps_per_s"]),
+                "iteration_ms": float(r["iteration_ms"]),
+                "rollout_ms": float(r["rollout_ms"]),
+                "update_ms": float(r["update_ms"]),
+                "reduce": d.get("reduce", ""),
+            })
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+            error(f"{f}: not a gmi_drl bench result ({type(e).__name__}: {e})")
+    return rows
+
+
+def summarise(rows):
+    """One entry per (config, GMIs per GPU, nodes): seeds averaged, normalised to the fewest nodes."""
+    groups = defaultdict(list)
+    for r in rows:
+        groups[(r["config"], r["gmis_per_gpu"], r["nodes"])].append(r)
+    table = []
+    for (config, g, n), rs in sorted(groups.items()):
+        sps = [r["sps"] for r in rs]
+        table.append({
+            "config": config, "gmis_per_gpu": g, "nodes": n, "gpus": rs[0]["gpus"], "gmis": rs[0]["gmis"],
+            "sps": statistics.mean(sps), "sps_std": statistics.stdev(sps) if len(sps) > 1 else 0.0,
+            "seeds": len(rs), "reduce": rs[0]["reduce"],
+            "rollout_ms": statistics.mean(r["rollout_ms"] for r in rs),
+            "update_ms": statistics.mean(r["update_ms"] for r in rs),
+            "iteration_ms": statistics.mean(r["iteration_ms"] for r in rs),
+        })
+    base = {}
+    for t in table:
+        key = (t["config"], t["gmis_per_gpu"])
+        if key not in base or t["nodes"] < base[key]["nodes"]:
+            base[key] = t
+    for t in table:
+        b = base[(t["config"], t["gmis_per_gpu"])]
+        t["normalized"] = t["sps"] / b["sps"]
+        t["ideal"] = t["gpus"] / b["gpus"]
+        t["efficiency"] = t["normalized"] / t["ideal"]
+    return table
+
+
+def markdown(table):
+    out = ["| config | GMIs/GPU | nodes | GPUs | GMIs | reduce | env steps/s | seeds | normalized | ideal | efficiency |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for t in table:
+        sd = f" ± {t['sps_std']:.3g}" if t["seeds"] > 1 else ""
+        out.append(f"| {t['config']} | {t['gmis_per_gpu']} | {t['nodes']} | {t['gpus']} | {t['gmis']} | {t['reduce']} | "
+                   f"{t['sps']:.4g}{sd} | {t['seeds']} | {t['normalized']:.2f} | {t['ideal']:.0f} | "
+                   f"{100 * t['efficiency']:.0f} % |")
+    scaled = [t["efficiency"] for t in table if t["ideal"] > 1]
+    if scaled:
+        out.append("")
+        out.append(f"mean efficiency over the {len(scaled)} multi-node point(s): {100 * statistics.mean(scaled):.0f} % of linear")
+    return "\n".join(out) + "\n"
+
+
+def plots(table, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    configs = sorted({t["config"] for t in table})
+    paths = []
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for c in configs:
+        for n in sorted({t["nodes"] for t in table if t["config"] == c}):
+            pts = sorted((t["gmis_per_gpu"], t["sps"]) for t in table if t["config"] == c and t["nodes"] == n)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"{c}, {n} node(s)")
+    ax.set_xlabel("GMIs per GPU")
+    ax.set_ylabel("env steps / s")
+    ax.set_title("Throughput against GMIs per GPU")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    paths.append(os.path.join(out, "throughput_vs_gmis.png"))
+    fig.tight_layout()
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    nodes = sorted({t["nodes"] for t in table})
+    ax.plot(nodes, [100] * len(nodes), "k--", lw=1, label="linear")
+    for c in configs:
+        for g in sorted({t["gmis_per_gpu"] for t in table if t["config"] == c}):
+            pts = sorted((t["nodes"], 100 * t["efficiency"]) for t in table if t["config"] == c and t["gmis_per_gpu"] == g)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"{c}, {g} GMI(s)/GPU")
+    ax.set_xlabel("nodes")
+    ax.set_ylabel("scaling efficiency (%)")
+    ax.set_xticks(nodes)
+    ax.set_ylim(bottom=0)
+    ax.set_title("Scaling efficiency against nodes")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    paths.append(os.path.join(out, "efficiency_vs_nodes.png"))
+    fig.tight_layout()
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(table)), 4))
+    labels = [f"{t['config']}\n{t['nodes']}n x {t['gmis_per_gpu']}g" for t in table]
+    roll = [t["rollout_ms"] for t in table]
+    upd = [t["update_ms"] for t in table]
+    rest = [max(0.0, t["iteration_ms"] - t["rollout_ms"] - t["update_ms"]) for t in table]
+    x = range(len(table))
+    ax.bar(x, roll, label="rollout")
+    ax.bar(x, upd, bottom=roll, label="update (incl. gradient reduction)")
+    ax.bar(x, rest, bottom=[a + b for a, b in zip(roll, upd)], label="other")
+    ax.set_xticks(list(x))
+    ax.set_xticklabels(labels, fontsize=6)
+    ax.set_ylabel("ms per iteration")
+    ax.set_title("Time per phase")
+    ax.legend(fontsize=7)
+    paths.append(os.path.join(out, "phase_times.png"))
+    fig.tight_layout()
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+    return paths
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("study_dir")
+    ap.add_argument("--out", help="where to write scaling.md and the plots (default: STUDY_DIR)")
+    a = ap.parse_args()
+    if not os.path.isdir(a.study_dir):
+        error(f"{a.study_dir}: not a directory")
+    out = a.out or a.study_dir
+    os.makedirs(out, exist_ok=True)
+    table = summarise(load(a.study_dir))
+    md = markdown(table)
+    print(md, end="")
+    with open(os.path.join(out, "scaling.md"), "w") as f:
+        f.write(md)
+    for p in plots(table, out):
+        print(f"wrote {p}")
+
+
+if __name__ == "__main__":
+    main()

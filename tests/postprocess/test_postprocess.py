@@ -1,0 +1,112 @@
+"""postprocess/scaling.py and postprocess/learning.py on small generated data: the numbers in the
+tables against values computed here by hand, the plots opened as images, bad input as one error
+line."""
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+
+import matplotlib.image as mpimg
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCALING = os.path.join(ROOT, "postprocess", "scaling.py")
+LEARNING = os.path.join(ROOT, "postprocess", "learning.py")
+
+
+def run(*args):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120)
+
+
+def bench_json(path, nodes, gmis_per_gpu, seed, sps, gpus_per_node=8):
+    gpus = nodes * gpus_per_node
+    d = {"benchmark": "ppo_end_to_end", "config": "config/bench_cartpole_ppo.yaml", "seed": seed,
+         "gmis": gpus * gmis_per_gpu, "nodes": nodes, "gpus": gpus, "gmis_per_gpu": [gmis_per_gpu] * gpus,
+         "backend": "mps", "reduce": "har (ipc)", "env": "CartPole-v1",
+         "results": [{"num_envs": 16384 * gpus, "env_steps_per_s": sps, "iteration_ms": 100.0,
+                      "rollout_ms": 30.0, "update_ms": 60.0}]}
+    with open(path, "w") as f:
+        json.dump(d, f)
+
+
+def opens_as_png(path):
+    img = mpimg.imread(path)
+    return img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100
+
+
+@pytest.fixture
+def study(tmp_path):
+    res = tmp_path / "results"
+    res.mkdir()
+    # 1 GMI/GPU: 1e6 steps/s per node, 90 % efficient at 2 nodes, 80 % at 4; two seeds.
+    for seed, jitter in [(1, 0.99), (2, 1.01)]:
+        bench_json(res / f"n1_g1_s{seed}.json", 1, 1, seed, 1e6 * jitter)
+        bench_json(res / f"n2_g1_s{seed}.json", 2, 1, seed, 2 * 0.9e6 * jitter)
+        bench_json(res / f"n4_g1_s{seed}.json", 4, 1, seed, 4 * 0.8e6 * jitter)
+    # 4 GMIs/GPU, one seed, 1 and 2 nodes: 3e6 then 5.4e6 (90 %).
+    bench_json(res / "n1_g4_s1.json", 1, 4, 1, 3e6)
+    bench_json(res / "n2_g4_s1.json", 2, 4, 1, 5.4e6)
+    return tmp_path
+
+
+def test_scaling_table_and_plots(study):
+    p = run(SCALING, str(study))
+    assert p.returncode == 0, p.stderr
+    rows = [l for l in p.stdout.splitlines() if l.startswith("| bench_cartpole_ppo")]
+    assert len(rows) == 5
+    cells = [[c.strip() for c in r.strip("|").split("|")] for r in rows]
+    by = {(int(c[1]), int(c[2])): c for c in cells}
+    # mean over the seeds, normalised to 1 node, ideal = GPUs / GPUs at 1 node, efficiency
+    assert by[(1, 1)][6].startswith("1e+06 ±")
+    assert by[(1, 2)][8:11] == ["1.80", "2", "90 %"]
+    assert by[(1, 4)][8:11] == ["3.20", "4", "80 %"]
+    assert by[(4, 2)][8:11] == ["1.80", "2", "90 %"]
+    assert by[(1, 4)][3] == "32" and by[(4, 2)][4] == "64"  # GPUs, GMIs
+    assert "mean efficiency over the 3 multi-node point(s): 87 % of linear" in p.stdout
+    assert open(study / "scaling.md").read() in p.stdout
+    for name in ["throughput_vs_gmis.png", "efficiency_vs_nodes.png", "phase_times.png"]:
+        assert opens_as_png(study / name), name
+
+
+def test_scaling_bad_input(tmp_path):
+    p = run(SCALING, str(tmp_path))
+    assert p.returncode == 2
+    assert p.stderr.strip().count("\n") == 0 and "no results" in p.stderr
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "x.json").write_text("{\"benchmark\": 1}")
+    p = run(SCALING, str(tmp_path))
+    assert p.returncode == 2 and "x.json: not a gmi_drl bench result" in p.stderr
+    p = run(SCALING, str(tmp_path / "missing"))
+    assert p.returncode == 2 and "not a directory" in p.stderr
+
+
+def metrics(run_dir, returns, steps_per_iter=1000, seconds_per_iter=0.5):
+    os.makedirs(run_dir)
+    with open(os.path.join(run_dir, "metrics.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["iteration", "env_steps", "wall_time_s", "episode_return_mean"])
+        for i, r in enumerate(returns, 1):
+            w.writerow([i, i * steps_per_iter, i * seconds_per_iter, "nan" if math.isnan(r) else r])
+
+
+def test_learning_table_and_plots(tmp_path):
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    metrics(a, [10, 20, math.nan, 40, 50, 60, 70, 80, 90, 100])
+    metrics(b, [5] * 20, steps_per_iter=2000, seconds_per_iter=1.0)
+    out = tmp_path / "plots"
+    p = run(LEARNING, a, b, "--labels", "fast,flat", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "| fast | 10 | 10000 | 5.0 | 100.00 | 100.00 |" in p.stdout
+    assert "| flat | 20 | 40000 | 20.0 | 5.00 | 5.00 |" in p.stdout
+    for name in ["learning_steps.png", "learning_time.png"]:
+        assert opens_as_png(out / name), name
+
+
+def test_learning_bad_input(tmp_path):
+    p = run(LEARNING, str(tmp_path / "nope"))
+    assert p.returncode == 2 and "no metrics.csv" in p.stderr
+    metrics(str(tmp_path / "a"), [1, 2])
+    p = run(LEARNING, str(tmp_path / "a"), "--labels", "x,y")
+    assert p.returncode == 2 and "--labels: 2 label(s) for 1 run(s)" in p.stderr
