@@ -57,14 +57,15 @@ def test_scaling_table_and_plots(study):
     rows = [l for l in p.stdout.splitlines() if l.startswith("| bench_cartpole_ppo")]
     assert len(rows) == 5
     cells = [[c.strip() for c in r.strip("|").split("|")] for r in rows]
-    by = {(int(c[1]), int(c[2])): c for c in cells}
+    by = {(int(c[2]), int(c[3])): c for c in cells}
     # mean over the seeds, normalised to 1 node, ideal = GPUs / GPUs at 1 node, efficiency
-    assert by[(1, 1)][6].startswith("1e+06 ±")
-    assert by[(1, 2)][8:11] == ["1.80", "2", "90 %"]
-    assert by[(1, 4)][8:11] == ["3.20", "4", "80 %"]
-    assert by[(4, 2)][8:11] == ["1.80", "2", "90 %"]
-    assert by[(1, 4)][3] == "32" and by[(4, 2)][4] == "64"  # GPUs, GMIs
-    assert "mean efficiency over the 3 multi-node point(s): 87 % of linear" in p.stdout
+    assert by[(1, 1)][1] == "16384"
+    assert by[(1, 1)][7].startswith("1e+06 ±")
+    assert by[(1, 2)][9:12] == ["1.80", "2", "90 %"]
+    assert by[(1, 4)][9:12] == ["3.20", "4", "80 %"]
+    assert by[(4, 2)][9:12] == ["1.80", "2", "90 %"]
+    assert by[(1, 4)][4] == "32" and by[(4, 2)][5] == "64"  # GPUs, GMIs
+    assert "mean efficiency over the 3 scaled point(s): 87 % of linear" in p.stdout
     assert open(study / "scaling.md").read() in p.stdout
     for name in ["throughput_vs_gmis.png", "efficiency_vs_nodes.png", "phase_times.png"]:
         assert opens_as_png(study / name), name

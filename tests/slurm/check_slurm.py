@@ -147,7 +147,7 @@ def main():
         fail(f"study results: {results}")
     p = sh([sys.executable, os.path.join(ROOT, "postprocess", "scaling.py"), study], env, w)
     rows = [l for l in p.stdout.splitlines() if l.startswith("| bench_cartpole_ppo")]
-    if len(rows) != 4 or not re.search(r"\| 2 \| 2 \| 2 \| 4 \|", p.stdout):
+    if len(rows) != 4 or not re.search(r"\| 32 \| 2 \| 2 \| 2 \| 4 \|", p.stdout):
         fail("scaling.py table", p.stdout)
     for png in ["throughput_vs_gmis.png", "efficiency_vs_nodes.png", "phase_times.png"]:
         if os.path.getsize(os.path.join(study, png)) < 1000:
