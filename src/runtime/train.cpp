@@ -158,10 +158,19 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   spdlog::info("layout: {}", table);
   spdlog::info("config {} -> run directory {}", o.config_path.empty() ? resume.path : o.config_path, dir);
 
+  // Rank 0 verified the file; a read failing now on some rank only (the file changed under us)
+  // is that rank's failure, which ends the job, not an input error the others would wait on.
+  auto rank_local = [](auto&& read) {
+    try {
+      return read();
+    } catch (const InputError& e) {
+      throw Error(std::string("reading a verified checkpoint failed: ") + e.what());
+    }
+  };
   std::optional<checkpoint::Meta> resume_meta;
   bool same_layout = false;
   if (!resume.path.empty()) {
-    resume_meta = checkpoint::read_meta(resume.path);
+    resume_meta = rank_local([&] { return checkpoint::read_meta(resume.path); });
     same_layout = resume_meta->num_gmis == mpi.size() && resume_meta->envs_per_gmi == cfg.env.num_envs;
   }
   const nn::ActorCriticLayout policy = algos::PpoTrainer::policy_layout(cfg);
@@ -178,7 +187,7 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   double wall_offset = 0;
   if (resume_meta) {
     const checkpoint::Meta& meta = *resume_meta;
-    checkpoint::Contents c = checkpoint::read(resume.path, same_layout ? gmi : -1);
+    checkpoint::Contents c = rank_local([&] { return checkpoint::read(resume.path, same_layout ? gmi : -1); });
     if (c.metrics.columns != kColumns)
       throw InputError(resume.path + ": /metrics has other columns than this gmi_drl writes");
     history.values = c.metrics.values;
