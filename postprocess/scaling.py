@@ -113,6 +113,16 @@ def plots(table, out):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    def save(fig, ax, title, name, grid=True):
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+        if grid:
+            ax.grid(alpha=0.3)
+        paths.append(os.path.join(out, name))
+        fig.tight_layout()
+        fig.savefig(paths[-1], dpi=120)
+        plt.close(fig)
+
     configs = sorted({(t["config"], t["envs_per_gpu"]) for t in table})
     paths = []
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -129,13 +139,7 @@ def plots(table, out):
             ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"{c}, {e} envs/GPU, {n[0]} node(s) x {n[1] // n[0]} GPU(s)")
     ax.set_xlabel("GMIs per GPU")
     ax.set_ylabel("env steps / s")
-    ax.set_title("Throughput against GMIs per GPU")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
-    paths.append(os.path.join(out, "throughput_vs_gmis.png"))
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    save(fig, ax, "Throughput against GMIs per GPU", "throughput_vs_gmis.png")
 
     fig, ax = plt.subplots(figsize=(6, 4))
     multi_node = len({t["nodes"] for t in table}) > 1
@@ -151,13 +155,8 @@ def plots(table, out):
     ax.set_ylabel("scaling efficiency (%)")
     ax.set_xticks(xs)
     ax.set_ylim(bottom=0)
-    ax.set_title(f"Scaling efficiency against {'nodes' if multi_node else 'GPUs'} (best strategy)")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
-    paths.append(os.path.join(out, "efficiency_vs_nodes.png"))
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    save(fig, ax, f"Scaling efficiency against {'nodes' if multi_node else 'GPUs'} (best strategy)",
+         "efficiency_vs_nodes.png")
 
     fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(table)), 4))
     labels = [f"{t['gpus']}GPU x {t['gmis_per_gpu']}\n{t['reduce']}" for t in table]
@@ -171,12 +170,7 @@ def plots(table, out):
     ax.set_xticks(list(x))
     ax.set_xticklabels(labels, fontsize=6)
     ax.set_ylabel("ms per iteration")
-    ax.set_title("Time per phase")
-    ax.legend(fontsize=7)
-    paths.append(os.path.join(out, "phase_times.png"))
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    save(fig, ax, "Time per phase", "phase_times.png", grid=False)
     return paths
 
 

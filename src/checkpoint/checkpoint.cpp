@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernels/core/error.hpp"
+#include "mpi/topology.hpp"
 #include "src/config/config.hpp"
 #include "src/io/h5.hpp"
 
@@ -14,12 +15,6 @@ namespace gmi::checkpoint {
 namespace {
 
 using io::H5Handle;
-
-int comm_rank(MPI_Comm c) {
-  int r = 0;
-  MPI_Comm_rank(c, &r);
-  return r;
-}
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -197,7 +192,7 @@ envs::StateArray read_env_array(hid_t loc, const std::string& name, const std::s
 
 void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos::PpoState& s,
            const Metrics& metrics, const std::function<void()>& before_close) {
-  const int gmi = comm_rank(comm);
+  const int gmi = mpi::comm_rank(comm);
   const bool root = gmi == 0;
   const int G = int(meta.num_gmis);
   H5Handle f = io::create_file_parallel(path, comm);

@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "kernels/core/error.hpp"
+#include "mpi/topology.hpp"
 #include "src/checkpoint/checkpoint.hpp"
 
 namespace gmi::checkpoint {
@@ -45,8 +46,7 @@ std::vector<std::string> Store::list() const {
 
 std::string Store::save(std::int64_t iteration, MPI_Comm comm,
                         const std::function<void(const std::string&)>& write) const {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+  const int rank = mpi::comm_rank(comm);
   const std::string final_path = path_for(iteration), partial = final_path + ".partial";
   if (rank == 0) {
     std::error_code ec;

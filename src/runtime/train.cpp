@@ -231,7 +231,8 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   spdlog::info("first training iteration starts {:.2f} s after launch", seconds_since_launch());
 
   // Checkpoints: every GMI writes its part of one file.
-  std::string last_checkpoint = store.list().empty() ? std::string() : store.list().back();
+  const std::vector<std::string> existing = store.list();
+  std::string last_checkpoint = existing.empty() ? std::string() : existing.back();
   auto last_checkpoint_time = std::chrono::steady_clock::now();
   const auto start = std::chrono::steady_clock::now();
   auto wall_now = [&] {

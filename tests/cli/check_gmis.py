@@ -78,6 +78,16 @@ def lines(path):
     return open(path).read().split("\n")[:-1] if os.path.exists(path) else []
 
 
+def start_and_quit(log):
+    """The stand-in daemon's log once it holds a start and a quit (the quit is sent by a detached
+    watcher after the owner exits: allow it up to 10 s)."""
+    for _ in range(100):
+        if len(lines(log)) >= 2:
+            break
+        time.sleep(0.1)
+    return lines(log)
+
+
 def mode_mps(a, cfg):
     env, log = fake_env(a)
     p = run(a, 2, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "run"),
@@ -102,11 +112,7 @@ def mode_mps(a, cfg):
     env["GMI_DRL_FAULT"] = "kill@2:0"
     p = run(a, 2, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "killed"),
                    "--set", "gmi.backend=mps"], env, status=None)
-    for _ in range(100):
-        if len(lines(log)) >= 2:
-            break
-        time.sleep(0.1)
-    got = lines(log)
+    got = start_and_quit(log)
     if p.returncode == 0 or len(got) != 2 or not got[1].startswith("quit "):
         fail(f"owner killed: expected the daemon's start and quit, got {got}", p)
 
@@ -136,12 +142,7 @@ def mode_fail(a, cfg):
     env, log = fake_env(a, {"GMI_FAKE_MPS_LOG": os.path.join(a.workdir, "mps2.log")})
     p = run(a, 2, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "run2"),
                    "--set", "gmi.backend=mps", "--set", "reduce.strategy=mrr"], env, status=None)
-    log = env["GMI_FAKE_MPS_LOG"]
-    for _ in range(100):
-        if len(lines(log)) >= 2:
-            break
-        time.sleep(0.1)
-    got = lines(log)
+    got = start_and_quit(env["GMI_FAKE_MPS_LOG"])
     if p.returncode == 0 or len(got) != 2 or not got[1].startswith("quit "):
         fail(f"after an error the daemon must still be stopped once, got {got}", p)
 
