@@ -128,7 +128,7 @@ void DeviceGroup::reduce_sum(const ExecSpace& space, float* data, std::size_t n,
 
 void scale(const ExecSpace& space, float* data, std::size_t n, float s) {
   Kokkos::parallel_for(
-      "gmi::mpi::scale", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, std::int64_t(n)),
+      "gmi::mpi::scale", Range64(space, 0, std::int64_t(n)),
       KOKKOS_LAMBDA(const std::int64_t i) { data[i] *= s; });
 }
 

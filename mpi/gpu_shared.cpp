@@ -163,7 +163,7 @@ float* GpuShared::sum_at_leader(const ExecSpace& space, std::size_t n) {
   f.np = size_;
   for (int p = 0; p < size_; ++p) f.src[p] = impl_->peer[p] + off;
   Kokkos::parallel_for("gmi::mpi::GpuShared::sum",
-                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, std::int64_t(n)), f);
+                       Range64(space, 0, std::int64_t(n)), f);
   return impl_->own + off;
 }
 

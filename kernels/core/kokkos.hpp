@@ -12,7 +12,16 @@ namespace gmi {
 using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
 using HostSpace = Kokkos::HostSpace;
-using Range = Kokkos::RangePolicy<ExecSpace>;
+/// Every policy carries Kokkos' light-weight hint: the functor travels as a kernel argument (up
+/// to 4 KiB).  Without it Kokkos' CUDA backend copies functors of 512 bytes or more (an env step
+/// with its Views, the fused kernels with their layer tables) to constant memory and, before each
+/// such launch, waits on the host for the previous one to finish: the host could never queue work
+/// ahead and the GPU idled for a launch latency per kernel.
+using LaunchHint = Kokkos::Experimental::WorkItemProperty::HintLightWeight_t;
+using Range = Kokkos::RangePolicy<ExecSpace, LaunchHint>;
+/// Range with 64-bit indices (arrays of 2^31 elements or more).
+using Range64 = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>, LaunchHint>;
+using TeamPolicy = Kokkos::TeamPolicy<ExecSpace, LaunchHint>;
 
 /// 1-D device array.
 template <class T>

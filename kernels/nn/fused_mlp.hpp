@@ -42,7 +42,7 @@ struct FusedNet {
   }
 };
 
-using TeamPolicy = Kokkos::TeamPolicy<ExecSpace>;
+using TeamPolicy = gmi::TeamPolicy;
 using TeamMember = TeamPolicy::member_type;
 using ScratchFloats =
     Kokkos::View<float*, ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;

@@ -57,11 +57,11 @@ void bias_act(const ExecSpace& space, Scalar* Z, const Scalar* b, int out, int B
   const std::size_t n = std::size_t(out) * B;
   if (linear) {
     Kokkos::parallel_for(
-        "gmi::nn::Mlp::bias", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n),
+        "gmi::nn::Mlp::bias", Range64(space, 0, n),
         KOKKOS_LAMBDA(const std::int64_t i) { Z[i] += b[i % out]; });
   } else {
     Kokkos::parallel_for(
-        "gmi::nn::Mlp::bias_act", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n),
+        "gmi::nn::Mlp::bias_act", Range64(space, 0, n),
         KOKKOS_LAMBDA(const std::int64_t i) { Z[i] = A::f(Z[i] + b[i % out]); });
   }
 }
@@ -70,7 +70,7 @@ void bias_act(const ExecSpace& space, Scalar* Z, const Scalar* b, int out, int B
 template <class Scalar, class A>
 void act_backward(const ExecSpace& space, Scalar* dA, const Scalar* Y, std::size_t n, A) {
   Kokkos::parallel_for(
-      "gmi::nn::Mlp::act_backward", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n),
+      "gmi::nn::Mlp::act_backward", Range64(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i) { dA[i] *= A::df_from_y(Y[i]); });
 }
 

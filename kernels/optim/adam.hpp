@@ -29,7 +29,7 @@ void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads,
   const S max_norm = S(a.max_grad_norm);
   Kokkos::parallel_for(
       "gmi::optim::adam_step",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, std::int64_t(n)),
+      Range64(space, 0, std::int64_t(n)),
       KOKKOS_LAMBDA(const std::int64_t i) {
         const S norm = *grad_norm;
         if (!math::isfinite(norm)) return;

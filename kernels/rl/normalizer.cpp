@@ -39,7 +39,7 @@ void RunningMeanStd::update(const ExecSpace& space, const float* X, std::int64_t
   // Per feature, in one team: two-pass batch mean and variance; then Chan's merge right there, or
   // (with `sum`) the batch sum and sum of squares for the merge over the group.
   View1<double> part("gmi::rl::RunningMeanStd::part", local ? 0 : 2 * std::size_t(d));
-  using Team = Kokkos::TeamPolicy<ExecSpace>;
+  using Team = gmi::TeamPolicy;
   if (n > 0)
     Kokkos::parallel_for(
         "gmi::rl::RunningMeanStd::update", Team(space, d, Kokkos::AUTO),
@@ -89,7 +89,7 @@ void RunningMeanStd::normalize(const ExecSpace& space, const float* X, float* ou
   const int d = dim_;
   Kokkos::parallel_for(
       "gmi::rl::RunningMeanStd::normalize",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, n * d),
+      Range64(space, 0, n * d),
       KOKKOS_LAMBDA(const std::int64_t i) { out[i] = normalize_feature(X[i], st, d, int(i % d), clip); });
 }
 
