@@ -2,277 +2,498 @@
 
 #include <algorithm>
 
+#include "kernels/core/error.hpp"
 #include "kernels/nn/activation.hpp"
+#include "kernels/rl/heads.hpp"
 #include "kernels/rl/normalizer.hpp"
 
 namespace gmi::rl {
 namespace {
 
-std::size_t forward_floats(const nn::ActorCriticLayout& l, int tile) {
-  const int w = std::max(l.actor.max_width(), l.critic.max_width());
-  return (std::size_t(l.obs_dim) + 2 * std::size_t(w)) * tile;
-}
+using Member = TeamPolicy::member_type;
+using Scratch = Kokkos::View<float*, ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using Net = FusedUpdate::Net;
 
-/// Forward tile for a minibatch of n samples (0: none fits).
-int forward_tile(const nn::ActorCriticLayout& l, long long n = 1 << 30) {
-  return nn::pick_tile(n, {64, 32, 16}, [&](int t) { return forward_floats(l, t); });
+/// Threads per team: a 64-wide layer of a 32-sample tile is 128 register blocks of 4 x 4.
+constexpr int team_size() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return 128;
+#else
+  return 1;
+#endif
 }
+/// Scratch level: shared memory on GPUs; host backends allow little level-0 scratch.
+constexpr int kScratchLevel = std::is_same<MemSpace, HostSpace>::value ? 1 : 0;
 
-/// Parameters of an MLP without alignment padding (the backward kernel's accumulators).
-std::size_t compact_params(const nn::MlpLayout& net) {
-  std::size_t n = 0;
-  for (const auto& l : net.layers) n += std::size_t(l.out) * l.in + l.out;
+constexpr int pad4(int n) { return (n + 3) / 4 * 4; }
+/// Row stride of a sample-major tile of width w: a multiple of 4 floats (16-byte rows) whose
+/// quotient by 4 is odd, so 8 consecutive rows start in 8 distinct groups of 4 banks.
+constexpr int row_stride(int w) { return (pad4(w) / 4) % 2 == 1 ? pad4(w) : pad4(w) + 4; }
+
+Net plan(const nn::MlpLayout& m) {
+  GMI_REQUIRE(int(m.layers.size()) <= FusedUpdate::kMaxLayers, "FusedUpdate: too many layers");
+  Net n;
+  n.layers = int(m.layers.size());
+  int w = 0, act = 0;
+  n.act[0] = 0;
+  n.ld[0] = row_stride(m.layers[0].in);
+  act += n.ld[0];
+  for (int l = 0; l < n.layers; ++l) {
+    const auto& L = m.layers[l];
+    n.in[l] = L.in;
+    n.out[l] = L.out;
+    n.in4[l] = pad4(L.in);
+    n.out4[l] = pad4(L.out);
+    n.w_src[l] = L.w;
+    n.b_src[l] = L.b;
+    n.w[l] = w;
+    w += n.in4[l] * n.out4[l];
+    n.b[l] = w;
+    w += n.out4[l];
+    n.act[l + 1] = act;
+    n.ld[l + 1] = row_stride(L.out);
+    act += n.ld[l + 1];
+  }
+  n.weight_floats = w;
+  n.act_row_floats = act;
+  n.offset = m.offset;
+  n.num_params = m.num_params;
   return n;
 }
 
-/// Leading dimension of the backward kernel's sample-major tiles: a multiple of 4 (vector loads)
-/// that is 4 mod 32, so that 8 consecutive samples' vectors fall into distinct bank groups.
-int backward_ld(const nn::MlpLayout& net) {
-  int ld = (net.max_width() + 3) / 4 * 4;
-  while (ld % 32 != 4) ld += 4;
-  return ld;
+/// Scratch floats of one network's kernel: dW/db accumulators, the tile's activations, and (after
+/// the last tile, over the activations) one row of loss sums per thread.
+std::size_t scratch_floats(const Net& n, int tile, int act_dim) {
+  const std::size_t acts = std::size_t(n.act_row_floats) * tile;
+  const std::size_t sums = std::size_t(team_size()) * (5 + act_dim) * 2;  // doubles
+  return std::size_t(n.weight_floats) + std::max(acts, sums) + 4;  // + 4: 16-byte alignment
 }
 
-/// Scratch floats of the backward kernel: parameter accumulators and three tiles.
-std::size_t backward_floats(const nn::MlpLayout& net, int tile) {
-  return (compact_params(net) + 3) / 4 * 4 + 3 * std::size_t(backward_ld(net)) * tile + 4;
+KOKKOS_FORCEINLINE_FUNCTION void load4(const float* p, float v[4]) {
+#if defined(__CUDA_ARCH__)
+  const float4 q = *reinterpret_cast<const float4*>(p);
+  v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+#else
+  v[0] = p[0], v[1] = p[1], v[2] = p[2], v[3] = p[3];
+#endif
 }
 
-/// Largest backward tile that fits (0: none).
-int backward_tile(const nn::MlpLayout& net) {
-  if (int(net.layers.size()) > nn::FusedNet::kMaxLayers) return 0;
-  for (int tile : {32, 16, 8})
-    if (backward_floats(net, tile) * sizeof(float) <= nn::fused_scratch_limit()) return tile;
+/// Both networks' weights in the padded layout: per layer W(o, k) at w + k * out4 + o, then the
+/// bias; zeros in the padding.  One launch per minibatch (the weights change every minibatch).
+struct PadWeights {
+  Net nets[2];
+  const float* params;
+  float* padded;  // [actor block | critic block]
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    const int which = i < nets[0].weight_floats ? 0 : 1;
+    const Net& n = nets[which];
+    const int e = which == 0 ? i : i - nets[0].weight_floats;
+    float v = 0.0f;
+    for (int l = 0; l < n.layers; ++l) {
+      if (e >= n.w[l] && e < n.b[l]) {
+        const int q = e - n.w[l], k = q / n.out4[l], o = q % n.out4[l];
+        if (k < n.in[l] && o < n.out[l]) v = params[n.w_src[l] + o + std::size_t(n.out[l]) * k];
+      } else if (e >= n.b[l] && e < n.b[l] + n.out4[l]) {
+        const int o = e - n.b[l];
+        if (o < n.out[l]) v = params[n.b_src[l] + o];
+      }
+    }
+    padded[i] = v;
+  }
+};
+
+/// One network's part of the minibatch gradient (see the header).  kPolicy: the actor with the
+/// categorical or Gaussian head and the policy loss; otherwise the critic and the value loss.
+template <class A, bool kPolicy>
+struct NetGradient {
+  Net net;
+  FusedUpdateArgs a;
+  int obs_dim, act_dim, num_actions;
+  std::size_t log_std_offset;  // in params (Gaussian head)
+  const float* W;       // this network's padded weights
+  int S, tiles;
+  std::size_t floats;   // scratch floats per team
+  float* partials;      // [league][P]
+  std::size_t P;
+  double* stat_rows;    // [league][5 + act_dim]
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const int level = kScratchLevel;  // a copy: team_scratch takes a reference
+    Scratch buf(team.team_scratch(level), floats);
+    float* acc = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 15) & ~std::uintptr_t(15));
+    float* act = acc + net.weight_floats;
+    const int L = net.layers;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, net.weight_floats), [&](const int e) { acc[e] = 0.0f; });
+    double sums[5] = {0, 0, 0, 0, 0};  // this thread's samples: pg, v, entropy, approx_kl, clipfrac
+    float dls[FusedUpdate::kMaxActDim] = {};
+    const float invB = 1.0f / float(a.B);
+    float adv_mean = 0.0f, adv_scale = 1.0f;
+    if (kPolicy && a.norm_adv) {
+      const double mean = a.adv_moments->s / a.B;
+      const double var = a.B > 1 ? (a.adv_moments->s2 - a.adv_moments->s * mean) / (a.B - 1) : 0.0;
+      adv_mean = float(mean);
+      adv_scale = float(1.0 / (math::sqrt(math::max(var, 0.0)) + 1e-8));
+    }
+    const int SQ = S / 4;
+
+    for (int t = team.league_rank(); t < tiles; t += team.league_size()) {
+      const int first = t * S;
+      const int valid = math::min(S, a.B - first);
+      // gather: the tile's (normalised) observations, zeros in padding and beyond the minibatch
+      {
+        const int in4 = net.in4[0], ld = net.ld[0];
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, S * in4), [&](const int item) {
+          const int s = item / in4, k = item % in4;
+          float v = 0.0f;
+          if (s < valid && k < obs_dim) {
+            const std::uint32_t j = a.perm(a.base + std::uint32_t(first + s));
+            v = a.obs[std::size_t(j) * obs_dim + k];
+            if (a.obs_stats) v = normalize_feature(v, a.obs_stats, obs_dim, k, a.obs_clip);
+          }
+          act[s * ld + k] = v;
+        });
+      }
+      team.team_barrier();
+      // forward: Y(s, o) = f(b(o) + sum_k W(o, k) X(s, k)); a thread owns 4 outputs x 4 samples
+      // (samples sl, sl + S/4, ...: consecutive lanes read consecutive rows)
+      for (int l = 0; l < L; ++l) {
+        const int in4 = net.in4[l], out4 = net.out4[l], ldi = net.ld[l], ldo = net.ld[l + 1];
+        const float* X = act + net.act[l] * S;
+        float* Y = act + net.act[l + 1] * S;
+        const float* Wl = W + net.w[l];
+        const float* bl = W + net.b[l];
+        const bool last = l + 1 == L;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (out4 / 4) * SQ), [&](const int item) {
+          const int sl = item % SQ, o0 = 4 * (item / SQ);
+          float c[4][4], bias[4];
+          load4(bl + o0, bias);
+          for (int m = 0; m < 4; ++m)
+            for (int i = 0; i < 4; ++i) c[m][i] = bias[i];
+          for (int k0 = 0; k0 < in4; k0 += 4) {
+            float x[4][4];
+            for (int m = 0; m < 4; ++m) load4(X + (sl + m * SQ) * ldi + k0, x[m]);
+            for (int kk = 0; kk < 4; ++kk) {
+              float w[4];
+              load4(Wl + (k0 + kk) * out4 + o0, w);
+              for (int m = 0; m < 4; ++m)
+                for (int i = 0; i < 4; ++i) c[m][i] += w[i] * x[m][kk];
+            }
+          }
+          for (int m = 0; m < 4; ++m)
+            for (int i = 0; i < 4; ++i) Y[(sl + m * SQ) * ldo + o0 + i] = last ? c[m][i] : A::f(c[m][i]);
+        });
+        team.team_barrier();
+      }
+      // loss: dL/d(output) per sample replaces the output row (zeros beyond the minibatch)
+      {
+        float* Y = act + net.act[L] * S;
+        const int ldy = net.ld[L], out4 = net.out4[L - 1];
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, S), [&](const int s) {
+          float* y = Y + s * ldy;
+          if (s >= valid) {
+            for (int o = 0; o < out4; ++o) y[o] = 0.0f;
+            return;
+          }
+          const std::uint32_t j = a.perm(a.base + std::uint32_t(first + s));
+          if (kPolicy) {
+            float A_ = a.adv[j];
+            if (a.norm_adv) A_ = (A_ - adv_mean) * adv_scale;
+            float logp, ent, lse = 0.0f;
+            const float* log_std = a.params + log_std_offset;
+            if (num_actions > 0) {
+              lse = logsumexp(y, num_actions);
+              logp = y[int(a.actions[j])] - lse;
+              ent = categorical_entropy(y, num_actions, lse);
+            } else {
+              logp = gaussian_logp(a.actions + std::size_t(j) * act_dim, y, log_std, act_dim);
+              ent = gaussian_entropy(log_std, act_dim);
+            }
+            const float logratio = logp - a.logp[j];
+            const float ratio = math::exp(logratio);
+            const float pg1 = -A_ * ratio;
+            const float pg2 = -A_ * math::clamp(ratio, 1.0f - a.clip_coef, 1.0f + a.clip_coef);
+            const float g_logp = (pg1 >= pg2 ? -A_ : 0.0f) * ratio * invB;
+            const float g_ent = -a.ent_coef * invB;
+            if (num_actions > 0) {
+              // dlogp/dy_o = [o == a] - p_o ;  dH/dy_o = -p_o (log p_o + H): in place, each
+              // entry needs only its own logit
+              const int ac = int(a.actions[j]);
+              for (int o = 0; o < num_actions; ++o) {
+                const float lpo = y[o] - lse;
+                const float po = math::exp(lpo);
+                y[o] = g_logp * ((o == ac ? 1.0f : 0.0f) - po) + g_ent * (-po * (lpo + ent));
+              }
+            } else {
+              const float* ac = a.actions + std::size_t(j) * act_dim;
+              for (int o = 0; o < act_dim; ++o) {
+                const float inv_std = math::exp(-log_std[o]);
+                const float z = (ac[o] - y[o]) * inv_std;
+                y[o] = g_logp * z * inv_std;
+                dls[o] += g_logp * (z * z - 1.0f) + g_ent;
+              }
+            }
+            for (int o = num_actions > 0 ? num_actions : act_dim; o < out4; ++o) y[o] = 0.0f;
+            sums[0] += double(math::max(pg1, pg2));
+            sums[2] += double(ent);
+            sums[3] += double((ratio - 1.0f) - logratio);
+            sums[4] += math::fabs(ratio - 1.0f) > a.clip_coef ? 1.0 : 0.0;
+          } else {
+            const float v = y[0], R = a.returns[j], vo = a.values[j];
+            float vl, dv;
+            if (a.clip_vloss) {
+              const float dvo = v - vo;
+              const float vc = vo + math::clamp(dvo, -a.clip_coef, a.clip_coef);
+              const float lu = (v - R) * (v - R), lc = (vc - R) * (vc - R);
+              const bool inside = dvo > -a.clip_coef && dvo < a.clip_coef;
+              vl = 0.5f * math::max(lu, lc);
+              dv = lu >= lc ? (v - R) : (inside ? (vc - R) : 0.0f);
+            } else {
+              vl = 0.5f * (v - R) * (v - R);
+              dv = v - R;
+            }
+            y[0] = a.vf_coef * dv * invB;
+            for (int o = 1; o < out4; ++o) y[o] = 0.0f;
+            sums[1] += double(vl);
+          }
+        });
+      }
+      team.team_barrier();
+      // backward, last layer first
+      for (int l = L - 1; l >= 0; --l) {
+        const int in4 = net.in4[l], out4 = net.out4[l], ldi = net.ld[l], ldo = net.ld[l + 1];
+        float* Ap = act + net.act[l] * S;        // layer input; becomes its dZ below
+        const float* dZ = act + net.act[l + 1] * S;
+        float* accW = acc + net.w[l];
+        float* accb = acc + net.b[l];
+        // dW(o, k) += sum_s dZ(s, o) A(s, k);  db(o) += sum_s dZ(s, o).  Every accumulator has
+        // one owner, so the sums are race-free and in a fixed order.
+        const int KQ = in4 / 4, OQ = out4 / 4;
+        if (KQ * OQ >= team.team_size()) {
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, KQ * OQ + OQ), [&](const int item) {
+            if (item < KQ * OQ) {
+              const int k0 = 4 * (item % KQ), o0 = 4 * (item / KQ);
+              float c[4][4] = {};
+                  for (int s = 0; s < S; ++s) {
+                float d[4], x[4];
+                load4(dZ + s * ldo + o0, d);
+                load4(Ap + s * ldi + k0, x);
+                for (int i = 0; i < 4; ++i)
+                  for (int j = 0; j < 4; ++j) c[i][j] += d[i] * x[j];
+              }
+              for (int j = 0; j < 4; ++j)
+                for (int i = 0; i < 4; ++i) accW[(k0 + j) * out4 + o0 + i] += c[i][j];
+            } else {
+              const int o0 = 4 * (item - KQ * OQ);
+              float c[4] = {};
+                  for (int s = 0; s < S; ++s) {
+                float d[4];
+                load4(dZ + s * ldo + o0, d);
+                for (int i = 0; i < 4; ++i) c[i] += d[i];
+              }
+              for (int i = 0; i < 4; ++i) accb[o0 + i] += c[i];
+            }
+          });
+        } else {  // small layer: one accumulator per item, more items than threads
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, in4 * out4 + out4), [&](const int item) {
+            if (item < in4 * out4) {
+              const int k = item % in4, o = item / in4;
+              float c = 0.0f;
+              for (int s = 0; s < S; ++s) c += dZ[s * ldo + o] * Ap[s * ldi + k];
+              accW[k * out4 + o] += c;
+            } else {
+              const int o = item - in4 * out4;
+              float c = 0.0f;
+              for (int s = 0; s < S; ++s) c += dZ[s * ldo + o];
+              accb[o] += c;
+            }
+          });
+        }
+        if (l == 0) break;
+        team.team_barrier();
+        // dZ_prev(s, k) = f'(A(s, k)) * sum_o W(o, k) dZ(s, o), in place of A
+        const float* Wl = W + net.w[l];
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, KQ * SQ), [&](const int item) {
+          const int sl = item % SQ, k0 = 4 * (item / SQ);
+          float c[4][4] = {};
+          for (int o0 = 0; o0 < out4; o0 += 4) {
+            float d[4][4];
+            for (int m = 0; m < 4; ++m) load4(dZ + (sl + m * SQ) * ldo + o0, d[m]);
+            for (int j = 0; j < 4; ++j) {
+              float w[4];
+              load4(Wl + (k0 + j) * out4 + o0, w);
+              for (int m = 0; m < 4; ++m) c[m][j] += w[0] * d[m][0] + w[1] * d[m][1] + w[2] * d[m][2] + w[3] * d[m][3];
+            }
+          }
+          for (int m = 0; m < 4; ++m)
+            for (int j = 0; j < 4; ++j) {
+              float* p = Ap + (sl + m * SQ) * ldi + k0 + j;
+              *p = c[m][j] * A::df_from_y(*p);
+            }
+        });
+        team.team_barrier();
+      }
+      team.team_barrier();
+    }
+    // this team's sums: gradients (unpadded, the network's range of the flat buffer) ...
+    float* row = partials + std::size_t(team.league_rank()) * P + net.offset;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(net.num_params)), [&](const int p) {
+      float v = 0.0f;
+      const std::size_t e = net.offset + std::size_t(p);
+      for (int l = 0; l < L; ++l) {
+        const std::size_t nw = std::size_t(net.out[l]) * net.in[l];
+        if (e >= net.w_src[l] && e < net.w_src[l] + nw) {
+          const int q = int(e - net.w_src[l]), o = q % net.out[l], k = q / net.out[l];
+          v = acc[net.w[l] + k * net.out4[l] + o];
+        } else if (e >= net.b_src[l] && e < net.b_src[l] + std::size_t(net.out[l])) {
+          v = acc[net.b[l] + int(e - net.b_src[l])];
+        }
+      }
+      row[p] = v;  // alignment gaps: 0
+    });
+    // ... and the loss sums, thread rows added in thread order
+    const int ns = 5 + act_dim;
+    double* own = reinterpret_cast<double*>(act) + std::size_t(team.team_rank()) * ns;
+    team.team_barrier();
+    for (int e = 0; e < 5; ++e) own[e] = sums[e];
+    for (int e = 0; e < act_dim; ++e) own[5 + e] = kPolicy && num_actions == 0 ? double(dls[e]) : 0.0;
+    team.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, ns), [&](const int e) {
+      if (kPolicy == (e == 1)) return;  // the actor owns all but the value loss
+      double v = 0;
+      const double* rows = reinterpret_cast<const double*>(act);
+      for (int th = 0; th < team.team_size(); ++th) v += rows[std::size_t(th) * ns + e];
+      stat_rows[std::size_t(team.league_rank()) * ns + e] = v;
+    });
+  }
+};
+
+template <class A, bool kPolicy>
+void launch(const ExecSpace& space, const char* name, const Net& net, const FusedUpdateArgs& a,
+            const nn::ActorCriticLayout& layout, const float* W, int S, int league, std::size_t bytes,
+            float* partials, double* stat_rows) {
+  NetGradient<A, kPolicy> f;
+  f.net = net;
+  f.a = a;
+  f.obs_dim = layout.obs_dim;
+  f.act_dim = layout.act_dim;
+  f.num_actions = layout.num_actions;
+  f.log_std_offset = layout.log_std;
+  f.W = W;
+  f.S = S;
+  f.tiles = (a.B + S - 1) / S;
+  f.floats = bytes / sizeof(float);
+  f.partials = partials;
+  f.P = layout.num_params;
+  f.stat_rows = stat_rows;
+  TeamPolicy policy(space, league, team_size());
+  Kokkos::parallel_for(name, policy.set_scratch_size(kScratchLevel, Kokkos::PerTeam(bytes)), f);
+}
+
+/// Teams that are resident at once (persistent teams: more would only queue).
+int resident_teams(std::size_t bytes) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  const cudaDeviceProp& p = Kokkos::Cuda().cuda_device_prop();
+  const std::size_t per_block = bytes + p.reservedSharedMemPerBlock + (team_size() + 2) * sizeof(double) + 64;
+  const int by_smem = int(p.sharedMemPerMultiprocessor / per_block);
+  const int by_threads = p.maxThreadsPerMultiProcessor / team_size();
+  return std::max(1, std::min({by_smem, by_threads, p.maxBlocksPerMultiProcessor})) * p.multiProcessorCount;
+#else
+  (void)bytes;
+  return std::max(1, ExecSpace().concurrency());
+#endif
+}
+
+std::size_t scratch_limit() { return std::size_t(TeamPolicy::scratch_size_max(kScratchLevel)); }
+
+/// Largest tile whose scratch fits both networks (0: none).
+int pick_tile(const nn::ActorCriticLayout& l) {
+  if (int(l.actor.layers.size()) > FusedUpdate::kMaxLayers || int(l.critic.layers.size()) > FusedUpdate::kMaxLayers)
+    return 0;
+  if (l.continuous() && l.act_dim > FusedUpdate::kMaxActDim) return 0;
+  const Net a = plan(l.actor), c = plan(l.critic);
+  for (int S : {32, 16, 8})
+    if (std::max(scratch_floats(a, S, l.act_dim), scratch_floats(c, S, l.act_dim)) * sizeof(float) <= scratch_limit())
+      return S;
   return 0;
 }
 
 }  // namespace
 
-bool fused_update_supported(const nn::ActorCriticLayout& l) {
-  return int(l.actor.layers.size()) <= nn::FusedNet::kMaxLayers &&
-         int(l.critic.layers.size()) <= nn::FusedNet::kMaxLayers &&
-         forward_tile(l) > 0 &&
-         backward_tile(l.actor) > 0 && backward_tile(l.critic) > 0;
+void permuted_moments(const ExecSpace& space, const float* adv, const Permutation& perm,
+                      std::uint32_t base, int B, Moments* out) {
+  Kokkos::View<Moments, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> r(out);
+  Kokkos::parallel_reduce(
+      "gmi::rl::permuted_moments", Range(space, 0, B),
+      KOKKOS_LAMBDA(const int i, Moments& m) {
+        const double v = adv[perm(base + std::uint32_t(i))];
+        m.s += v;
+        m.s2 += v * v;
+      },
+      Kokkos::Sum<Moments, MemSpace>(r));
 }
 
-namespace detail {
+bool FusedUpdate::supported(const nn::ActorCriticLayout& layout) { return pick_tile(layout) > 0; }
 
-using nn::FusedNet;
-using Member = nn::TeamMember;
-
-template <class A>
-void forward(const ExecSpace& space, const FusedNet actor, const FusedNet critic, const int tile,
-             const std::size_t width, const FusedForwardArgs a) {
-  const std::size_t od = std::size_t(a.obs_dim), ad = std::size_t(a.act_dim);
-  const std::size_t floats = (od + 2 * width) * tile;
-  const int league = (a.B + tile - 1) / tile;
-  const int aout = actor.out[actor.num_layers - 1];
-  nn::TeamPolicy policy(space, league, nn::fused_team_size());
-  Kokkos::parallel_for(
-      "gmi::rl::fused_forward_train",
-      policy.set_scratch_size(0, Kokkos::PerTeam(floats * sizeof(float))),
-      KOKKOS_LAMBDA(const Member& team) {
-        nn::ScratchFloats buf(team.team_scratch(0), floats);
-        float* x = buf.data();
-        float* b0 = x + od * tile;
-        float* b1 = b0 + width * tile;
-        const int first = team.league_rank() * tile;
-        const int valid = math::min(tile, a.B - first);
-        // gather: observations (normalised) into scratch and x, the sample's stored data
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(od) * tile), [&](const int item) {
-          const int s = item % tile, k = item / tile;
-          float v = 0.0f;
-          if (s < valid) {
-            const std::uint32_t j = a.perm(a.base + std::uint32_t(first + s));
-            v = a.obs[std::size_t(j) * od + k];
-            if (a.obs_stats) v = normalize_feature(v, a.obs_stats, int(od), k, a.obs_clip);
-            a.x[std::size_t(k) * a.B + first + s] = v;
-          }
-          x[k * tile + s] = v;
-        });
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, valid), [&](const int s) {
-          const std::size_t i = std::size_t(first) + s;
-          const std::uint32_t j = a.perm(a.base + std::uint32_t(i));
-          for (std::size_t d = 0; d < ad; ++d) a.mb_actions[i * ad + d] = a.actions[j * ad + d];
-          a.mb_logp[i] = a.logp[j];
-          a.mb_adv[i] = a.adv[j];
-          a.mb_returns[i] = a.returns[j];
-          a.mb_values[i] = a.values[j];
-        });
-        team.team_barrier();
-        const float* y = nn::team_mlp<A>(team, actor, a.params, x, b0, b1, tile, tile,
-                                         a.actor_hidden, std::size_t(a.B), std::size_t(first), valid);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, aout * tile), [&](const int item) {
-          const int s = item % tile, o = item / tile;
-          if (s < valid) a.actor_out[(std::size_t(first) + s) * aout + o] = y[o * tile + s];
-        });
-        team.team_barrier();
-        const float* v = nn::team_mlp<A>(team, critic, a.params, x, b0, b1, tile, tile,
-                                         a.critic_hidden, std::size_t(a.B), std::size_t(first), valid);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, valid), [&](const int s) {
-          a.value_out[std::size_t(first) + s] = v[s];
-        });
-      });
+FusedUpdate::FusedUpdate(const nn::ActorCriticLayout& layout, int max_B) : layout_(layout) {
+  tile_ = pick_tile(layout);
+  GMI_REQUIRE(tile_ > 0, "FusedUpdate: networks too wide for the fused kernels");
+  actor_ = plan(layout.actor);
+  critic_ = plan(layout.critic);
+  scratch_bytes_ = std::max(scratch_floats(actor_, tile_, layout.act_dim), scratch_floats(critic_, tile_, layout.act_dim)) * sizeof(float);
+  const int tiles = (std::max(max_B, 1) + tile_ - 1) / tile_;
+  league_ = std::max(1, std::min(tiles, resident_teams(scratch_bytes_)));
+  partials_ = View1<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gmi::rl::fused_update::partials"),
+                           std::size_t(league_) * layout.num_params);
+  padded_ = View1<float>("gmi::rl::fused_update::padded_weights", std::size_t(actor_.weight_floats) + critic_.weight_floats);
+  stat_rows_ = View1<double>("gmi::rl::fused_update::stat_rows", std::size_t(league_) * (5 + layout.act_dim));
 }
 
-template <class A>
-void backward(const ExecSpace& space, const FusedNet net, const int tile, const int ld,
-              const std::size_t P, const FusedBackwardArgs a) {
-  // Tiles are sample-major: value (sample s, feature k) at s * ld + k, 16-byte aligned for vector
-  // loads (the scratch base is aligned by hand: Kokkos guarantees less).
-  const std::size_t P4 = (P + 3) / 4 * 4;
-  const std::size_t floats = P4 + 3 * std::size_t(ld) * tile + 4;
-  const int tiles = (a.B + tile - 1) / tile;
-  // Persistent teams: enough to fill the device, few enough that the final atomics are cheap.
-  const int league = std::max(1, std::min(tiles, ExecSpace().concurrency() / 512));
-  nn::TeamPolicy policy(space, league, nn::fused_team_size());
+void FusedUpdate::gradients(const ExecSpace& space, const FusedUpdateArgs& a) const {
+  GMI_REQUIRE(league_ > 0, "FusedUpdate: not planned");
+  const std::size_t P = layout_.num_params;
+  float* padded = padded_.data();  // View data is at least 16-byte aligned (vector loads)
+  PadWeights pw;
+  pw.nets[0] = actor_;
+  pw.nets[1] = critic_;
+  pw.params = a.params;
+  pw.padded = padded;
+  Kokkos::parallel_for("gmi::rl::fused_update_pad_weights", Range(space, 0, actor_.weight_floats + critic_.weight_floats), pw);
+  nn::dispatch(layout_.actor.act, [&](auto act) {
+    using A = decltype(act);
+    launch<A, true>(space, "gmi::rl::fused_update_actor", actor_, a, layout_, padded, tile_, league_,
+                    scratch_bytes_, partials_.data(), stat_rows_.data());
+    launch<A, false>(space, "gmi::rl::fused_update_critic", critic_, a, layout_, padded + actor_.weight_floats,
+                     tile_, league_, scratch_bytes_, partials_.data(), stat_rows_.data());
+  });
+  // add the teams' rows in team order
+  const int league = league_, ns = 5 + layout_.act_dim;
+  const bool gaussian = layout_.continuous();
+  const std::size_t ls = layout_.log_std;
+  const int ad = layout_.act_dim;
+  const float* rows = partials_.data();
+  const double* srows = stat_rows_.data();
+  float* grads = a.grads;
+  double* stats = reinterpret_cast<double*>(a.stats);
+  static_assert(sizeof(LossStats) == 5 * sizeof(double), "LossStats: five sums");
   Kokkos::parallel_for(
-      "gmi::rl::fused_backward", policy.set_scratch_size(0, Kokkos::PerTeam(floats * sizeof(float))),
-      KOKKOS_LAMBDA(const Member& team) {
-        nn::ScratchFloats buf(team.team_scratch(0), floats);
-        float* acc = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 15) &
-                                              ~std::uintptr_t(15));
-        // per layer: dW(o, k) at o * in + k, then db
-        float* dz = acc + P4;
-        float* dzn = dz + std::size_t(ld) * tile;
-        float* ap = dzn + std::size_t(ld) * tile;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(P)), [&](const int e) { acc[e] = 0.0f; });
-        const int L = net.num_layers;
-        const int out_L = net.out[L - 1];
-        for (int t = team.league_rank(); t < tiles; t += team.league_size()) {
-          const int first = t * tile;
-          const int valid = math::min(tile, a.B - first);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, out_L * tile), [&](const int item) {
-            const int o = item % out_L, s = item / out_L;
-            dz[s * ld + o] = s < valid ? a.dY[(std::size_t(first) + s) * out_L + o] : 0.0f;
-          });
-          std::size_t acc_off = P;  // accumulators of layer l start at acc_off (walking down)
-          float* cur = dz;
-          float* nxt = dzn;
-          for (int l = L - 1; l >= 0; --l) {
-            const int in = net.in[l], out = net.out[l];
-            acc_off -= std::size_t(out) * in + out;
-            const float* src = l == 0 ? a.x : a.hidden[l - 1];
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, in * tile), [&](const int item) {
-              const int s = item % tile, k = item / tile;  // coalesced reads of feature-major src
-              ap[s * ld + k] = s < valid ? src[std::size_t(k) * a.B + first + s] : 0.0f;
-            });
-            team.team_barrier();
-            // dW(o, k) += sum_s dZ(s, o) A(s, k);  db(o) += sum_s dZ(s, o)
-            float* accl = acc + acc_off;
-            if ((out & 3) == 0 && (in & 3) == 0) {
-              const int kq = in / 4, blocks = (out / 4) * kq;
-              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, blocks + out), [&](const int e) {
-                if (e < blocks) {  // a 4 x 4 block: 16 FMAs per two vector loads
-                  const int o0 = 4 * (e / kq), k0 = 4 * (e % kq);
-                  float c[4][4] = {};
-                  for (int s = 0; s < tile; ++s) {
-                    float d[4], x[4];
-                    nn::load4(cur + s * ld + o0, d[0], d[1], d[2], d[3]);
-                    nn::load4(ap + s * ld + k0, x[0], x[1], x[2], x[3]);
-                    for (int i = 0; i < 4; ++i)
-                      for (int j = 0; j < 4; ++j) c[i][j] += d[i] * x[j];
-                  }
-                  for (int i = 0; i < 4; ++i)
-                    for (int j = 0; j < 4; ++j) accl[(o0 + i) * in + k0 + j] += c[i][j];
-                } else {
-                  const int o = e - blocks;
-                  float sum = 0.0f;
-                  for (int s = 0; s < tile; ++s) sum += cur[s * ld + o];
-                  accl[out * in + o] += sum;
-                }
-              });
-            } else {
-              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, out * in + out), [&](const int e) {
-                float sum = 0.0f;
-                if (e < out * in) {
-                  const int o = e / in, k = e % in;
-                  for (int s = 0; s < tile; ++s) sum += cur[s * ld + o] * ap[s * ld + k];
-                } else {
-                  const int o = e - out * in;
-                  for (int s = 0; s < tile; ++s) sum += cur[s * ld + o];
-                }
-                accl[e] += sum;
-              });
-            }
-            if (l > 0) {
-              // dZ_{l-1}(s, k) = f'(A_{l-1}(s, k)) * sum_o W(o, k) dZ(s, o)
-              const float* W = a.params + net.w[l];
-              if ((out & 3) == 0 && (in & 3) == 0 && nn::aligned16(W)) {
-                // four k of one sample per thread: per quad of o, four vector loads of W columns
-                // (warp-broadcast) and one of dZ give 16 FMAs
-                const int kq = in / 4;
-                Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kq * tile), [&](const int item) {
-                  const int s = item % tile, k0 = 4 * (item / tile);
-                  float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                  for (int o0 = 0; o0 < out; o0 += 4) {
-                    float d[4];
-                    nn::load4(cur + s * ld + o0, d[0], d[1], d[2], d[3]);
-                    for (int j = 0; j < 4; ++j) {
-                      float w[4];
-                      nn::load4(W + o0 + std::size_t(out) * (k0 + j), w[0], w[1], w[2], w[3]);
-                      sum[j] += w[0] * d[0] + w[1] * d[1] + w[2] * d[2] + w[3] * d[3];
-                    }
-                  }
-                  for (int j = 0; j < 4; ++j)
-                    nxt[s * ld + k0 + j] = sum[j] * A::df_from_y(ap[s * ld + k0 + j]);
-                });
-              } else {
-                Kokkos::parallel_for(Kokkos::TeamThreadRange(team, in * tile), [&](const int item) {
-                  const int k = item % in, s = item / in;
-                  float sum = 0.0f;
-                  for (int o = 0; o < out; ++o) sum += W[o + std::size_t(out) * k] * cur[s * ld + o];
-                  nxt[s * ld + k] = sum * A::df_from_y(ap[s * ld + k]);
-                });
-              }
-            }
-            team.team_barrier();
-            float* tmp = cur;
-            cur = nxt;
-            nxt = tmp;
+      "gmi::rl::fused_update_reduce", Range(space, 0, int(P) + 5), KOKKOS_LAMBDA(const int p) {
+        if (p < int(P)) {
+          if (gaussian && std::size_t(p) >= ls && std::size_t(p) < ls + std::size_t(ad)) {
+            double v = 0;
+            for (int t = 0; t < league; ++t) v += srows[std::size_t(t) * ns + 5 + (p - int(ls))];
+            grads[p] = float(v);
+          } else {
+            float v = 0.0f;
+            for (int t = 0; t < league; ++t) v += rows[std::size_t(t) * P + p];
+            grads[p] = v;
           }
+        } else {
+          const int e = p - int(P);
+          double v = 0;
+          for (int t = 0; t < league; ++t) v += srows[std::size_t(t) * ns + e];
+          stats[e] = v;
         }
-        team.team_barrier();
-        // flush: one atomic per parameter per team
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, int(P)), [&](const int e0) {
-          int e = e0;
-          for (int l = 0; l < L; ++l) {
-            const int in = net.in[l], out = net.out[l];
-            if (e < out * in) {
-              const int o = e / in, k = e % in;
-              Kokkos::atomic_add(&a.grads[net.w[l] + o + std::size_t(out) * k], acc[e0]);
-              return;
-            }
-            e -= out * in;
-            if (e < out) {
-              Kokkos::atomic_add(&a.grads[net.b[l] + e], acc[e0]);
-              return;
-            }
-            e -= out;
-          }
-        });
       });
-}
-
-}  // namespace detail
-
-void fused_forward_train(const ExecSpace& space, const nn::ActorCriticLayout& layout,
-                         const FusedForwardArgs& a) {
-  GMI_REQUIRE(fused_update_supported(layout), "fused_forward_train: networks too wide");
-  const nn::FusedNet actor(layout.actor), critic(layout.critic);
-  const std::size_t width = std::size_t(std::max(layout.actor.max_width(), layout.critic.max_width()));
-  nn::dispatch(layout.actor.act, [&](auto act) {
-    detail::forward<decltype(act)>(space, actor, critic, forward_tile(layout, a.B), width, a);
-  });
-}
-
-void fused_backward(const ExecSpace& space, const nn::MlpLayout& net, const FusedBackwardArgs& a) {
-  const int tile = backward_tile(net);
-  GMI_REQUIRE(tile > 0, "fused_backward: network too wide");
-  const nn::FusedNet n(net);
-  nn::dispatch(net.act, [&](auto act) {
-    detail::backward<decltype(act)>(space, n, tile, backward_ld(net), compact_params(net), a);
-  });
 }
 
 }  // namespace gmi::rl

@@ -1,63 +1,97 @@
 #pragma once
 /// \file
-/// \brief The PPO update's network passes in few launches (small MLPs only; see fused_mlp.hpp).
-///  * fused_forward_train: for minibatch sample i, reads rollout row perm(base + i) directly (no
-///    gather pass), normalises the observation, runs actor and critic, and writes what the loss
-///    and the backward pass need: outputs, hidden activations (feature-major [width][B]), the
-///    normalised input and the sample's stored action, log-prob, advantage, return and value.
-///  * fused_backward: gradients of one MLP from dL/d(output).  Persistent teams walk tiles of the
-///    minibatch, keep their partial dW and db in team scratch, and add them to the flat gradient
-///    buffer with one atomic per parameter per team at the end (the buffer must be zeroed first).
-/// The layered path (mlp_forward / mlp_backward with cuBLAS) computes the same quantities; the
-/// tests check one against the other.
+/// \brief One PPO minibatch's gradient in two kernels (actor, critic) plus one reduction, for small
+/// MLPs: the fused update path.
+///
+/// A Kokkos team owns a tile of S minibatch samples at a time and walks, in team scratch (shared
+/// memory on GPUs): gather (sample i is rollout row perm(base + i), observation normalised), the
+/// forward pass, the PPO loss and its gradient per sample, and the backward pass, adding dW and db
+/// into per-team accumulators.  Nothing per sample is written to device memory: the layered path
+/// moves every hidden activation and its gradient through device memory several times (about
+/// 24 GB per 2M-sample minibatch for two 64x64 networks), which bounds it.
+///
+/// Layout in scratch: every width is padded to a multiple of 4 with zero weights, so each thread
+/// works on 4x4 register blocks with 16-byte loads; tiles are sample-major with a row stride that
+/// is an odd multiple of 4 floats, so 8 lanes reading 8 consecutive samples hit distinct banks.
+/// The dZ of a layer overwrites that layer's input activations once its dW is done.
+///
+/// Determinism: teams are persistent (team t takes tiles t, t + league, ...), each writes its sums
+/// to its own row of a partials buffer, and the reduction adds the rows in team order, so the
+/// gradient is bitwise reproducible for a given device and league size (exact restarts rely on it).
 #include <cstdint>
 
+#include "kernels/core/kokkos.hpp"
 #include "kernels/nn/actor_critic.hpp"
-#include "kernels/nn/fused_mlp.hpp"
+#include "kernels/rl/ppo_loss.hpp"
 #include "kernels/rl/shuffle.hpp"
 
 namespace gmi::rl {
 
-struct FusedForwardArgs {
-  int B = 0;
-  int obs_dim = 0, act_dim = 1;
-  Permutation perm;          ///< minibatch sample i is rollout row perm(base + i)
+struct FusedUpdateArgs {
+  int B = 0;  ///< minibatch size
+  Permutation perm;  ///< minibatch sample i is rollout row perm(base + i)
   std::uint32_t base = 0;
   const float* params = nullptr;
   // rollout storage, rows [T*N]
   const float* obs = nullptr;         ///< [T*N][obs_dim] raw
   const double* obs_stats = nullptr;  ///< RunningMeanStd state, or null (no normalisation)
   float obs_clip = 10.0f;
-  const float* actions = nullptr;     ///< [T*N][act_dim]
+  const float* actions = nullptr;  ///< [T*N][act_dim]
   const float* logp = nullptr;
   const float* adv = nullptr;
   const float* returns = nullptr;
   const float* values = nullptr;
-  // minibatch outputs
-  float* x = nullptr;  ///< [obs_dim][B] normalised inputs (feature-major)
-  float* actor_hidden[nn::FusedNet::kMaxLayers] = {};   ///< [width_l][B]
-  float* critic_hidden[nn::FusedNet::kMaxLayers] = {};  ///< [width_l][B]
-  float* actor_out = nullptr;  ///< [B][actor_out]
-  float* value_out = nullptr;  ///< [B]
-  float* mb_actions = nullptr;  ///< [B][act_dim]
-  float* mb_logp = nullptr, *mb_adv = nullptr, *mb_returns = nullptr, *mb_values = nullptr;
+  const Moments* adv_moments = nullptr;  ///< sums of the minibatch's advantages (norm_adv)
+  // loss (the meaning of PpoLossArgs)
+  bool norm_adv = true, clip_vloss = true;
+  float clip_coef = 0.2f, ent_coef = 0.0f, vf_coef = 0.5f;
+  // outputs
+  float* grads = nullptr;      ///< flat gradient buffer: every entry is written (no zeroing needed)
+  LossStats* stats = nullptr;  ///< sums over the minibatch
 };
 
-struct FusedBackwardArgs {
-  int B = 0;
-  const float* params = nullptr;
-  const float* x = nullptr;  ///< [in][B] network input (feature-major)
-  const float* hidden[nn::FusedNet::kMaxLayers] = {};  ///< [width_l][B] from the forward pass
-  const float* dY = nullptr;  ///< [B][out] dL/d(output), sample-major
-  float* grads = nullptr;     ///< flat gradient buffer; this network's entries are added to
+/// Sum and sum of squares of adv[perm(base + i)], i < B, into *out (device memory).
+void permuted_moments(const ExecSpace& space, const float* adv, const Permutation& perm,
+                      std::uint32_t base, int B, Moments* out);
+
+class FusedUpdate {
+ public:
+  static constexpr int kMaxLayers = 8;
+  static constexpr int kMaxActDim = 8;
+  /// Device description of one network with padded widths (see the file comment).
+  struct Net {
+    int layers = 0;
+    int in[kMaxLayers] = {}, out[kMaxLayers] = {}, in4[kMaxLayers] = {}, out4[kMaxLayers] = {};
+    std::size_t w_src[kMaxLayers] = {}, b_src[kMaxLayers] = {};  ///< offsets in params
+    int w[kMaxLayers] = {}, b[kMaxLayers] = {};  ///< offsets in the scratch weight block
+    /// activation tiles [S][ld]: tile l starts at act[l] * S floats (act: floats per sample before it)
+    int act[kMaxLayers + 1] = {}, ld[kMaxLayers + 1] = {};
+    int weight_floats = 0, act_row_floats = 0;
+    std::size_t offset = 0, num_params = 0;  ///< the network's range of the flat buffer
+  };
+
+  FusedUpdate() = default;
+  /// Plans both networks' kernels for minibatches of up to max_B samples; check supported().
+  FusedUpdate(const nn::ActorCriticLayout& layout, int max_B);
+
+  /// True if both networks fit the kernels' scratch (and the Gaussian head has at most
+  /// kMaxActDim dimensions).
+  static bool supported(const nn::ActorCriticLayout& layout);
+
+  /// The minibatch's gradient into a.grads and its loss sums into *a.stats.
+  void gradients(const ExecSpace& space, const FusedUpdateArgs& a) const;
+
+  int tile() const { return tile_; }
+  int league() const { return league_; }
+
+ private:
+  nn::ActorCriticLayout layout_;
+  Net actor_, critic_;
+  int tile_ = 0, league_ = 0;
+  std::size_t scratch_bytes_ = 0;
+  View1<float> partials_;    ///< [league][num_params]
+  View1<float> padded_;      ///< both networks' weights, padded
+  View1<double> stat_rows_;  ///< [league][5 + act_dim]
 };
-
-/// True if both networks fit the fused kernels' scratch.
-bool fused_update_supported(const nn::ActorCriticLayout& layout);
-
-void fused_forward_train(const ExecSpace& space, const nn::ActorCriticLayout& layout,
-                         const FusedForwardArgs& a);
-
-void fused_backward(const ExecSpace& space, const nn::MlpLayout& net, const FusedBackwardArgs& a);
 
 }  // namespace gmi::rl

@@ -367,9 +367,9 @@ const std::vector<Field>& schema() {
     f.push_back(field<std::string>(
         "device.fused_kernels",
         "fused kernels for small networks (rollout step: actor, critic and sampling in one launch; "
-        "update: forward and backward per tile in shared memory) when the layers fit; auto: the "
-        "fused rollout step on GPU builds for at most 16384 envs per GMI (faster there on an H100), "
-        "everything else layered",
+        "update: gather, forward, loss and backward per tile in shared memory) when the layers fit; "
+        "auto: on GPU builds the fused update, and the fused rollout step for at most 16384 envs "
+        "per GMI (faster there on an H100); host builds layered",
         GMI_KEY(device.fused_kernels), one_of({"auto", "on", "off"}), "one of auto, on, off"));
     // gmi
     f.push_back(field<std::string>(

@@ -126,24 +126,17 @@ PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
   // device.fused_kernels: "on" uses every fused kernel that fits.  "auto" follows measurements on
   // an H100 (postprocess/results/2026-11-21_h100_*): the fused rollout step beats the layered one
   // up to 16384 envs per GMI (8.1 vs 13.2 ms per rollout at 4096) and loses at 65536; the fused
-  // update is slower than cuBLAS at every size, and host builds are faster with OpenBLAS.
+  // update (two kernels per minibatch, no per-sample device-memory traffic) is used on GPUs
+  // whenever the networks fit; host builds are faster with OpenBLAS.
   const std::string& mode = cfg.device.fused_kernels;
   constexpr int kFusedRolloutMaxEnvs = 16384;
   fused_rollout_ = rl::fused_act_supported(layout_) &&
                    (mode == "on" || (mode == "auto" && !device_is_host() && N_ <= kFusedRolloutMaxEnvs));
-  fused_update_ = rl::fused_update_supported(layout_) && mode == "on";
+  fused_update_ = rl::FusedUpdate::supported(layout_) && (mode == "on" || (mode == "auto" && !device_is_host()));
   actor_roll_ = nn::MlpWorkspace<float>(layout_.actor, N_);
   critic_roll_ = nn::MlpWorkspace<float>(layout_.critic, N_);
   if (fused_update_) {
-    mb_x_ = alloc<float>("gmi::ppo::mb_x", std::size_t(B_) * od_);
-    mb_actor_out_ = alloc<float>("gmi::ppo::mb_actor_out", std::size_t(B_) * layout_.actor_out());
-    mb_value_out_ = alloc<float>("gmi::ppo::mb_value_out", B_);
-    for (std::size_t l = 0; l + 1 < layout_.actor.layers.size(); ++l)
-      actor_hidden_.push_back(alloc<float>("gmi::ppo::actor_hidden", std::size_t(B_) * layout_.actor.layers[l].out));
-    for (std::size_t l = 0; l + 1 < layout_.critic.layers.size(); ++l)
-      critic_hidden_.push_back(alloc<float>("gmi::ppo::critic_hidden", std::size_t(B_) * layout_.critic.layers[l].out));
-    ones_ = View1<float>("gmi::ppo::ones", B_);
-    Kokkos::deep_copy(ones_, 1.0f);
+    fused_ = rl::FusedUpdate(layout_, B_);
   } else {
     actor_mb_ = nn::MlpWorkspace<float>(layout_.actor, B_);
     critic_mb_ = nn::MlpWorkspace<float>(layout_.critic, B_);
@@ -440,10 +433,8 @@ void PpoTrainer::update(IterationMetrics& m) {
     for (int mb = 0; mb < M; ++mb, ++k) {
       const std::uint32_t base = std::uint32_t(mb) * B;
       if (fused_update_) {
-        rl::FusedForwardArgs fa;
+        rl::FusedUpdateArgs fa;
         fa.B = B;
-        fa.obs_dim = od;
-        fa.act_dim = ad;
         fa.perm = perm;
         fa.base = base;
         fa.params = params;
@@ -455,19 +446,16 @@ void PpoTrainer::update(IterationMetrics& m) {
         fa.adv = advantages_.data();
         fa.returns = returns_.data();
         fa.values = values_.data();
-        fa.x = mb_x_.data();
-        for (std::size_t l = 0; l < actor_hidden_.size(); ++l) fa.actor_hidden[l] = actor_hidden_[l].data();
-        for (std::size_t l = 0; l < critic_hidden_.size(); ++l) fa.critic_hidden[l] = critic_hidden_[l].data();
-        fa.actor_out = mb_actor_out_.data();
-        fa.value_out = mb_value_out_.data();
-        fa.mb_actions = mb_actions_.data();
-        fa.mb_logp = mb_logp_.data();
-        fa.mb_adv = mb_adv_.data();
-        fa.mb_returns = mb_returns_.data();
-        fa.mb_values = mb_values_.data();
-        rl::fused_forward_train(space_, layout_, fa);
-        la.actor_out = mb_actor_out_.data();
-        la.values = mb_value_out_.data();
+        fa.adv_moments = adv_moments_.data();
+        fa.norm_adv = la.norm_adv;
+        fa.clip_vloss = la.clip_vloss;
+        fa.clip_coef = la.clip_coef;
+        fa.ent_coef = la.ent_coef;
+        fa.vf_coef = la.vf_coef;
+        fa.grads = grads;
+        fa.stats = loss_stats_.data() + k;
+        if (la.norm_adv) rl::permuted_moments(space_, advantages_.data(), perm, base, B, adv_moments_.data());
+        fused_.gradients(space_, fa);
       } else {
         Kokkos::parallel_for(
             "gmi::ppo::gather_minibatch", Range(space_, 0, B), KOKKOS_LAMBDA(const int i) {
@@ -486,31 +474,16 @@ void PpoTrainer::update(IterationMetrics& m) {
         nn::mlp_forward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_);
         la.actor_out = actor_mb_.output(layout_.actor);
         la.values = critic_mb_.output(layout_.critic);
-      }
-      if (la.norm_adv) rl::moments(space_, mb_adv_.data(), B, adv_moments_.data());
-      rl::ppo_loss(space_, la, loss_stats_.data() + k);
-      if (fused_update_) {
-        Kokkos::deep_copy(space_, grads_, 0.0f);
-        rl::FusedBackwardArgs ba;
-        ba.B = B;
-        ba.params = params;
-        ba.x = mb_x_.data();
-        ba.grads = grads;
-        for (std::size_t l = 0; l < actor_hidden_.size(); ++l) ba.hidden[l] = actor_hidden_[l].data();
-        ba.dY = d_actor_.data();
-        rl::fused_backward(space_, layout_.actor, ba);
-        for (std::size_t l = 0; l < critic_hidden_.size(); ++l) ba.hidden[l] = critic_hidden_[l].data();
-        ba.dY = d_values_.data();
-        rl::fused_backward(space_, layout_.critic, ba);
-      } else {
+        if (la.norm_adv) rl::moments(space_, mb_adv_.data(), B, adv_moments_.data());
+        rl::ppo_loss(space_, la, loss_stats_.data() + k);
         nn::mlp_backward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_, d_actor_.data(),
                          grads);
         nn::mlp_backward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_,
                          d_values_.data(), grads);
+        if (layout_.continuous())
+          blas::gemv<float>(space_, blas::Op::N, ad, B, 1.0f, d_log_std_.data(), ad, ones_.data(),
+                            0.0f, grads + layout_.log_std);
       }
-      if (layout_.continuous())
-        blas::gemv<float>(space_, blas::Op::N, ad, B, 1.0f, d_log_std_.data(), ad, ones_.data(),
-                          0.0f, grads + layout_.log_std);
       {
         // A non-finite loss poisons the gradient before the reduction, so every GMI sees a
         // non-finite norm and skips the same update (adam_step leaves the weights alone).

@@ -12,6 +12,7 @@
 #include "kernels/core/kokkos.hpp"
 #include "kernels/envs/vec_env.hpp"
 #include "kernels/nn/actor_critic.hpp"
+#include "kernels/rl/fused_update.hpp"
 #include "kernels/rl/normalizer.hpp"
 #include "kernels/rl/ppo_loss.hpp"
 #include "mpi/gradient_reducer.hpp"
@@ -124,9 +125,8 @@ class PpoTrainer {
   View1<float> grad_norms_;          ///< one per minibatch update of the iteration
   nn::MlpWorkspace<float> actor_roll_, critic_roll_, actor_mb_, critic_mb_;
   bool fused_rollout_ = false, fused_update_ = false;
-  // fused update: network input and hidden activations of the minibatch, feature-major
-  View1<float> mb_x_, mb_actor_out_, mb_value_out_, ones_;
-  std::vector<View1<float>> actor_hidden_, critic_hidden_;
+  rl::FusedUpdate fused_;  ///< the fused update's plan and workspace
+  View1<float> ones_;
   rl::RunningMeanStd obs_rms_, ret_rms_;
 };
 
