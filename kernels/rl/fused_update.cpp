@@ -4,26 +4,22 @@
 
 #include "kernels/core/error.hpp"
 #include "kernels/nn/activation.hpp"
+#include "kernels/nn/fused_mlp.hpp"
 #include "kernels/rl/heads.hpp"
 #include "kernels/rl/normalizer.hpp"
 
 namespace gmi::rl {
 namespace {
 
-using Member = TeamPolicy::member_type;
-using Scratch = Kokkos::View<float*, ExecSpace::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using Member = nn::TeamMember;
+using Scratch = nn::ScratchFloats;
 using Net = FusedUpdate::Net;
 
-/// Threads per team: a 64-wide layer of a 32-sample tile is 128 register blocks of 4 x 4.
-constexpr int team_size() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  return 128;
-#else
-  return 1;
-#endif
-}
+/// Threads per team: a 64-wide layer of a 32-sample tile is 128 register blocks of 4 x 4, which is
+/// the fused kernels' team size.
+constexpr int team_size() { return nn::fused_team_size(); }
 /// Scratch level: shared memory on GPUs; host backends allow little level-0 scratch.
-constexpr int kScratchLevel = std::is_same<MemSpace, HostSpace>::value ? 1 : 0;
+constexpr int kScratchLevel = device_is_host() ? 1 : 0;
 
 constexpr int pad4(int n) { return (n + 3) / 4 * 4; }
 /// Row stride of a sample-major tile of width w: a multiple of 4 floats (16-byte rows) whose
@@ -69,14 +65,7 @@ std::size_t scratch_floats(const Net& n, int tile, int act_dim) {
   return std::size_t(n.weight_floats) + std::max(acts, sums) + 4;  // + 4: 16-byte alignment
 }
 
-KOKKOS_FORCEINLINE_FUNCTION void load4(const float* p, float v[4]) {
-#if defined(__CUDA_ARCH__)
-  const float4 q = *reinterpret_cast<const float4*>(p);
-  v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-#else
-  v[0] = p[0], v[1] = p[1], v[2] = p[2], v[3] = p[3];
-#endif
-}
+KOKKOS_FORCEINLINE_FUNCTION void load4(const float* p, float v[4]) { nn::load4(p, v[0], v[1], v[2], v[3]); }
 
 /// Both networks' weights in the padded layout: per layer W(o, k) at w + k * out4 + o, then the
 /// bias; zeros in the padding.  One launch per minibatch (the weights change every minibatch).
