@@ -109,15 +109,6 @@ PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
     Kokkos::deep_copy(act_high_, hi);
   }
 
-  mb_obs_ = alloc<float>("gmi::ppo::mb_obs", std::size_t(B_) * od_);
-  mb_actions_ = alloc<float>("gmi::ppo::mb_actions", std::size_t(B_) * ad_);
-  mb_logp_ = alloc<float>("gmi::ppo::mb_logp", B_);
-  mb_adv_ = alloc<float>("gmi::ppo::mb_adv", B_);
-  mb_returns_ = alloc<float>("gmi::ppo::mb_returns", B_);
-  mb_values_ = alloc<float>("gmi::ppo::mb_values", B_);
-  d_actor_ = alloc<float>("gmi::ppo::d_actor", std::size_t(B_) * layout_.actor_out());
-  d_values_ = alloc<float>("gmi::ppo::d_values", B_);
-  d_log_std_ = alloc<float>("gmi::ppo::d_log_std", std::size_t(B_) * ad_);
   adv_moments_ = View1<rl::Moments>("gmi::ppo::adv_moments", 1);
   const int updates = cfg.ppo.update_epochs * cfg.ppo.num_minibatches;
   loss_stats_ = View1<rl::LossStats>("gmi::ppo::loss_stats", updates);
@@ -138,6 +129,16 @@ PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
   if (fused_update_) {
     fused_ = rl::FusedUpdate(layout_, B_);
   } else {
+    // the layered update's gathered minibatch and loss gradients (the fused one keeps them on chip)
+    mb_obs_ = alloc<float>("gmi::ppo::mb_obs", std::size_t(B_) * od_);
+    mb_actions_ = alloc<float>("gmi::ppo::mb_actions", std::size_t(B_) * ad_);
+    mb_logp_ = alloc<float>("gmi::ppo::mb_logp", B_);
+    mb_adv_ = alloc<float>("gmi::ppo::mb_adv", B_);
+    mb_returns_ = alloc<float>("gmi::ppo::mb_returns", B_);
+    mb_values_ = alloc<float>("gmi::ppo::mb_values", B_);
+    d_actor_ = alloc<float>("gmi::ppo::d_actor", std::size_t(B_) * layout_.actor_out());
+    d_values_ = alloc<float>("gmi::ppo::d_values", B_);
+    d_log_std_ = alloc<float>("gmi::ppo::d_log_std", std::size_t(B_) * ad_);
     actor_mb_ = nn::MlpWorkspace<float>(layout_.actor, B_);
     critic_mb_ = nn::MlpWorkspace<float>(layout_.critic, B_);
     ones_ = actor_mb_.ones;
