@@ -5,6 +5,7 @@
 #include "kernels/core/error.hpp"
 #include "kernels/nn/activation.hpp"
 #include "kernels/nn/fused_mlp.hpp"
+#include "kernels/nn/tensor_core.hpp"
 #include "kernels/rl/heads.hpp"
 #include "kernels/rl/normalizer.hpp"
 
@@ -22,6 +23,7 @@ constexpr int team_size() { return nn::fused_team_size(); }
 constexpr int kScratchLevel = device_is_host() ? 1 : 0;
 
 constexpr int pad4(int n) { return (n + 3) / 4 * 4; }
+constexpr int pad8(int n) { return (n + 7) / 8 * 8; }
 /// Row stride of a sample-major tile of width w: a multiple of 4 floats (16-byte rows) whose
 /// quotient by 4 is odd, so 8 consecutive rows start in 8 distinct groups of 4 banks.
 constexpr int row_stride(int w) { return (pad4(w) / 4) % 2 == 1 ? pad4(w) : pad4(w) + 4; }
@@ -42,10 +44,11 @@ Net plan(const nn::MlpLayout& m) {
     n.out4[l] = pad4(L.out);
     n.w_src[l] = L.w;
     n.b_src[l] = L.b;
-    n.w[l] = w;
-    w += n.in4[l] * n.out4[l];
+    n.tc[l] = n.in4[l] % 16 == 0 && n.out4[l] % 16 == 0;
+    n.w[l] = w;  // 32-byte aligned blocks (tensor-core loads)
+    w = pad8(w + n.in4[l] * n.out4[l]);
     n.b[l] = w;
-    w += n.out4[l];
+    w = pad8(w + n.out4[l]);
     n.act[l + 1] = act;
     n.ld[l + 1] = row_stride(L.out);
     act += n.ld[l + 1];
@@ -62,7 +65,7 @@ Net plan(const nn::MlpLayout& m) {
 std::size_t scratch_floats(const Net& n, int tile, int act_dim) {
   const std::size_t acts = std::size_t(n.act_row_floats) * tile;
   const std::size_t sums = std::size_t(team_size()) * (5 + act_dim) * 2;  // doubles
-  return std::size_t(n.weight_floats) + std::max(acts, sums) + 4;  // + 4: 16-byte alignment
+  return std::size_t(n.weight_floats) + std::max(acts, sums) + 8;  // + 8: 32-byte alignment
 }
 
 KOKKOS_FORCEINLINE_FUNCTION void load4(const float* p, float v[4]) { nn::load4(p, v[0], v[1], v[2], v[3]); }
@@ -109,7 +112,7 @@ struct NetGradient {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const int level = kScratchLevel;  // a copy: team_scratch takes a reference
     Scratch buf(team.team_scratch(level), floats);
-    float* acc = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 15) & ~std::uintptr_t(15));
+    float* acc = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 31) & ~std::uintptr_t(31));
     float* act = acc + net.weight_floats;
     const int L = net.layers;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, net.weight_floats), [&](const int e) { acc[e] = 0.0f; });
@@ -124,6 +127,9 @@ struct NetGradient {
       adv_scale = float(1.0 / (math::sqrt(math::max(var, 0.0)) + 1e-8));
     }
     const int SQ = S / 4;
+#if GMI_TENSOR_CORES
+    const int warp = team.team_rank() / 32, warps = team.team_size() / 32, lane = team.team_rank() % 32;
+#endif
 
     for (int t = team.league_rank(); t < tiles; t += team.league_size()) {
       const int first = t * S;
@@ -152,6 +158,26 @@ struct NetGradient {
         const float* Wl = W + net.w[l];
         const float* bl = W + net.b[l];
         const bool last = l + 1 == L;
+#if GMI_TENSOR_CORES
+        if (net.tc[l] && S % 16 == 0) {  // 16x16 output tiles per warp, then bias and f in place
+          const int MT = S / 16, NT = out4 / 16;
+          for (int t = warp; t < MT * NT; t += warps) {
+            const int s0 = 16 * (t % MT), o0 = 16 * (t / MT);
+            nn::tc::Acc c;
+            nvcuda::wmma::fill_fragment(c, 0.0f);
+            nn::tc::mma<nn::tc::RowMajor, nn::tc::RowMajor>(c, X + s0 * ldi, ldi, Wl + o0, out4, in4, a.tf32);
+            nvcuda::wmma::store_matrix_sync(Y + s0 * ldo + o0, c, ldo, nvcuda::wmma::mem_row_major);
+            __syncwarp();
+            for (int e = lane; e < 256; e += 32) {
+              float* y = Y + (s0 + e / 16) * ldo + o0 + e % 16;
+              const float v = *y + bl[o0 + e % 16];
+              *y = last ? v : A::f(v);
+            }
+          }
+          team.team_barrier();
+          continue;
+        }
+#endif
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (out4 / 4) * SQ), [&](const int item) {
           const int sl = item % SQ, o0 = 4 * (item / SQ);
           float c[4][4], bias[4];
@@ -257,6 +283,30 @@ struct NetGradient {
         // dW(o, k) += sum_s dZ(s, o) A(s, k);  db(o) += sum_s dZ(s, o).  Every accumulator has
         // one owner, so the sums are race-free and in a fixed order.
         const int KQ = in4 / 4, OQ = out4 / 4;
+#if GMI_TENSOR_CORES
+        const bool tc = net.tc[l] && S % 16 == 0;
+        if (tc) {  // dW on tensor cores, 16x16 accumulator tiles per warp; db below
+          const int KT = in4 / 16, OT = out4 / 16;
+          for (int t = warp; t < KT * OT; t += warps) {
+            const int k0 = 16 * (t % KT), o0 = 16 * (t / KT);
+            float* dst = accW + k0 * out4 + o0;
+            nn::tc::Acc c;
+            nvcuda::wmma::load_matrix_sync(c, dst, out4, nvcuda::wmma::mem_row_major);
+            nn::tc::mma<nn::tc::ColMajor, nn::tc::RowMajor>(c, Ap + k0, ldi, dZ + o0, ldo, S, a.tf32);
+            nvcuda::wmma::store_matrix_sync(dst, c, out4, nvcuda::wmma::mem_row_major);
+          }
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, OQ), [&](const int q) {
+            const int o0 = 4 * q;
+            float c[4] = {};
+            for (int s = 0; s < S; ++s) {
+              float d[4];
+              load4(dZ + s * ldo + o0, d);
+              for (int i = 0; i < 4; ++i) c[i] += d[i];
+            }
+            for (int i = 0; i < 4; ++i) accb[o0 + i] += c[i];
+          });
+        } else
+#endif
         if (KQ * OQ >= team.team_size()) {
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, KQ * OQ + OQ), [&](const int item) {
             if (item < KQ * OQ) {
@@ -301,6 +351,23 @@ struct NetGradient {
         team.team_barrier();
         // dZ_prev(s, k) = f'(A(s, k)) * sum_o W(o, k) dZ(s, o), in place of A
         const float* Wl = W + net.w[l];
+#if GMI_TENSOR_CORES
+        if (tc) {  // dZ_prev tiles on tensor cores; f' read in the accumulator's own layout
+          const int MT = S / 16, KT = in4 / 16;
+          for (int t = warp; t < MT * KT; t += warps) {
+            const int s0 = 16 * (t % MT), k0 = 16 * (t / MT);
+            nn::tc::Acc c, y;
+            nvcuda::wmma::fill_fragment(c, 0.0f);
+            nn::tc::mma<nn::tc::RowMajor, nn::tc::ColMajor>(c, dZ + s0 * ldo, ldo, Wl + k0 * out4, out4, out4, a.tf32);
+            float* p = Ap + s0 * ldi + k0;
+            nvcuda::wmma::load_matrix_sync(y, p, ldi, nvcuda::wmma::mem_row_major);
+            for (int i = 0; i < c.num_elements; ++i) c.x[i] *= A::df_from_y(y.x[i]);
+            nvcuda::wmma::store_matrix_sync(p, c, ldi, nvcuda::wmma::mem_row_major);
+          }
+          team.team_barrier();
+          continue;
+        }
+#endif
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, KQ * SQ), [&](const int item) {
           const int sl = item % SQ, k0 = 4 * (item / SQ);
           float c[4][4] = {};

@@ -15,6 +15,11 @@
 /// is an odd multiple of 4 floats, so 8 lanes reading 8 consecutive samples hit distinct banks.
 /// The dZ of a layer overwrites that layer's input activations once its dW is done.
 ///
+/// Layers whose padded widths are both multiples of 16 (the 64x64 hidden layers, which hold most of
+/// the work) run their three products (forward, dW, dZ) on tensor cores on sm_80 and newer, each
+/// warp owning 16x16 tiles, in FP32 accuracy (3xTF32, see kernels/nn/tensor_core.hpp); the others,
+/// and every layer on host backends, use the 4x4 register blocks.
+///
 /// Determinism: teams are persistent (team t takes tiles t, t + league, ...), each writes its sums
 /// to its own row of a partials buffer, and the reduction adds the rows in team order, so the
 /// gradient is bitwise reproducible for a given device and league size (exact restarts rely on it).
@@ -45,6 +50,9 @@ struct FusedUpdateArgs {
   // loss (the meaning of PpoLossArgs)
   bool norm_adv = true, clip_vloss = true;
   float clip_coef = 0.2f, ent_coef = 0.0f, vf_coef = 0.5f;
+  /// Tensor-core products in one TF32 pass (10-bit mantissa, device.matmul: tf32) instead of
+  /// three (FP32 accuracy)
+  bool tf32 = false;
   // outputs
   float* grads = nullptr;      ///< flat gradient buffer: every entry is written (no zeroing needed)
   LossStats* stats = nullptr;  ///< sums over the minibatch
@@ -63,7 +71,9 @@ class FusedUpdate {
     int layers = 0;
     int in[kMaxLayers] = {}, out[kMaxLayers] = {}, in4[kMaxLayers] = {}, out4[kMaxLayers] = {};
     std::size_t w_src[kMaxLayers] = {}, b_src[kMaxLayers] = {};  ///< offsets in params
-    int w[kMaxLayers] = {}, b[kMaxLayers] = {};  ///< offsets in the scratch weight block
+    int w[kMaxLayers] = {}, b[kMaxLayers] = {};  ///< offsets in the weight block (multiples of 8)
+    /// layer l runs on tensor cores where the device code has them (both widths multiples of 16)
+    bool tc[kMaxLayers] = {};
     /// activation tiles [S][ld]: tile l starts at act[l] * S floats (act: floats per sample before it)
     int act[kMaxLayers + 1] = {}, ld[kMaxLayers + 1] = {};
     int weight_floats = 0, act_row_floats = 0;
