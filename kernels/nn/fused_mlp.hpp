@@ -25,6 +25,7 @@ struct FusedNet {
   int in[kMaxLayers] = {}, out[kMaxLayers] = {};
   std::size_t w[kMaxLayers] = {}, b[kMaxLayers] = {};
   int max_width = 0;
+  int max_layer_floats = 0;  ///< largest in * out + out (team_layer's staging buffer)
   std::size_t offset = 0, num_params = 0;
   FusedNet() = default;
   explicit FusedNet(const MlpLayout& l) {
@@ -37,6 +38,7 @@ struct FusedNet {
       b[i] = l.layers[i].b;
     }
     max_width = l.max_width();
+    for (int i = 0; i < num_layers; ++i) max_layer_floats = std::max(max_layer_floats, (in[i] + 1) * out[i]);
     offset = l.offset;
     num_params = l.num_params;
   }
@@ -95,10 +97,23 @@ int pick_tile(long long n, std::initializer_list<int> tiles, F&& scratch_floats)
 /// f the identity when `linear`.  x and y have leading dimension `ld`; `tile` samples are computed.
 /// With out % 4 == 0 and W 16-byte aligned each thread computes four outputs of one sample, reading
 /// W(o..o+3, k) as one (warp-broadcast) vector load per k: 4 FMAs per 2 loads instead of 1 per 2.
+/// If `wbuf` (16-byte aligned scratch of in * out + out floats) is given, the team first copies W
+/// and the bias there: every load is issued at once, so a team pays one device-memory latency
+/// per layer instead of one per k (the k loop's loads depend on nothing but are issued one
+/// iteration at a time; with a few teams per multiprocessor, as in a rollout step of a few
+/// thousand envs, those L2 round trips were most of the kernel's time).
 template <class A>
 KOKKOS_INLINE_FUNCTION void team_layer(const TeamMember& team, const float* W, const float* bias,
                                        int in, int out, const float* x, float* y, int tile, int ld,
-                                       bool linear) {
+                                       bool linear, float* wbuf = nullptr) {
+  if (wbuf) {
+    const int n = in * out;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n + out),
+                         [&](const int i) { wbuf[i] = i < n ? W[i] : bias[i - n]; });
+    team.team_barrier();
+    W = wbuf;
+    bias = wbuf + n;
+  }
   if ((out & 3) == 0 && aligned16(W)) {
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (out / 4) * tile), [&](const int item) {
       const int s = item % tile, o = 4 * (item / tile);
@@ -127,20 +142,21 @@ KOKKOS_INLINE_FUNCTION void team_layer(const TeamMember& team, const float* W, c
   team.team_barrier();
 }
 
-/// Runs a whole MLP on a tile: x -> ping-pong buffers a, b; returns the output buffer.  If
+/// Runs a whole MLP on a tile: x -> ping-pong buffers a, b; returns the output buffer.  wbuf:
+/// staging scratch for one layer's weights (see team_layer; weight_floats()), or null.  If
 /// `store` is given, hidden layer l's outputs are also written to store[l] (feature-major,
 /// leading dimension `store_ld`, starting at sample `first`) for a later backward pass.
 template <class A>
 KOKKOS_INLINE_FUNCTION const float* team_mlp(const TeamMember& team, const FusedNet& net,
                                              const float* p, const float* x, float* a, float* b,
-                                             int tile, int ld, float* const* store = nullptr,
-                                             std::size_t store_ld = 0, std::size_t first = 0,
-                                             int valid = 0) {
+                                             int tile, int ld, float* wbuf = nullptr,
+                                             float* const* store = nullptr, std::size_t store_ld = 0,
+                                             std::size_t first = 0, int valid = 0) {
   const float* in = x;
   float* out = a;
   for (int l = 0; l < net.num_layers; ++l) {
     const bool last = l + 1 == net.num_layers;
-    team_layer<A>(team, p + net.w[l], p + net.b[l], net.in[l], net.out[l], in, out, tile, ld, last);
+    team_layer<A>(team, p + net.w[l], p + net.b[l], net.in[l], net.out[l], in, out, tile, ld, last, wbuf);
     if (store && !last) {
       float* dst = store[l];
       const int w = net.out[l];

@@ -1,6 +1,7 @@
 #include "kernels/rl/fused_act.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "kernels/core/error.hpp"
 #include "kernels/nn/activation.hpp"
@@ -10,10 +11,16 @@
 namespace gmi::rl {
 
 namespace {
-/// Input tile (obs_dim rows) and two ping-pong buffers of the widest layer.
+/// Floats of the largest layer's weights and bias (the staging buffer), rounded up to 16 bytes.
+std::size_t staging_floats(const nn::ActorCriticLayout& l) {
+  const int a = nn::FusedNet(l.actor).max_layer_floats, c = nn::FusedNet(l.critic).max_layer_floats;
+  return (std::size_t(std::max(a, c)) + 3) / 4 * 4;
+}
+
+/// Weight staging buffer, input tile (obs_dim rows) and two ping-pong buffers of the widest layer.
 std::size_t scratch_floats(const nn::ActorCriticLayout& l, int tile) {
   const int w = std::max(l.actor.max_width(), l.critic.max_width());
-  return (std::size_t(l.obs_dim) + 2 * std::size_t(w)) * tile;
+  return staging_floats(l) + 4 + (std::size_t(l.obs_dim) + 2 * std::size_t(w)) * tile;
 }
 }  // namespace
 
@@ -35,17 +42,18 @@ using nn::team_mlp;
 
 template <class A>
 void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic, const int tile,
-            const std::size_t width, const FusedActArgs a) {
+            const std::size_t width, const std::size_t staging, const FusedActArgs a) {
   const int league = (a.N + tile - 1) / tile;
   const std::size_t od = std::size_t(a.obs_dim);
-  const std::size_t floats = (od + 2 * width) * tile;
+  const std::size_t floats = staging + 4 + (od + 2 * width) * tile;
   const std::size_t bytes = floats * sizeof(float);
   Team policy(space, league, nn::fused_team_size());
   Kokkos::parallel_for(
       "gmi::rl::fused_act", policy.set_scratch_size(0, Kokkos::PerTeam(bytes)),
       KOKKOS_LAMBDA(const Member& team) {
         Scratch buf(team.team_scratch(0), floats);
-        float* x = buf.data();
+        float* wbuf = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 15) & ~std::uintptr_t(15));
+        float* x = wbuf + staging;
         float* b0 = x + od * tile;
         float* b1 = b0 + width * tile;
         const int first = team.league_rank() * tile;
@@ -60,7 +68,7 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
           x[k * tile + s] = v;
         });
         team.team_barrier();
-        const float* y = team_mlp<A>(team, actor, a.params, x, b0, b1, tile, tile);
+        const float* y = team_mlp<A>(team, actor, a.params, x, b0, b1, tile, tile, wbuf);
         // sample: one thread per env of the tile
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](const int s) {
           const int i = first + s;
@@ -109,7 +117,7 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
           }
         });
         team.team_barrier();  // the actor's output buffer is reused by the critic
-        const float* v = team_mlp<A>(team, critic, a.params, x, b0, b1, tile, tile);
+        const float* v = team_mlp<A>(team, critic, a.params, x, b0, b1, tile, tile, wbuf);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](const int s) {
           if (first + s < a.N) a.values[first + s] = v[s];
         });
@@ -124,7 +132,7 @@ void fused_act(const ExecSpace& space, const nn::ActorCriticLayout& layout, cons
   const nn::FusedNet actor(layout.actor), critic(layout.critic);
   const std::size_t width = std::size_t(std::max(layout.actor.max_width(), layout.critic.max_width()));
   nn::dispatch(layout.actor.act, [&](auto act) {
-    detail::launch<decltype(act)>(space, actor, critic, tile, width, a);
+    detail::launch<decltype(act)>(space, actor, critic, tile, width, staging_floats(layout), a);
   });
 }
 

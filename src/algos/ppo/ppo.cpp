@@ -115,14 +115,13 @@ PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
   grad_norms_ = View1<float>("gmi::ppo::grad_norms", updates);
 
   // device.fused_kernels: "on" uses every fused kernel that fits.  "auto" follows measurements on
-  // an H100 (postprocess/results/2026-11-21_h100_*): the fused rollout step beats the layered one
-  // up to 16384 envs per GMI (8.1 vs 13.2 ms per rollout at 4096) and loses at 65536; the fused
-  // update (two kernels per minibatch, no per-sample device-memory traffic) is used on GPUs
-  // whenever the networks fit; host builds are faster with OpenBLAS.
+  // an H100 (postprocess/results/2026-11-2[12]_h100_*): since the fused step stages each layer's
+  // weights in shared memory it beats the layered step at 4096 to 65536 envs per GMI (22.2 vs
+  // 27.5 ms per rollout at 65536); the fused update (two kernels per minibatch, no per-sample
+  // device-memory traffic) is used on GPUs whenever the networks fit; host builds are faster with
+  // OpenBLAS.
   const std::string& mode = cfg.device.fused_kernels;
-  constexpr int kFusedRolloutMaxEnvs = 16384;
-  fused_rollout_ = rl::fused_act_supported(layout_) &&
-                   (mode == "on" || (mode == "auto" && !device_is_host() && N_ <= kFusedRolloutMaxEnvs));
+  fused_rollout_ = rl::fused_act_supported(layout_) && (mode == "on" || (mode == "auto" && !device_is_host()));
   fused_update_ = rl::FusedUpdate::supported(layout_) && (mode == "on" || (mode == "auto" && !device_is_host()));
   actor_roll_ = nn::MlpWorkspace<float>(layout_.actor, N_);
   critic_roll_ = nn::MlpWorkspace<float>(layout_.critic, N_);
@@ -453,6 +452,7 @@ void PpoTrainer::update(IterationMetrics& m) {
         fa.clip_coef = la.clip_coef;
         fa.ent_coef = la.ent_coef;
         fa.vf_coef = la.vf_coef;
+        fa.tf32 = cfg_.device.matmul == "tf32";
         fa.grads = grads;
         fa.stats = loss_stats_.data() + k;
         if (la.norm_adv) rl::permuted_moments(space_, advantages_.data(), perm, base, B, adv_moments_.data());
