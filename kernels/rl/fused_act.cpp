@@ -28,7 +28,7 @@ int fused_act_tile(const nn::ActorCriticLayout& l, long long n) {
   if (int(l.actor.layers.size()) > nn::FusedNet::kMaxLayers ||
       int(l.critic.layers.size()) > nn::FusedNet::kMaxLayers)
     return 0;
-  return nn::pick_tile(n, {64, 32, 16}, [&](int t) { return scratch_floats(l, t); });
+  return nn::pick_tile(n, {64, 32, 16, 8}, [&](int t) { return scratch_floats(l, t); });
 }
 
 namespace detail {

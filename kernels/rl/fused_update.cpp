@@ -60,12 +60,14 @@ Net plan(const nn::MlpLayout& m) {
   return n;
 }
 
-/// Scratch floats of one network's kernel: dW/db accumulators, the tile's activations, and (after
-/// the last tile, over the activations) one row of loss sums per thread.
+/// Scratch floats of one network's kernel: the tile's activations and (after the last tile, over
+/// the activations) one row of loss sums per thread.  The dW/db accumulators live in device
+/// memory, one block per team: in shared memory they halved the tile, and per-tile costs (weight
+/// loads, barriers, the accumulators' own loads and stores) dominate the kernel.
 std::size_t scratch_floats(const Net& n, int tile, int act_dim) {
   const std::size_t acts = std::size_t(n.act_row_floats) * tile;
   const std::size_t sums = std::size_t(team_size()) * (5 + act_dim) * 2;  // doubles
-  return std::size_t(n.weight_floats) + std::max(acts, sums) + 8;  // + 8: 32-byte alignment
+  return std::max(acts, sums) + 8;  // + 8: 32-byte alignment
 }
 
 KOKKOS_FORCEINLINE_FUNCTION void load4(const float* p, float v[4]) { nn::load4(p, v[0], v[1], v[2], v[3]); }
@@ -105,6 +107,8 @@ struct NetGradient {
   const float* W;       // this network's padded weights
   int S, tiles;
   std::size_t floats;   // scratch floats per team
+  float* accs;          // [league][acc_stride]: dW/db accumulators, padded layout
+  std::size_t acc_stride;
   float* partials;      // [league][P]
   std::size_t P;
   double* stat_rows;    // [league][5 + act_dim]
@@ -112,8 +116,8 @@ struct NetGradient {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const int level = kScratchLevel;  // a copy: team_scratch takes a reference
     Scratch buf(team.team_scratch(level), floats);
-    float* acc = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 31) & ~std::uintptr_t(31));
-    float* act = acc + net.weight_floats;
+    float* act = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 31) & ~std::uintptr_t(31));
+    float* acc = accs + std::size_t(team.league_rank()) * acc_stride;
     const int L = net.layers;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, net.weight_floats), [&](const int e) { acc[e] = 0.0f; });
     double sums[5] = {0, 0, 0, 0, 0};  // this thread's samples: pg, v, entropy, approx_kl, clipfrac
@@ -307,7 +311,7 @@ struct NetGradient {
           });
         } else
 #endif
-        if (KQ * OQ >= team.team_size()) {
+        if (KQ * OQ >= team.team_size() / 8) {
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, KQ * OQ + OQ), [&](const int item) {
             if (item < KQ * OQ) {
               const int k0 = 4 * (item % KQ), o0 = 4 * (item / KQ);
@@ -426,7 +430,7 @@ struct NetGradient {
 template <class A, bool kPolicy>
 void launch(const ExecSpace& space, const char* name, const Net& net, const FusedUpdateArgs& a,
             const nn::ActorCriticLayout& layout, const float* W, int S, int league, std::size_t bytes,
-            float* partials, double* stat_rows) {
+            float* partials, double* stat_rows, float* accs, std::size_t acc_stride) {
   NetGradient<A, kPolicy> f;
   f.net = net;
   f.a = a;
@@ -438,6 +442,8 @@ void launch(const ExecSpace& space, const char* name, const Net& net, const Fuse
   f.S = S;
   f.tiles = (a.B + S - 1) / S;
   f.floats = bytes / sizeof(float);
+  f.accs = accs;
+  f.acc_stride = acc_stride;
   f.partials = partials;
   f.P = layout.num_params;
   f.stat_rows = stat_rows;
@@ -467,7 +473,7 @@ int pick_tile(const nn::ActorCriticLayout& l) {
     return 0;
   if (l.continuous() && l.act_dim > FusedUpdate::kMaxActDim) return 0;
   const Net a = plan(l.actor), c = plan(l.critic);
-  for (int S : {32, 16, 8})
+  for (int S : {64, 32, 16, 8})
     if (std::max(scratch_floats(a, S, l.act_dim), scratch_floats(c, S, l.act_dim)) * sizeof(float) <= scratch_limit())
       return S;
   return 0;
@@ -502,6 +508,12 @@ FusedUpdate::FusedUpdate(const nn::ActorCriticLayout& layout, int max_B) : layou
                            std::size_t(league_) * layout.num_params);
   padded_ = View1<float>("gmi::rl::fused_update::padded_weights", std::size_t(actor_.weight_floats) + critic_.weight_floats);
   stat_rows_ = View1<double>("gmi::rl::fused_update::stat_rows", std::size_t(league_) * (5 + layout.act_dim));
+  acc_stride_ = (std::size_t(std::max(actor_.weight_floats, critic_.weight_floats)) + 63) / 64 * 64;  // 256-byte rows
+  accs_ = View1<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gmi::rl::fused_update::accumulators"),
+                       std::size_t(league_) * acc_stride_);
+  groups_ = device_is_host() ? 1 : std::min(league_, 16);
+  group_sums_ = View1<float>("gmi::rl::fused_update::group_sums", std::size_t(groups_) * layout.num_params);
+  group_stats_ = View1<double>("gmi::rl::fused_update::group_stats", std::size_t(groups_) * (5 + layout.act_dim));
 }
 
 void FusedUpdate::gradients(const ExecSpace& space, const FusedUpdateArgs& a) const {
@@ -517,17 +529,37 @@ void FusedUpdate::gradients(const ExecSpace& space, const FusedUpdateArgs& a) co
   nn::dispatch(layout_.actor.act, [&](auto act) {
     using A = decltype(act);
     launch<A, true>(space, "gmi::rl::fused_update_actor", actor_, a, layout_, padded, tile_, league_,
-                    scratch_bytes_, partials_.data(), stat_rows_.data());
+                    scratch_bytes_, partials_.data(), stat_rows_.data(), accs_.data(), acc_stride_);
     launch<A, false>(space, "gmi::rl::fused_update_critic", critic_, a, layout_, padded + actor_.weight_floats,
-                     tile_, league_, scratch_bytes_, partials_.data(), stat_rows_.data());
+                     tile_, league_, scratch_bytes_, partials_.data(), stat_rows_.data(), accs_.data(), acc_stride_);
   });
-  // add the teams' rows in team order
-  const int league = league_, ns = 5 + layout_.act_dim;
+  // Add the teams' rows in a fixed order, in two passes so that enough threads share the work
+  // (one thread per parameter summing every row left most of the GPU idle, about 60 us per
+  // minibatch): group g adds rows g, g + G, ... in order, then each entry adds the G group sums
+  // in order.
+  const int league = league_, ns = 5 + layout_.act_dim, G = groups_;
   const bool gaussian = layout_.continuous();
   const std::size_t ls = layout_.log_std;
   const int ad = layout_.act_dim;
   const float* rows = partials_.data();
   const double* srows = stat_rows_.data();
+  float* gsum = group_sums_.data();
+  double* gstat = group_stats_.data();
+  const int width = int(P) + ns;
+  Kokkos::parallel_for(
+      "gmi::rl::fused_update_reduce_groups", Range(space, 0, G * width), KOKKOS_LAMBDA(const int i) {
+        const int g = i / width, p = i % width;
+        if (p < int(P)) {
+          float v = 0.0f;
+          for (int t = g; t < league; t += G) v += rows[std::size_t(t) * P + p];
+          gsum[std::size_t(g) * P + p] = v;
+        } else {
+          const int e = p - int(P);
+          double v = 0;
+          for (int t = g; t < league; t += G) v += srows[std::size_t(t) * ns + e];
+          gstat[std::size_t(g) * ns + e] = v;
+        }
+      });
   float* grads = a.grads;
   double* stats = reinterpret_cast<double*>(a.stats);
   static_assert(sizeof(LossStats) == 5 * sizeof(double), "LossStats: five sums");
@@ -536,17 +568,17 @@ void FusedUpdate::gradients(const ExecSpace& space, const FusedUpdateArgs& a) co
         if (p < int(P)) {
           if (gaussian && std::size_t(p) >= ls && std::size_t(p) < ls + std::size_t(ad)) {
             double v = 0;
-            for (int t = 0; t < league; ++t) v += srows[std::size_t(t) * ns + 5 + (p - int(ls))];
+            for (int g = 0; g < G; ++g) v += gstat[std::size_t(g) * ns + 5 + (p - int(ls))];
             grads[p] = float(v);
           } else {
             float v = 0.0f;
-            for (int t = 0; t < league; ++t) v += rows[std::size_t(t) * P + p];
+            for (int g = 0; g < G; ++g) v += gsum[std::size_t(g) * P + p];
             grads[p] = v;
           }
         } else {
           const int e = p - int(P);
           double v = 0;
-          for (int t = 0; t < league; ++t) v += srows[std::size_t(t) * ns + e];
+          for (int g = 0; g < G; ++g) v += gstat[std::size_t(g) * ns + e];
           stats[e] = v;
         }
       });

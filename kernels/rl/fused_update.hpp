@@ -6,7 +6,10 @@
 /// A Kokkos team owns a tile of S minibatch samples at a time and walks, in team scratch (shared
 /// memory on GPUs): gather (sample i is rollout row perm(base + i), observation normalised), the
 /// forward pass, the PPO loss and its gradient per sample, and the backward pass, adding dW and db
-/// into per-team accumulators.  Nothing per sample is written to device memory: the layered path
+/// into per-team accumulators (in device memory, one block per team, mostly served by L2: the
+/// activations alone fill the shared memory at S = 64, and a tile's fixed costs, weight loads and
+/// barriers, dominate, so a larger tile beats on-chip accumulators).  Per-sample data never goes
+/// to device memory: the layered path
 /// moves every hidden activation and its gradient through device memory several times (about
 /// 24 GB per 2M-sample minibatch for two 64x64 networks), which bounds it.
 ///
@@ -21,8 +24,9 @@
 /// and every layer on host backends, use the 4x4 register blocks.
 ///
 /// Determinism: teams are persistent (team t takes tiles t, t + league, ...), each writes its sums
-/// to its own row of a partials buffer, and the reduction adds the rows in team order, so the
-/// gradient is bitwise reproducible for a given device and league size (exact restarts rely on it).
+/// to its own row of a partials buffer, and the reduction adds the rows in a fixed order (16 groups
+/// of rows t = g mod 16 in order, then the groups in order), so the gradient is bitwise
+/// reproducible for a given device and league size (exact restarts rely on it).
 #include <cstdint>
 
 #include "kernels/core/kokkos.hpp"
@@ -102,6 +106,11 @@ class FusedUpdate {
   View1<float> partials_;    ///< [league][num_params]
   View1<float> padded_;      ///< both networks' weights, padded
   View1<double> stat_rows_;  ///< [league][5 + act_dim]
+  std::size_t acc_stride_ = 0;
+  View1<float> accs_;         ///< [league][acc_stride]: the teams' dW/db accumulators (padded)
+  int groups_ = 1;            ///< the reduction's row groups (first pass)
+  View1<float> group_sums_;   ///< [groups][num_params]
+  View1<double> group_stats_; ///< [groups][5 + act_dim]
 };
 
 }  // namespace gmi::rl
