@@ -361,15 +361,15 @@ const std::vector<Field>& schema() {
                             GMI_KEY(checkpoint.at_end)));
     // device
     f.push_back(field<std::string>("device.matmul",
-                                   "float32 GEMM mode on GPUs: fp32, or tf32 tensor cores",
+                                   "float32 matrix products on GPUs: fp32 (cuBLAS FP32; the fused update's "
+                                   "tensor-core layers in 3xTF32), or tf32 (one TF32 pass: 10-bit mantissas)",
                                    GMI_KEY(device.matmul), one_of({"fp32", "tf32"}),
                                    "one of fp32, tf32"));
     f.push_back(field<std::string>(
         "device.fused_kernels",
         "fused kernels for small networks (rollout step: actor, critic and sampling in one launch; "
         "update: gather, forward, loss and backward per tile in shared memory) when the layers fit; "
-        "auto: on GPU builds the fused update, and the fused rollout step for at most 16384 envs "
-        "per GMI (faster there on an H100); host builds layered",
+        "auto: both on GPU builds, layered on host builds",
         GMI_KEY(device.fused_kernels), one_of({"auto", "on", "off"}), "one of auto, on, off"));
     // gmi
     f.push_back(field<std::string>(
