@@ -143,7 +143,7 @@ KOKKOS_INLINE_FUNCTION void team_layer(const TeamMember& team, const float* W, c
 }
 
 /// Runs a whole MLP on a tile: x -> ping-pong buffers a, b; returns the output buffer.  wbuf:
-/// staging scratch for one layer's weights (see team_layer; weight_floats()), or null.  If
+/// staging scratch for one layer's weights (see team_layer; FusedNet::max_layer_floats), or null.  If
 /// `store` is given, hidden layer l's outputs are also written to store[l] (feature-major,
 /// leading dimension `store_ld`, starting at sample `first`) for a later backward pass.
 template <class A>

@@ -42,10 +42,10 @@ using nn::team_mlp;
 
 template <class A>
 void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic, const int tile,
-            const std::size_t width, const std::size_t staging, const FusedActArgs a) {
+            const std::size_t width, const std::size_t staging, const std::size_t floats,
+            const FusedActArgs a) {
   const int league = (a.N + tile - 1) / tile;
   const std::size_t od = std::size_t(a.obs_dim);
-  const std::size_t floats = staging + 4 + (od + 2 * width) * tile;
   const std::size_t bytes = floats * sizeof(float);
   Team policy(space, league, nn::fused_team_size());
   Kokkos::parallel_for(
@@ -132,7 +132,8 @@ void fused_act(const ExecSpace& space, const nn::ActorCriticLayout& layout, cons
   const nn::FusedNet actor(layout.actor), critic(layout.critic);
   const std::size_t width = std::size_t(std::max(layout.actor.max_width(), layout.critic.max_width()));
   nn::dispatch(layout.actor.act, [&](auto act) {
-    detail::launch<decltype(act)>(space, actor, critic, tile, width, staging_floats(layout), a);
+    detail::launch<decltype(act)>(space, actor, critic, tile, width, staging_floats(layout),
+                                  scratch_floats(layout, tile), a);
   });
 }
 

@@ -72,6 +72,17 @@ std::size_t scratch_floats(const Net& n, int tile, int act_dim) {
 
 KOKKOS_FORCEINLINE_FUNCTION void load4(const float* p, float v[4]) { nn::load4(p, v[0], v[1], v[2], v[3]); }
 
+/// db(o0 .. o0 + 3) += sum over the tile's S samples of dZ(s, o0 .. o0 + 3), in sample order.
+KOKKOS_FORCEINLINE_FUNCTION void add_bias_gradient4(const float* dZ, int ldo, int S, int o0, float* accb) {
+  float c[4] = {};
+  for (int s = 0; s < S; ++s) {
+    float d[4];
+    load4(dZ + s * ldo + o0, d);
+    for (int i = 0; i < 4; ++i) c[i] += d[i];
+  }
+  for (int i = 0; i < 4; ++i) accb[o0 + i] += c[i];
+}
+
 /// Both networks' weights in the padded layout: per layer W(o, k) at w + k * out4 + o, then the
 /// bias; zeros in the padding.  One launch per minibatch (the weights change every minibatch).
 struct PadWeights {
@@ -299,16 +310,8 @@ struct NetGradient {
             nn::tc::mma<nn::tc::ColMajor, nn::tc::RowMajor>(c, Ap + k0, ldi, dZ + o0, ldo, S, a.tf32);
             nvcuda::wmma::store_matrix_sync(dst, c, out4, nvcuda::wmma::mem_row_major);
           }
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, OQ), [&](const int q) {
-            const int o0 = 4 * q;
-            float c[4] = {};
-            for (int s = 0; s < S; ++s) {
-              float d[4];
-              load4(dZ + s * ldo + o0, d);
-              for (int i = 0; i < 4; ++i) c[i] += d[i];
-            }
-            for (int i = 0; i < 4; ++i) accb[o0 + i] += c[i];
-          });
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, OQ),
+                               [&](const int q) { add_bias_gradient4(dZ, ldo, S, 4 * q, accb); });
         } else
 #endif
         if (KQ * OQ >= team.team_size() / 8) {
@@ -316,7 +319,7 @@ struct NetGradient {
             if (item < KQ * OQ) {
               const int k0 = 4 * (item % KQ), o0 = 4 * (item / KQ);
               float c[4][4] = {};
-                  for (int s = 0; s < S; ++s) {
+              for (int s = 0; s < S; ++s) {
                 float d[4], x[4];
                 load4(dZ + s * ldo + o0, d);
                 load4(Ap + s * ldi + k0, x);
@@ -326,14 +329,7 @@ struct NetGradient {
               for (int j = 0; j < 4; ++j)
                 for (int i = 0; i < 4; ++i) accW[(k0 + j) * out4 + o0 + i] += c[i][j];
             } else {
-              const int o0 = 4 * (item - KQ * OQ);
-              float c[4] = {};
-                  for (int s = 0; s < S; ++s) {
-                float d[4];
-                load4(dZ + s * ldo + o0, d);
-                for (int i = 0; i < 4; ++i) c[i] += d[i];
-              }
-              for (int i = 0; i < 4; ++i) accb[o0 + i] += c[i];
+              add_bias_gradient4(dZ, ldo, S, 4 * (item - KQ * OQ), accb);
             }
           });
         } else {  // small layer: one accumulator per item, more items than threads
