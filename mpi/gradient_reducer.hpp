@@ -17,6 +17,10 @@ class GradientReducer {
   /// the same bits.  Ordered after the work already queued on `space`; on return the result may
   /// still be in flight on `space`.
   virtual void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) = 0;
+  /// Device memory for the reducer's largest buffer that allreduce_mean reduces in place without
+  /// first copying it (HAR's intra-GPU step reads it from the other GMIs of the GPU): a caller
+  /// that computes its gradient there saves a copy.  nullptr when the strategy has none.
+  virtual float* buffer() { return nullptr; }
   /// Sum of `n` host doubles over all GMIs, in place (statistics and decisions that must agree).
   virtual void allreduce_sum_host(double* values, int n) = 0;
   /// Number of GMIs taking part.

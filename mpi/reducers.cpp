@@ -1,6 +1,7 @@
 #include "mpi/reducers.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +13,9 @@
 
 namespace gmi::mpi {
 namespace {
+
+bool use_ipc(const ReducerOptions& o) { return o.intra_gpu != "mpi"; }
+IntraSync intra_sync(const ReducerOptions& o) { return o.concurrent_gmis ? IntraSync::device : IntraSync::host; }
 
 /// What every strategy shares: the world communicator for host statistics, and the final 1/W.
 class ReducerBase : public GradientReducer {
@@ -78,21 +82,35 @@ class Mrr final : public ReducerBase {
 
 class Har final : public ReducerBase {
  public:
-  Har(const Communicators& c, std::size_t n, bool ipc)
-      : ReducerBase(c), leaders_(c.leaders(), ring_transport(), n) {
-    if (ipc)
-      shared_ = std::make_unique<GpuShared>(c.gpu(), n);
-    else
-      local_ = std::make_unique<DeviceGroup>(c.gpu(), Transport::host, n);
+  Har(const Communicators& c, const ReducerOptions& o)
+      : ReducerBase(c), single_gpu_(c.layout().num_gpus == 1), leaders_(c.leaders(), ring_transport(), o.elements) {
+    if (o.intra_gpu == "mpi") {
+      local_ = std::make_unique<DeviceGroup>(c.gpu(), Transport::host, o.elements);
+      return;
+    }
+    shared_ = std::make_unique<GpuShared>(c.gpu(), o.elements, intra_sync(o));
+    if (har_uses_rings(c.layout(), o)) rings_ = std::make_unique<DeviceGroup>(c.ring(), ring_transport(), o.elements);
   }
   void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) override {
     if (shared_ && shared_->size() > 1) {
-      // Leader: sum the GPU's buffers in its shared buffer, all-reduce that among GPUs in place,
-      // then every GMI copies it.
-      shared_->gather(space, data, n);
-      if (leaders_.active()) leaders_.allreduce_sum(space, shared_->sum_at_leader(space, n), n);
-      shared_->scatter(space, data, n);
-    } else if (local_) {
+      // The GPU's sum, all-reduced among GPUs in place (in the leader's buffer, or slice by
+      // slice in ring j by its owner j), then copied out to every GMI, scaled to the mean.  On
+      // one GPU the two intra-GPU steps are one.
+      const float mean = 1.0f / float(size_);
+      if (single_gpu_) {
+        shared_->allreduce(space, data, n, mean);
+        return;
+      }
+      const Sums where = rings_ ? Sums::owners : Sums::leader;
+      float* sum = shared_->reduce(space, data, n, where);
+      if (rings_)
+        rings_->allreduce_sum(space, sum, shared_->slice(n).second);
+      else if (leaders_.active())
+        leaders_.allreduce_sum(space, sum, n);
+      shared_->broadcast(space, data, n, mean, where);
+      return;
+    }
+    if (local_) {
       local_->reduce_sum(space, data, n, 0);
       leaders_.allreduce_sum(space, data, n);
       local_->bcast(space, data, n, 0);
@@ -101,11 +119,16 @@ class Har final : public ReducerBase {
     }
     finish(space, data, n);
   }
-  std::string name() const override { return shared_ ? "har (ipc)" : "har (mpi)"; }
+  float* buffer() override { return shared_ && shared_->size() > 1 ? shared_->input() : nullptr; }
+  std::string name() const override {
+    return shared_ ? (rings_ ? "har (ipc, rings)" : "har (ipc)") : "har (mpi)";
+  }
 
  private:
+  bool single_gpu_;
   DeviceGroup leaders_;
   std::unique_ptr<GpuShared> shared_;
+  std::unique_ptr<DeviceGroup> rings_;  // inter_gpu rings: this GMI's ring
   std::unique_ptr<DeviceGroup> local_;
 };
 
@@ -141,8 +164,6 @@ class Hybrid final : public ReducerBase {
   DeviceGroup ring_;
   DeviceGroup ip_;
 };
-
-bool use_ipc(const ReducerOptions& o) { return o.intra_gpu != "mpi"; }
 
 /// Mean seconds per call of `op` over `runs` (after 5 warm-up calls); the slowest GMI's time.
 template <class Op>
@@ -182,8 +203,29 @@ std::vector<int> ring_representatives(const Layout& L) {
   return rep;
 }
 
+namespace {
+/// "" if har's step among GPUs can run in rings with `o` on `L`, else why not.
+std::string rings_reason(const Layout& L, const ReducerOptions& o) {
+  if (o.intra_gpu == "mpi") return "needs reduce.intra_gpu ipc";
+  if (!o.concurrent_gmis)
+    return "needs GMIs that run side by side (gmi.backend mps): time-sliced GMIs synchronise on the host";
+  const auto& g = L.gmis_per_gpu;
+  if (std::any_of(g.begin(), g.end(), [&](int m) { return m != g.front(); }))
+    return fmt::format("needs the same number of GMIs on every GPU; this layout has {}", fmt::join(g, ", "));
+  return "";
+}
+}  // namespace
+
+bool har_uses_rings(const Layout& L, const ReducerOptions& o) {
+  return o.inter_gpu != "leaders" && L.num_gpus > 1 && L.max_gmis_per_gpu() > 1 && rings_reason(L, o).empty();
+}
+
 std::string unsupported_reason(const Layout& L, const std::string& s, const ReducerOptions& o) {
-  if (s == "mpr" || s == "har") return "";
+  if (s == "har") {
+    const std::string why = o.inter_gpu == "rings" ? rings_reason(L, o) : "";
+    return why.empty() ? "" : "reduce.inter_gpu: rings " + why;
+  }
+  if (s == "mpr") return "";
   if (s == "mrr")
     return ring_representatives(L).empty()
                ? fmt::format("mrr needs GMIs per GPU <= GPUs (NCCL allows one rank per GPU in a "
@@ -201,10 +243,10 @@ std::string unsupported_reason(const Layout& L, const std::string& s, const Redu
 std::unique_ptr<GradientReducer> make_strategy(const Communicators& c, const std::string& s,
                                                const ReducerOptions& o) {
   const std::string why = unsupported_reason(c.layout(), s, o);
-  if (!why.empty()) throw InputError("reduce.strategy: " + why);
+  if (!why.empty()) throw InputError(why.rfind("reduce.", 0) == 0 ? why : "reduce.strategy: " + why);
   if (s == "mpr") return std::make_unique<Mpr>(c, o.elements);
   if (s == "mrr") return std::make_unique<Mrr>(c, o.elements);
-  if (s == "har") return std::make_unique<Har>(c, o.elements, use_ipc(o));
+  if (s == "har") return std::make_unique<Har>(c, o);
   return std::make_unique<Hybrid>(c, o.elements, o.hybrid_k);
 }
 
@@ -237,11 +279,17 @@ ReducerChoice make_reducer(const Communicators& c, const ReducerOptions& o) {
     DeviceGroup g(c.leaders(), ring_transport(), E);
     u.rp = time_op(c.world(), space, o.auto_runs, [&] { g.allreduce_sum(space, buf.data(), E); });
     u.rp_group = n;
+    if (har_uses_rings(L, o)) {
+      // har's rings carry 1/M of the buffer each, M of them at once (contention not modelled).
+      const std::size_t slice = (E + M - 1) / M;
+      u.rp_slice = time_op(c.world(), space, o.auto_runs, [&] { g.allreduce_sum(space, buf.data(), slice); });
+    }
   }
   if (M >= 2) {
     if (use_ipc(o)) {
-      GpuShared s(c.gpu(), E);
-      u.local = time_op(c.world(), space, o.auto_runs, [&] { s.allreduce_sum(space, buf.data(), E); });
+      GpuShared s(c.gpu(), E, intra_sync(o));
+      float* data = s.input() ? s.input() : buf.data();  // where HAR's caller computes (Har::buffer)
+      u.local = time_op(c.world(), space, o.auto_runs, [&] { s.allreduce_sum(space, data, E); });
       u.local_path = "ipc";
     } else {
       DeviceGroup g(c.gpu(), Transport::host, E);
@@ -260,7 +308,11 @@ ReducerChoice make_reducer(const Communicators& c, const ReducerOptions& o) {
   if (unsupported_reason(L, "mrr", o).empty())
     P.push_back({"mrr", rp(n) + rp(M) + 0.5 * rp(n),
                  fmt::format("RP({}) rings + RP({}) across rings + RP({})/2 broadcast", n, M, n)});
-  P.push_back({"har", u.local + rp(n), fmt::format("local[{}] + RP({})", u.local_path.empty() ? "-" : u.local_path, n)});
+  const std::string local = fmt::format("local[{}]", u.local_path.empty() ? "-" : u.local_path);
+  if (u.rp_slice > 0)
+    P.push_back({"har", u.local + u.rp_slice, fmt::format("{} + RP({}) on 1/{} in {} rings", local, n, M, M)});
+  else
+    P.push_back({"har", u.local + rp(n), fmt::format("{} + RP({})", local, n)});
   for (int k = 1; k <= M; ++k) {
     int p_ip = 0;  // GMIs of slot >= k, plus one per ring
     for (int g = 0; g < n; ++g) p_ip += std::max(0, L.gmis_per_gpu[g] - k);

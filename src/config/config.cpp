@@ -437,6 +437,14 @@ const std::vector<Field>& schema() {
         "HAR's step among the GMIs of one GPU: ipc (device buffers shared through CUDA IPC; an "
         "MPI shared-memory window on host builds), mpi (host-staged MPI_Reduce/MPI_Bcast); auto: ipc",
         GMI_KEY(reduce.intra_gpu), one_of({"auto", "ipc", "mpi"}), "one of auto, ipc, mpi"));
+    f.push_back(field<std::string>(
+        "reduce.inter_gpu",
+        "HAR's step among GPUs: leaders (NCCL all-reduce of the whole buffer among one GMI per GPU, "
+        "the paper's HAR), rings (every GMI all-reduces its 1/m slice of the GPU's sum with the GMI "
+        "of its slot on every other GPU: m NCCL rings at once; needs reduce.intra_gpu ipc, GMIs "
+        "that run side by side (gmi.backend mps; host builds) and the same GMI count on every "
+        "GPU); auto: rings where they can run",
+        GMI_KEY(reduce.inter_gpu), one_of({"auto", "leaders", "rings"}), "one of auto, leaders, rings"));
     f.push_back(field<int>("reduce.auto_runs",
                            "timed runs per unit cost when strategy is auto (paper 003: 100)",
                            GMI_KEY(reduce.auto_runs), at_least(1), ">= 1"));

@@ -89,6 +89,7 @@ struct ReduceConfig {
   std::string strategy = "auto";  ///< auto | mpr | mrr | har | hybrid
   int hybrid_k = 1;               ///< GMIs per GPU that join NCCL rings in the hybrid strategy
   std::string intra_gpu = "auto"; ///< HAR's step within a GPU: auto | ipc | mpi
+  std::string inter_gpu = "auto"; ///< HAR's step among GPUs: auto | leaders | rings
   int auto_runs = 100;            ///< timed runs per unit cost for strategy auto
 };
 

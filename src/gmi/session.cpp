@@ -154,17 +154,27 @@ std::string Session::layout_table() const {
   return out;
 }
 
-std::unique_ptr<mpi::GradientReducer> Session::make_reducer(std::size_t elements, const std::string& keep) const {
+mpi::ReducerOptions Session::reducer_options(std::size_t elements) const {
   mpi::ReducerOptions o;
   o.strategy = cfg_.reduce.strategy;
   o.hybrid_k = cfg_.reduce.hybrid_k;
   o.intra_gpu = cfg_.reduce.intra_gpu;
+  o.inter_gpu = cfg_.reduce.inter_gpu;
   o.auto_runs = cfg_.reduce.auto_runs;
   o.elements = elements;
+  // MPS runs the GMIs of a GPU side by side; without it they time-slice.  Host builds' GMIs are
+  // processes on the cores.
+  o.concurrent_gmis = settings_.backend == "mps" || !kCudaBuild;
+  return o;
+}
+
+std::unique_ptr<mpi::GradientReducer> Session::make_reducer(std::size_t elements, const std::string& keep) const {
+  mpi::ReducerOptions o = reducer_options(elements);
   if (o.strategy == "auto" && !keep.empty()) {
     int k = 0;
     if (keep == "mpr" || keep == "mrr") o.strategy = keep;
-    else if (keep == "har (ipc)") o.strategy = "har", o.intra_gpu = "ipc";
+    else if (keep == "har (ipc)") o.strategy = "har", o.intra_gpu = "ipc", o.inter_gpu = "leaders";
+    else if (keep == "har (ipc, rings)") o.strategy = "har", o.intra_gpu = "ipc", o.inter_gpu = "rings";
     else if (keep == "har (mpi)") o.strategy = "har", o.intra_gpu = "mpi";
     else if (std::sscanf(keep.c_str(), "hybrid k=%d", &k) == 1) o.strategy = "hybrid", o.hybrid_k = k;
     if (o.strategy != "auto" && mpi::unsupported_reason(layout(), o.strategy, o).empty()) {
@@ -175,14 +185,16 @@ std::unique_ptr<mpi::GradientReducer> Session::make_reducer(std::size_t elements
     }
     o.strategy = "auto";
     o.intra_gpu = cfg_.reduce.intra_gpu;
+    o.inter_gpu = cfg_.reduce.inter_gpu;
     o.hybrid_k = cfg_.reduce.hybrid_k;
   }
   mpi::ReducerChoice c = mpi::make_reducer(*comms_, o);
   if (!c.projections.empty()) {
     const auto& u = c.costs;
-    spdlog::info("reduce auto: {} floats; measured IP({}) {:.1f} us, RP({}) {:.1f} us, within-GPU ({}) {:.1f} us",
-                 elements, u.ip_group, 1e6 * u.ip, u.rp_group, 1e6 * u.rp, u.local_path.empty() ? "-" : u.local_path,
-                 1e6 * u.local);
+    spdlog::info("reduce auto: {} floats; measured IP({}) {:.1f} us, RP({}) {:.1f} us{}, within-GPU ({}) {:.1f} us",
+                 elements, u.ip_group, 1e6 * u.ip, u.rp_group, 1e6 * u.rp,
+                 u.rp_slice > 0 ? fmt::format(" ({:.1f} us on a ring's slice)", 1e6 * u.rp_slice) : std::string(),
+                 u.local_path.empty() ? "-" : u.local_path, 1e6 * u.local);
     for (const auto& p : c.projections)
       spdlog::info("  projected {:<12} {:>10.1f} us  = {}", p.strategy, 1e6 * p.seconds, p.formula);
   }

@@ -47,6 +47,8 @@ class Session {
 
   /// The layout table (rank 0's string; collective: gathers what every GMI's device reports).
   std::string layout_table() const;
+  /// reduce.* and what the layout implies, for gradients of `elements` floats.
+  mpi::ReducerOptions reducer_options(std::size_t elements) const;
   /// reduce.* for gradients of `elements` floats; logs auto's measurements and projections.
   /// With reduce.strategy auto and `keep` (a reducer name from a checkpoint of this layout:
   /// "har (ipc)", "hybrid k=2", ...), that strategy is built without measuring, so a resumed run

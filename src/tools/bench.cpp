@@ -22,6 +22,8 @@
 namespace gmi::tools {
 namespace {
 
+using Unmanaged1 = Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
 // Kokkos Tools callbacks: count the kernels Kokkos launches (parallel_for/reduce/scan) and its
 // deep copies during one iteration.  BLAS calls are counted by gmi::blas itself.
 std::uint64_t g_kernels = 0, g_copies = 0;
@@ -176,10 +178,11 @@ int run_reduce_bench(const ReduceBenchOptions& o, int* argc, char*** argv) {
     const config::Config cfg = config::load(o.config_path, config::parse_overrides(o.sets), mpi.size());
     for (long long n : o.sizes)
       if (n < 1 || n > (1ll << 30)) throw InputError(fmt::format("--sizes: {} is not a float count in [1, 2^30]", n));
-    const std::vector<std::string> known = {"mpr", "mrr", "har-ipc", "har-mpi", "hybrid", "floor", "auto"};
+    const std::vector<std::string> known = {"mpr", "mrr", "har-ipc", "har-ipc-barriers", "har-mpi", "hybrid", "floor", "auto"};
     for (const auto& s : o.strategies)
       if (std::find(known.begin(), known.end(), s) == known.end())
-        throw InputError("--strategies: unknown '" + s + "' (expected mpr, mrr, har-ipc, har-mpi, hybrid, floor, auto)");
+        throw InputError("--strategies: unknown '" + s +
+                         "' (expected mpr, mrr, har-ipc, har-ipc-barriers, har-mpi, hybrid, floor, auto)");
     instances::Session session(cfg, mpi);
     const std::string table = session.layout_table();
     const std::string device = runtime::device_description();
@@ -199,8 +202,8 @@ int run_reduce_bench(const ReduceBenchOptions& o, int* argc, char*** argv) {
       std::unique_ptr<mpi::DeviceGroup> floor;
     };
     std::vector<Entry> entries;
-    mpi::ReducerOptions base;
-    base.elements = max_n;
+    mpi::ReducerOptions base = session.reducer_options(max_n);
+    base.strategy = "auto";
     for (const auto& s : o.strategies) {
       if (s == "floor") {
         // NCCL among one GMI per GPU: what the hardware allows without GMIs.
@@ -220,8 +223,11 @@ int run_reduce_bench(const ReduceBenchOptions& o, int* argc, char*** argv) {
       }
       mpi::ReducerOptions opt = base;
       std::string name = s;
-      if (s == "har-ipc" || s == "har-mpi") {
-        opt.intra_gpu = s == "har-ipc" ? "ipc" : "mpi";
+      if (s.rfind("har-", 0) == 0) {
+        opt.intra_gpu = s == "har-mpi" ? "mpi" : "ipc";
+        // har-ipc synchronises as the backend implies (device flags under MPS); har-ipc-barriers
+        // always as time-sliced GMIs must (host barriers and interprocess events).
+        if (s == "har-ipc-barriers") opt.concurrent_gmis = false;
         name = "har";
       }
       const std::string why = mpi::unsupported_reason(L, name, opt);
@@ -240,10 +246,30 @@ int run_reduce_bench(const ReduceBenchOptions& o, int* argc, char*** argv) {
     spdlog::info("{:<32} {:>10} {:>12} {:>10}", "strategy", "floats", "latency us", "GB/s alg");
     for (auto& e : entries)
       for (long long n : o.sizes) {
+        // Where a trainer computes its gradient: the reducer's own buffer when it offers one.
+        float* data = e.r && e.r->buffer() ? e.r->buffer() : buf.data();
         auto op = [&] {
-          if (e.r) e.r->allreduce_mean(space, buf.data(), std::size_t(n));
-          else e.floor->allreduce_sum(space, buf.data(), std::size_t(n));
+          if (e.r) e.r->allreduce_mean(space, data, std::size_t(n));
+          else e.floor->allreduce_sum(space, data, std::size_t(n));
         };
+        if (e.r) {
+          // One checked call first: GMI g contributes g % 7 + 1 everywhere (sums of small
+          // integers are exact in any order), so every element must come back as one value.
+          const int W = L.size();
+          float sum = 0;
+          for (int g = 0; g < W; ++g) sum += float(g % 7 + 1);
+          const float want = sum * (1.0f / float(W));
+          Kokkos::deep_copy(space, Unmanaged1(data, std::size_t(n)), float(session.me().gmi_rank % 7 + 1));
+          op();
+          space.fence();
+          std::vector<float> got(static_cast<std::size_t>(n));
+          Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(got.data(), got.size()),
+                            Unmanaged1(data, std::size_t(n)));
+          const auto bad = std::find_if(got.begin(), got.end(), [&](float x) { return x != want; });
+          if (bad != got.end())
+            throw Error(fmt::format("bench-reduce: {} at {} floats returned {} at element {} on GMI {}, expected {}",
+                                    e.label, n, *bad, bad - got.begin(), session.me().gmi_rank, want));
+        }
         for (int i = 0; i < o.warmup; ++i) op();
         space.fence();
         GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));

@@ -54,7 +54,7 @@ def mode_train(a, cfg):
                    "--set", "reduce.strategy=har"])
     out = p.stdout
     for pat in [r"4 GMI\(s\) on 2 GPU\(s\) of 1 node\(s\), backend none",
-                r"\n\s+3\s+0\s+1\s+1\s", r"gradient reduction: har \(ipc\) over 4 GMI\(s\)",
+                r"\n\s+3\s+0\s+1\s+1\s", r"gradient reduction: har \(ipc, rings\) over 4 GMI\(s\)",
                 r"4 envs x 16 steps x 4 GMI\(s\) = 256 samples/iteration", r"done: 1024 env steps"]:
         if not re.search(pat, out):
             fail(f"stdout lacks /{pat}/", p)
@@ -152,7 +152,7 @@ def mode_errors(a, cfg):
         (4, ["--set", "gmi.per_gpu=3"], r"^gmi_drl: error: gmi.per_gpu: 3 GMIs per GPU x 1 GPUs per node needs 3 ranks on every node, but node 0 \('.*'\) has 4"),
         (2, ["--set", "reduce.strategy=mrr"], r"^gmi_drl: error: reduce.strategy: mrr needs GMIs per GPU <= GPUs"),
         (2, ["--set", "gmi.gpus_per_node=2", "--set", "reduce.strategy=hybrid", "--set", "reduce.hybrid_k=2"],
-         r"^gmi_drl: error: reduce.strategy: reduce.hybrid_k: 2 exceeds the 1 GMIs per GPU"),
+         r"^gmi_drl: error: reduce.hybrid_k: 2 exceeds the 1 GMIs per GPU"),
         (3, ["--set", "gmi.sm_share=[50, 50]"], r"^gmi_drl: error: gmi.sm_share: 2 values, but GPU 0 of node 0 has 3 GMI\(s\)"),
         (3, ["--set", "gmi.sm_share=[30]", "--set", "gmi.backend=none"], None),
         (2, ["--set", "gmi.backend=mig"], r"^gmi_drl: error: gmi.backend: mig needs a CUDA build"),
@@ -178,7 +178,8 @@ def mode_bench(a, cfg):
     if (j["gmis"], j["gpus"], j["gmis_per_gpu"]) != (4, 2, [2, 2]):
         fail("bench-reduce JSON layout: " + str(j), p)
     got = sorted({r["strategy"] for r in j["results"]})
-    want = sorted(["floor (ring among GPU leaders)", "mpr", "mrr", "har-ipc", "har-mpi", "hybrid k=1", "hybrid k=2"])
+    want = sorted(["floor (ring among GPU leaders)", "mpr", "mrr", "har-ipc", "har-ipc-barriers", "har-mpi", "hybrid k=1",
+                   "hybrid k=2"])
     if got != want or len(j["results"]) != 2 * len(want):
         fail(f"bench-reduce strategies {got}, expected {want} at 2 sizes", p)
     if [x["floats"] for x in j["auto"]] != [10, 1000]:

@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "kernels/core/kokkos.hpp"
 #include "mpi/reducers.hpp"
 #include "mpi/topology.hpp"
@@ -44,9 +48,13 @@ TEST(DataParallel, AllGmisKeepIdenticalWeightsAndStatistics) {
   cfg.ppo.normalize_reward = true;
   cfg.ppo.target_kl = 0.001;  // stops epochs early; all GMIs must stop at the same minibatch
   mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{kTestGpus, 0}));
-  for (const std::string s : {"mpr", "har", "hybrid"}) {
+  // har twice: the second synchronises within the GPU through shared flags and has the trainer
+  // compute its gradients in the reducer's buffer (GradientReducer::buffer).
+  for (const auto& [s, flags] : std::vector<std::pair<std::string, bool>>{
+           {"mpr", false}, {"har", false}, {"har", true}, {"hybrid", false}}) {
     mpi::ReducerOptions o;
     o.elements = algos::PpoTrainer::policy_layout(cfg).num_params;
+    o.concurrent_gmis = flags;
     auto reducer = mpi::make_strategy(comms, s, o);
     algos::PpoTrainer dp(cfg, std::uint64_t(comms.me().gmi_rank) * cfg.env.num_envs, reducer.get());
     algos::PpoTrainer alone(cfg, std::uint64_t(comms.me().gmi_rank) * cfg.env.num_envs);
@@ -75,7 +83,9 @@ TEST(DataParallel, IdenticalDataOnEveryGmiGivesTheSingleGmiResult) {
   mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{1, 0}));
   mpi::ReducerOptions o;
   o.elements = algos::PpoTrainer::policy_layout(cfg).num_params;
+  o.concurrent_gmis = true;  // gradients computed in the reducer's shared buffer
   auto reducer = mpi::make_strategy(comms, "har", o);
+  if (W > 1) EXPECT_NE(reducer->buffer(), nullptr);
   algos::PpoTrainer dp(cfg, 0, reducer.get());
   algos::PpoTrainer alone(cfg, 0);
   for (int i = 0; i < 3; ++i) {

@@ -43,8 +43,9 @@ std::vector<Case> cases(int W) {
   return c;
 }
 
-/// Reduce `n` floats `rounds` times with `r` and check every round.
-void check(GradientReducer& r, int n, int rounds, const std::string& what) {
+/// Reduce `n` floats `rounds` times with `r` and check every round; in the reducer's own
+/// buffer (GradientReducer::buffer) when `in_buffer` and it has one.
+void check(GradientReducer& r, int n, int rounds, const std::string& what, bool in_buffer = false) {
   int rank = 0, W = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &W);
@@ -53,8 +54,15 @@ void check(GradientReducer& r, int n, int rounds, const std::string& what) {
     std::vector<float> mine(n);
     for (int i = 0; i < n; ++i) mine[i] = input(rank, i, round);
     View1<float> d = test::to_device(mine);
-    r.allreduce_mean(space, d.data(), std::size_t(n));
+    float* data = d.data();
+    if (in_buffer && r.buffer()) {
+      data = r.buffer();
+      Kokkos::deep_copy(Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(data, n), d);
+    }
+    r.allreduce_mean(space, data, std::size_t(n));
     space.fence();
+    if (data != d.data())
+      Kokkos::deep_copy(d, Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(data, n));
     const std::vector<float> got = test::to_host(d);
     int bad = 0;
     for (int i = 0; i < n && bad < 3; ++i) {
@@ -86,10 +94,17 @@ TEST(Reducers, EveryStrategyOnEveryLayoutAveragesExactlyAndIdentically) {
     std::vector<std::pair<std::string, ReducerOptions>> strategies;
     strategies.push_back({"mpr", o});
     if (unsupported_reason(L, "mrr", o).empty()) strategies.push_back({"mrr", o});
-    ReducerOptions ipc = o, host = o;
-    ipc.intra_gpu = "ipc";
+    // har's IPC path with either synchronisation (device flags for GMIs that run side by side,
+    // host barriers for time-sliced ones) and, with flags, either step among GPUs (rings where
+    // the layout allows them, leaders); and the host-staged path.
+    ReducerOptions ipc_flags = o, ipc_leaders = o, ipc_barriers = o, host = o;
+    ipc_flags.intra_gpu = ipc_leaders.intra_gpu = ipc_barriers.intra_gpu = "ipc";
+    ipc_flags.concurrent_gmis = ipc_leaders.concurrent_gmis = true;
+    ipc_leaders.inter_gpu = "leaders";
     host.intra_gpu = "mpi";
-    strategies.push_back({"har", ipc});
+    strategies.push_back({"har", ipc_flags});
+    strategies.push_back({"har", ipc_leaders});
+    strategies.push_back({"har", ipc_barriers});
     strategies.push_back({"har", host});
     for (int k = 1; k <= L.max_gmis_per_gpu(); ++k) {
       ReducerOptions h = o;
@@ -99,7 +114,13 @@ TEST(Reducers, EveryStrategyOnEveryLayoutAveragesExactlyAndIdentically) {
     for (auto& [s, opt] : strategies) {
       auto r = make_strategy(comms, s, opt);
       EXPECT_EQ(r->size(), W);
-      for (int n : sizes) check(*r, n, 2, r->name() + " on " + where);
+      const std::string what = r->name() + (opt.concurrent_gmis ? " with device flags" : "") + " on " + where;
+      for (int n : sizes) check(*r, n, 2, what);
+      // The reducer's own buffer (the trainer computes its gradient there), sizes that leave
+      // slices of every GMI short or empty included.  Collective: GMIs alone on their GPU have
+      // no buffer and reduce their own.
+      if (opt.concurrent_gmis)
+        for (int n : {1, 3, 65537}) check(*r, n, 3, what + ", in its buffer", true);
     }
     // auto measures, projects, picks one of the above.
     ReducerOptions a = o;
@@ -133,6 +154,43 @@ TEST(Reducers, ForcedStrategyTheLayoutCannotRunIsAnInputError) {
   o.strategy = "hybrid";
   o.hybrid_k = W + 1;
   EXPECT_THROW(make_reducer(comms, o), InputError);
+  // har's rings need GMIs that synchronise on the device.
+  o.strategy = "har";
+  o.inter_gpu = "rings";
+  o.concurrent_gmis = false;
+  try {
+    make_reducer(comms, o);
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("reduce.inter_gpu: rings needs GMIs that run side by side"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Reducers, HarRunsRingsWhereTheLayoutAllowsThem) {
+  int W = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &W);
+  if (W < 4 || W % 2 != 0 || kMaxTestGpus < 2) GTEST_SKIP() << "needs an even rank count >= 4 on a host build";
+  ReducerOptions o;
+  o.elements = 100;
+  o.concurrent_gmis = true;
+  // Two GPUs with W/2 GMIs each: rings; forced leaders: not.
+  const Layout even = plan_layout(gather_node_names(0), LayoutRequest{2, 0});
+  Communicators ce(even);
+  EXPECT_TRUE(har_uses_rings(even, o));
+  EXPECT_EQ(make_strategy(ce, "har", o)->name(), "har (ipc, rings)");
+  o.inter_gpu = "leaders";
+  EXPECT_EQ(make_strategy(ce, "har", o)->name(), "har (ipc)");
+  // Three GPUs: uneven GMI counts, so auto falls back to leaders and forced rings is an error.
+  if (W % 3 != 0) {
+    const Layout uneven = plan_layout(gather_node_names(0), LayoutRequest{3, 0});
+    Communicators cu(uneven);
+    o.inter_gpu = "auto";
+    EXPECT_FALSE(har_uses_rings(uneven, o));
+    EXPECT_EQ(make_strategy(cu, "har", o)->name(), "har (ipc)");
+    o.inter_gpu = "rings";
+    EXPECT_THROW(make_strategy(cu, "har", o), InputError);
+  }
 }
 
 TEST(Reducers, HostSumAddsOverAllGmis) {

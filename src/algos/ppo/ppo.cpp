@@ -398,7 +398,8 @@ void PpoTrainer::update(IterationMetrics& m) {
   auto mbr = mb_returns_;
   auto mbv = mb_values_;
   float* params = params_.data();
-  float* grads = grads_.data();
+  // Gradients go where the reducer reads them without a copy, when it has such a buffer.
+  float* grads = reducer_ && reducer_->buffer() ? reducer_->buffer() : grads_.data();
   const std::size_t P = layout_.num_params;
 
   rl::PpoLossArgs<float> la;
