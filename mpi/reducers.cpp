@@ -84,7 +84,7 @@ class Har final : public ReducerBase {
  public:
   Har(const Communicators& c, const ReducerOptions& o)
       : ReducerBase(c), single_gpu_(c.layout().num_gpus == 1), leaders_(c.leaders(), ring_transport(), o.elements) {
-    if (o.intra_gpu == "mpi") {
+    if (!use_ipc(o)) {
       local_ = std::make_unique<DeviceGroup>(c.gpu(), Transport::host, o.elements);
       return;
     }
@@ -206,7 +206,7 @@ std::vector<int> ring_representatives(const Layout& L) {
 namespace {
 /// "" if har's step among GPUs can run in rings with `o` on `L`, else why not.
 std::string rings_reason(const Layout& L, const ReducerOptions& o) {
-  if (o.intra_gpu == "mpi") return "needs reduce.intra_gpu ipc";
+  if (!use_ipc(o)) return "needs reduce.intra_gpu ipc";
   if (!o.concurrent_gmis)
     return "needs GMIs that run side by side (gmi.backend mps): time-sliced GMIs synchronise on the host";
   const auto& g = L.gmis_per_gpu;
