@@ -64,6 +64,22 @@ inline std::size_t fused_scratch_limit() {
   return std::size_t(TeamPolicy::scratch_size_max(0));
 }
 
+/// Team scratch at level 0 is the block's dynamic shared memory on GPUs, but the pointer Kokkos
+/// hands out has lost that: loads and stores through it compile to generic ones (an address-space
+/// check each, and WMMA fragments loaded the slow way).  `in_shared(p, align)` returns p rounded up
+/// to `align` bytes, rebuilt from a shared-memory symbol so that the compiler emits LDS/STS;
+/// elsewhere (host backends, level-1 scratch on hosts) only the rounding.
+KOKKOS_FORCEINLINE_FUNCTION float* in_shared(void* p, std::uintptr_t align) {
+  const std::uintptr_t a = (reinterpret_cast<std::uintptr_t>(p) + align - 1) & ~(align - 1);
+#if defined(__CUDA_ARCH__)
+  extern __shared__ float4 gmi_nn_dynamic_shared[];
+  const auto base = reinterpret_cast<std::uintptr_t>(gmi_nn_dynamic_shared);
+  return reinterpret_cast<float*>(reinterpret_cast<char*>(gmi_nn_dynamic_shared) + (a - base));
+#else
+  return reinterpret_cast<float*>(a);
+#endif
+}
+
 /// Four consecutive floats from a 16-byte aligned address (one vector load on GPUs).
 KOKKOS_FORCEINLINE_FUNCTION void load4(const float* p, float& a, float& b, float& c, float& d) {
 #if defined(__CUDA_ARCH__)

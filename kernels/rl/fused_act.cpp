@@ -52,7 +52,7 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
       "gmi::rl::fused_act", policy.set_scratch_size(0, Kokkos::PerTeam(bytes)),
       KOKKOS_LAMBDA(const Member& team) {
         Scratch buf(team.team_scratch(0), floats);
-        float* wbuf = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 15) & ~std::uintptr_t(15));
+        float* wbuf = nn::in_shared(buf.data(), 16);
         float* x = wbuf + staging;
         float* b0 = x + od * tile;
         float* b1 = b0 + width * tile;

@@ -60,12 +60,17 @@ Net plan(const nn::MlpLayout& m) {
   return n;
 }
 
-/// Scratch floats of one network's kernel: the tile's activations and (after the last tile, over
-/// the activations) one row of loss sums per thread.  The dW/db accumulators live in device
+/// Per-sample loss inputs gathered with the observations (so the loss step reads no device memory
+/// and evaluates no permutation): advantage, old log-probability and action(s) for the actor,
+/// return and old value for the critic.
+KOKKOS_INLINE_FUNCTION constexpr int side_floats(int act_dim) { return 2 + act_dim; }
+
+/// Scratch floats of one network's kernel: the tile's activations and loss inputs and (after the
+/// last tile, over them) one row of loss sums per thread.  The dW/db accumulators live in device
 /// memory, one block per team: in shared memory they halved the tile, and per-tile costs (weight
 /// loads, barriers, the accumulators' own loads and stores) dominate the kernel.
 std::size_t scratch_floats(const Net& n, int tile, int act_dim) {
-  const std::size_t acts = std::size_t(n.act_row_floats) * tile;
+  const std::size_t acts = std::size_t(n.act_row_floats + side_floats(act_dim)) * tile;
   const std::size_t sums = std::size_t(team_size()) * (5 + act_dim) * 2;  // doubles
   return std::max(acts, sums) + 8;  // + 8: 32-byte alignment
 }
@@ -81,6 +86,95 @@ KOKKOS_FORCEINLINE_FUNCTION void add_bias_gradient4(const float* dZ, int ldo, in
     for (int i = 0; i < 4; ++i) c[i] += d[i];
   }
   for (int i = 0; i < 4; ++i) accb[o0 + i] += c[i];
+}
+
+/// Y(s, o0 .. o0 + 3) = f(b + sum_k W(o, k) X(s, k)) for M samples per item (samples
+/// sl, sl + S/M, ...: consecutive lanes read consecutive rows), 4 outputs per item.
+template <int M, class A>
+KOKKOS_FORCEINLINE_FUNCTION void forward_block(const Member& team, const float* X, int ldi, float* Y, int ldo,
+                                               const float* Wl, const float* bl, int in4, int out4, int S,
+                                               bool last) {
+  const int SM = S / M;
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (out4 / 4) * SM), [&](const int item) {
+    const int sl = item % SM, o0 = 4 * (item / SM);
+    float c[M][4], bias[4];
+    load4(bl + o0, bias);
+    for (int m = 0; m < M; ++m)
+      for (int i = 0; i < 4; ++i) c[m][i] = bias[i];
+    for (int k0 = 0; k0 < in4; k0 += 4) {
+      float x[M][4];
+      for (int m = 0; m < M; ++m) load4(X + (sl + m * SM) * ldi + k0, x[m]);
+      for (int kk = 0; kk < 4; ++kk) {
+        float w[4];
+        load4(Wl + (k0 + kk) * out4 + o0, w);
+        for (int m = 0; m < M; ++m)
+          for (int i = 0; i < 4; ++i) c[m][i] += w[i] * x[m][kk];
+      }
+    }
+    for (int m = 0; m < M; ++m)
+      for (int i = 0; i < 4; ++i) Y[(sl + m * SM) * ldo + o0 + i] = last ? c[m][i] : A::f(c[m][i]);
+  });
+}
+
+/// Sum of v over the G consecutive lanes of a warp that form this lane's group (G a power of two
+/// up to 32, all of the group's lanes calling), added in a fixed tree; v itself where G == 1.
+template <int G>
+KOKKOS_FORCEINLINE_FUNCTION float group_sum(const Member& team, float v) {
+#if defined(__CUDA_ARCH__)
+  if (G > 1) {
+    const int lane = team.team_rank() % 32;
+    const unsigned mask = unsigned((std::uint64_t(1) << G) - 1) << (lane & ~(G - 1));
+    for (int d = 1; d < G; d *= 2) v += __shfl_xor_sync(mask, v, d);
+  }
+#else
+  (void)team;
+#endif
+  return v;
+}
+
+/// dW(k0 .. k0 + 3, o0 .. o0 + 3) += sum_s A(s, k) dZ(s, o) for every 4x4 block (KQ x OQ of
+/// them) and db(o) += sum_s dZ(s, o): one block per G lanes, lane g summing samples g, g + G, ...
+/// (G = 1 on host backends, whose teams have one thread).  Every accumulator has one owner, so
+/// the sums are race-free and in a fixed order.
+template <int G>
+KOKKOS_FORCEINLINE_FUNCTION void weight_gradient(const Member& team, const float* dZ, int ldo, const float* Ap,
+                                                 int ldi, int S, int KQ, int OQ, int out4, float* accW,
+                                                 float* accb) {
+#if defined(__CUDA_ARCH__)
+  constexpr int g_max = G;
+#else
+  constexpr int g_max = 1;
+#endif
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (KQ * OQ + OQ) * g_max), [&](const int it) {
+    const int item = it / g_max, g = it % g_max;
+    if (item < KQ * OQ) {
+      const int k0 = 4 * (item % KQ), o0 = 4 * (item / KQ);
+      float c[4][4] = {};
+      for (int s = g; s < S; s += g_max) {
+        float d[4], x[4];
+        load4(dZ + s * ldo + o0, d);
+        load4(Ap + s * ldi + k0, x);
+        for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < 4; ++j) c[i][j] += d[i] * x[j];
+      }
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) c[i][j] = group_sum<g_max>(team, c[i][j]);
+      if (g == 0)
+        for (int j = 0; j < 4; ++j)
+          for (int i = 0; i < 4; ++i) accW[(k0 + j) * out4 + o0 + i] += c[i][j];
+    } else {
+      const int o0 = 4 * (item - KQ * OQ);
+      float c[4] = {};
+      for (int s = g; s < S; s += g_max) {
+        float d[4];
+        load4(dZ + s * ldo + o0, d);
+        for (int i = 0; i < 4; ++i) c[i] += d[i];
+      }
+      for (int i = 0; i < 4; ++i) c[i] = group_sum<g_max>(team, c[i]);
+      if (g == 0)
+        for (int i = 0; i < 4; ++i) accb[o0 + i] += c[i];
+    }
+  });
 }
 
 /// Both networks' weights in the padded layout: per layer W(o, k) at w + k * out4 + o, then the
@@ -127,7 +221,9 @@ struct NetGradient {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const int level = kScratchLevel;  // a copy: team_scratch takes a reference
     Scratch buf(team.team_scratch(level), floats);
-    float* act = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(buf.data()) + 31) & ~std::uintptr_t(31));
+    float* act = nn::in_shared(buf.data(), 32);
+    const int SW = side_floats(act_dim);
+    float* side = act + std::size_t(net.act_row_floats) * S;
     float* acc = accs + std::size_t(team.league_rank()) * acc_stride;
     const int L = net.layers;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, net.weight_floats), [&](const int e) { acc[e] = 0.0f; });
@@ -149,18 +245,36 @@ struct NetGradient {
     for (int t = team.league_rank(); t < tiles; t += team.league_size()) {
       const int first = t * S;
       const int valid = math::min(S, a.B - first);
-      // gather: the tile's (normalised) observations, zeros in padding and beyond the minibatch
+      // gather, one thread per sample: the (normalised) observation, zeros in padding and beyond
+      // the minibatch, and the loss inputs
       {
         const int in4 = net.in4[0], ld = net.ld[0];
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, S * in4), [&](const int item) {
-          const int s = item / in4, k = item % in4;
-          float v = 0.0f;
-          if (s < valid && k < obs_dim) {
-            const std::uint32_t j = a.perm(a.base + std::uint32_t(first + s));
-            v = a.obs[std::size_t(j) * obs_dim + k];
-            if (a.obs_stats) v = normalize_feature(v, a.obs_stats, obs_dim, k, a.obs_clip);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, S), [&](const int s) {
+          float* x = act + s * ld;
+          float* sd = side + s * SW;
+          if (s >= valid) {
+            for (int k = 0; k < in4; ++k) x[k] = 0.0f;
+            return;
           }
-          act[s * ld + k] = v;
+          const std::uint32_t j = a.perm(a.base + std::uint32_t(first + s));
+          const float* o = a.obs + std::size_t(j) * obs_dim;
+          for (int k = 0; k < in4; ++k) {
+            float v = 0.0f;
+            if (k < obs_dim) {
+              v = o[k];
+              if (a.obs_stats) v = normalize_feature(v, a.obs_stats, obs_dim, k, a.obs_clip);
+            }
+            x[k] = v;
+          }
+          if (kPolicy) {
+            sd[0] = a.adv[j];
+            sd[1] = a.logp[j];
+            const int na = num_actions > 0 ? 1 : act_dim;
+            for (int e = 0; e < na; ++e) sd[2 + e] = a.actions[std::size_t(j) * na + e];
+          } else {
+            sd[0] = a.returns[j];
+            sd[1] = a.values[j];
+          }
         });
       }
       team.team_barrier();
@@ -193,25 +307,12 @@ struct NetGradient {
           continue;
         }
 #endif
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (out4 / 4) * SQ), [&](const int item) {
-          const int sl = item % SQ, o0 = 4 * (item / SQ);
-          float c[4][4], bias[4];
-          load4(bl + o0, bias);
-          for (int m = 0; m < 4; ++m)
-            for (int i = 0; i < 4; ++i) c[m][i] = bias[i];
-          for (int k0 = 0; k0 < in4; k0 += 4) {
-            float x[4][4];
-            for (int m = 0; m < 4; ++m) load4(X + (sl + m * SQ) * ldi + k0, x[m]);
-            for (int kk = 0; kk < 4; ++kk) {
-              float w[4];
-              load4(Wl + (k0 + kk) * out4 + o0, w);
-              for (int m = 0; m < 4; ++m)
-                for (int i = 0; i < 4; ++i) c[m][i] += w[i] * x[m][kk];
-            }
-          }
-          for (int m = 0; m < 4; ++m)
-            for (int i = 0; i < 4; ++i) Y[(sl + m * SQ) * ldo + o0 + i] = last ? c[m][i] : A::f(c[m][i]);
-        });
+        // a narrow layer (the output layer: 4 padded outputs) would leave most of the team idle
+        // with 4 samples per thread: there, one sample per thread
+        if ((out4 / 4) * SQ >= team.team_size())
+          forward_block<4, A>(team, X, ldi, Y, ldo, Wl, bl, in4, out4, S, last);
+        else
+          forward_block<1, A>(team, X, ldi, Y, ldo, Wl, bl, in4, out4, S, last);
         team.team_barrier();
       }
       // loss: dL/d(output) per sample replaces the output row (zeros beyond the minibatch)
@@ -224,21 +325,21 @@ struct NetGradient {
             for (int o = 0; o < out4; ++o) y[o] = 0.0f;
             return;
           }
-          const std::uint32_t j = a.perm(a.base + std::uint32_t(first + s));
+          const float* sd = side + s * SW;
           if (kPolicy) {
-            float A_ = a.adv[j];
+            float A_ = sd[0];
             if (a.norm_adv) A_ = (A_ - adv_mean) * adv_scale;
             float logp, ent, lse = 0.0f;
             const float* log_std = a.params + log_std_offset;
             if (num_actions > 0) {
               lse = logsumexp(y, num_actions);
-              logp = y[int(a.actions[j])] - lse;
+              logp = y[int(sd[2])] - lse;
               ent = categorical_entropy(y, num_actions, lse);
             } else {
-              logp = gaussian_logp(a.actions + std::size_t(j) * act_dim, y, log_std, act_dim);
+              logp = gaussian_logp(sd + 2, y, log_std, act_dim);
               ent = gaussian_entropy(log_std, act_dim);
             }
-            const float logratio = logp - a.logp[j];
+            const float logratio = logp - sd[1];
             const float ratio = math::exp(logratio);
             const float pg1 = -A_ * ratio;
             const float pg2 = -A_ * math::clamp(ratio, 1.0f - a.clip_coef, 1.0f + a.clip_coef);
@@ -247,14 +348,14 @@ struct NetGradient {
             if (num_actions > 0) {
               // dlogp/dy_o = [o == a] - p_o ;  dH/dy_o = -p_o (log p_o + H): in place, each
               // entry needs only its own logit
-              const int ac = int(a.actions[j]);
+              const int ac = int(sd[2]);
               for (int o = 0; o < num_actions; ++o) {
                 const float lpo = y[o] - lse;
                 const float po = math::exp(lpo);
                 y[o] = g_logp * ((o == ac ? 1.0f : 0.0f) - po) + g_ent * (-po * (lpo + ent));
               }
             } else {
-              const float* ac = a.actions + std::size_t(j) * act_dim;
+              const float* ac = sd + 2;
               for (int o = 0; o < act_dim; ++o) {
                 const float inv_std = math::exp(-log_std[o]);
                 const float z = (ac[o] - y[o]) * inv_std;
@@ -268,7 +369,7 @@ struct NetGradient {
             sums[3] += double((ratio - 1.0f) - logratio);
             sums[4] += math::fabs(ratio - 1.0f) > a.clip_coef ? 1.0 : 0.0;
           } else {
-            const float v = y[0], R = a.returns[j], vo = a.values[j];
+            const float v = y[0], R = sd[0], vo = sd[1];
             float vl, dv;
             if (a.clip_vloss) {
               const float dvo = v - vo;
@@ -315,23 +416,15 @@ struct NetGradient {
         } else
 #endif
         if (KQ * OQ >= team.team_size() / 8) {
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, KQ * OQ + OQ), [&](const int item) {
-            if (item < KQ * OQ) {
-              const int k0 = 4 * (item % KQ), o0 = 4 * (item / KQ);
-              float c[4][4] = {};
-              for (int s = 0; s < S; ++s) {
-                float d[4], x[4];
-                load4(dZ + s * ldo + o0, d);
-                load4(Ap + s * ldi + k0, x);
-                for (int i = 0; i < 4; ++i)
-                  for (int j = 0; j < 4; ++j) c[i][j] += d[i] * x[j];
-              }
-              for (int j = 0; j < 4; ++j)
-                for (int i = 0; i < 4; ++i) accW[(k0 + j) * out4 + o0 + i] += c[i][j];
-            } else {
-              add_bias_gradient4(dZ, ldo, S, 4 * (item - KQ * OQ), accb);
-            }
-          });
+          // narrow layers have few 4x4 blocks: G lanes share a block, each summing every G-th
+          // sample, and add their sums in a fixed tree (warp shuffles)
+          const int n = KQ * OQ + OQ;
+          if (n * 4 <= team.team_size())
+            weight_gradient<4>(team, dZ, ldo, Ap, ldi, S, KQ, OQ, out4, accW, accb);
+          else if (n * 2 <= team.team_size())
+            weight_gradient<2>(team, dZ, ldo, Ap, ldi, S, KQ, OQ, out4, accW, accb);
+          else
+            weight_gradient<1>(team, dZ, ldo, Ap, ldi, S, KQ, OQ, out4, accW, accb);
         } else {  // small layer: one accumulator per item, more items than threads
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, in4 * out4 + out4), [&](const int item) {
             if (item < in4 * out4) {
