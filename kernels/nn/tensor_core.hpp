@@ -7,15 +7,16 @@
 /// reproducible.
 ///
 /// GMI_TENSOR_CORES is 1 only in device code compiled for sm_80 or newer; elsewhere the callers
-/// keep their SIMT loops.  All 32 lanes of a warp must call these functions together.  Pointers
-/// must be 32-byte aligned and leading dimensions multiples of 4 floats (WMMA's rules).
+/// keep their SIMT loops.  All 32 lanes of a warp must call these functions together.  They read
+/// their operands through callables, so any layout works (the raw `mma.sync` instruction with
+/// the operands' registers loaded by the caller's code: WMMA's fragment loads took generic
+/// addresses and fixed layouts).
 #include <type_traits>
 
 #include "kernels/core/kokkos.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define GMI_TENSOR_CORES 1
-#include <mma.h>
 #else
 #define GMI_TENSOR_CORES 0
 #endif
@@ -23,48 +24,83 @@
 namespace gmi::nn::tc {
 
 #if GMI_TENSOR_CORES
-namespace wmma = nvcuda::wmma;
-using RowMajor = wmma::row_major;
-using ColMajor = wmma::col_major;
-using Acc = wmma::fragment<wmma::accumulator, 16, 16, 8, float>;
-template <class Layout>
-using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, Layout>;
-template <class Layout>
-using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, Layout>;
+/// The lane's index within its warp (Kokkos teams lay threads out as x + y * blockDim.x).
+__device__ __forceinline__ int lane_id() { return int((threadIdx.x + threadIdx.y * blockDim.x) % 32); }
+
+/// A 16x16 FP32 accumulator tile of one warp: two m16n8 halves in the register layout of
+/// `mma.sync.m16n8k8` (PTX ISA, "Matrix Fragments for mma.m16n8k8"): with g = lane / 4 and
+/// t = lane % 4, half h's register r holds element (g + 8 (r / 2), 8 h + 2 t + r % 2).
+struct Tile {
+  float c[2][4];
+  __device__ __forceinline__ void zero() {
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) c[h][r] = 0.0f;
+  }
+  /// f(i, j, c_ij) for every element this lane holds (i, j < 16)
+  template <class F>
+  __device__ __forceinline__ void for_each(F&& f) {
+    const int lane = lane_id(), g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) f(g + 8 * (r / 2), 8 * h + 2 * t + r % 2, c[h][r]);
+  }
+};
 
 /// big: x with its low 13 mantissa bits cleared (exactly representable in TF32); small: the
 /// remainder x - big (exact).  Tensor cores read only the TF32 bits of each operand, so no
 /// rounding instruction is needed: sm_90 has none for TF32 and emulates cvt.rna.tf32 in about
 /// eight instructions per element, which made the split cost more than the products.
-template <class F>
-__device__ __forceinline__ void split(F& big, F& small) {
-#pragma unroll
-  for (int i = 0; i < big.num_elements; ++i) {
-    const float v = big.x[i];
-    const float b = __uint_as_float(__float_as_uint(v) & 0xffffe000u);
-    big.x[i] = b;
-    small.x[i] = v - b;
-  }
+__device__ __forceinline__ void split(float v, unsigned& big, unsigned& small) {
+  big = __float_as_uint(v) & 0xffffe000u;
+  small = __float_as_uint(v - __uint_as_float(big));
 }
 
-/// c += A (16 x K) B (K x 16), K a multiple of 8.  LA / LB: the layouts of A and B in memory
-/// (row_major: element (i, k) of A at A[i * lda + k]; col_major: at A[k * lda + i]).
+__device__ __forceinline__ void mma_m16n8k8(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/// c += A (16 x K) B (K x 16), K a multiple of 8, reading A(i, k) as a(i, k) and B(k, j) as
+/// b(k, j) (callables returning floats, typically shared-memory loads: any layout).
 /// tf32: one TF32 product instead of three (TF32 accuracy, the meaning of device.matmul: tf32).
-template <class LA, class LB>
-__device__ __forceinline__ void mma(Acc& c, const float* A, int lda, const float* B, int ldb, int K,
-                                    bool tf32 = false) {
+/// Per 8-wide k step the products are added in the order small x big, big x small, big x big.
+template <class FA, class FB>
+__device__ __forceinline__ void mma(Tile& acc, FA&& a, FB&& b, int K, bool tf32 = false) {
+  const int lane = lane_id(), g = lane / 4, t = lane % 4;
   for (int k = 0; k < K; k += 8) {
-    FragA<LA> ab, as;
-    FragB<LB> bb, bs;
-    wmma::load_matrix_sync(ab, std::is_same<LA, RowMajor>::value ? A + k : A + std::size_t(k) * lda, lda);
-    wmma::load_matrix_sync(bb, std::is_same<LB, RowMajor>::value ? B + std::size_t(k) * ldb : B + k, ldb);
-    if (!tf32) {  // tf32: the operands as they are (the tensor cores truncate to TF32)
-      split(ab, as);
-      split(bb, bs);
-      wmma::mma_sync(c, as, bb, c);
-      wmma::mma_sync(c, ab, bs, c);
+    const float av[4] = {a(g, k + t), a(g + 8, k + t), a(g, k + t + 4), a(g + 8, k + t + 4)};
+    float bv[2][2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      bv[h][0] = b(k + t, 8 * h + g);
+      bv[h][1] = b(k + t + 4, 8 * h + g);
     }
-    wmma::mma_sync(c, ab, bb, c);
+    if (tf32) {  // the operands as they are (the tensor cores truncate to TF32)
+      const unsigned ar[4] = {__float_as_uint(av[0]), __float_as_uint(av[1]), __float_as_uint(av[2]),
+                              __float_as_uint(av[3])};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) mma_m16n8k8(acc.c[h], ar, __float_as_uint(bv[h][0]), __float_as_uint(bv[h][1]));
+      continue;
+    }
+    unsigned ab[4], as[4], bb[2][2], bs[2][2];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) split(av[r], ab[r], as[r]);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) split(bv[h][r], bb[h][r], bs[h][r]);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mma_m16n8k8(acc.c[h], as, bb[h][0], bb[h][1]);
+      mma_m16n8k8(acc.c[h], ab, bs[h][0], bs[h][1]);
+      mma_m16n8k8(acc.c[h], ab, bb[h][0], bb[h][1]);
+    }
   }
 }
 #endif

@@ -239,7 +239,7 @@ struct NetGradient {
     }
     const int SQ = S / 4;
 #if GMI_TENSOR_CORES
-    const int warp = team.team_rank() / 32, warps = team.team_size() / 32, lane = team.team_rank() % 32;
+    const int warp = team.team_rank() / 32, warps = team.team_size() / 32;
 #endif
 
     for (int t = team.league_rank(); t < tiles; t += team.league_size()) {
@@ -288,20 +288,19 @@ struct NetGradient {
         const float* bl = W + net.b[l];
         const bool last = l + 1 == L;
 #if GMI_TENSOR_CORES
-        if (net.tc[l] && S % 16 == 0) {  // 16x16 output tiles per warp, then bias and f in place
+        if (net.tc[l] && S % 16 == 0) {  // 16x16 output tiles per warp; bias and f in registers
           const int MT = S / 16, NT = out4 / 16;
           for (int t = warp; t < MT * NT; t += warps) {
             const int s0 = 16 * (t % MT), o0 = 16 * (t / MT);
-            nn::tc::Acc c;
-            nvcuda::wmma::fill_fragment(c, 0.0f);
-            nn::tc::mma<nn::tc::RowMajor, nn::tc::RowMajor>(c, X + s0 * ldi, ldi, Wl + o0, out4, in4, a.tf32);
-            nvcuda::wmma::store_matrix_sync(Y + s0 * ldo + o0, c, ldo, nvcuda::wmma::mem_row_major);
-            __syncwarp();
-            for (int e = lane; e < 256; e += 32) {
-              float* y = Y + (s0 + e / 16) * ldo + o0 + e % 16;
-              const float v = *y + bl[o0 + e % 16];
-              *y = last ? v : A::f(v);
-            }
+            nn::tc::Tile c;
+            c.zero();
+            nn::tc::mma(
+                c, [&](int i, int k) { return X[(s0 + i) * ldi + k]; },
+                [&](int k, int j) { return Wl[k * out4 + o0 + j]; }, in4, a.tf32);
+            c.for_each([&](int i, int j, float v) {
+              v += bl[o0 + j];
+              Y[(s0 + i) * ldo + o0 + j] = last ? v : A::f(v);
+            });
           }
           team.team_barrier();
           continue;
@@ -406,10 +405,12 @@ struct NetGradient {
           for (int t = warp; t < KT * OT; t += warps) {
             const int k0 = 16 * (t % KT), o0 = 16 * (t / KT);
             float* dst = accW + k0 * out4 + o0;
-            nn::tc::Acc c;
-            nvcuda::wmma::load_matrix_sync(c, dst, out4, nvcuda::wmma::mem_row_major);
-            nn::tc::mma<nn::tc::ColMajor, nn::tc::RowMajor>(c, Ap + k0, ldi, dZ + o0, ldo, S, a.tf32);
-            nvcuda::wmma::store_matrix_sync(dst, c, out4, nvcuda::wmma::mem_row_major);
+            nn::tc::Tile c;
+            c.for_each([&](int i, int j, float& v) { v = dst[i * out4 + j]; });
+            nn::tc::mma(
+                c, [&](int i, int s) { return Ap[s * ldi + k0 + i]; },
+                [&](int s, int j) { return dZ[s * ldo + o0 + j]; }, S, a.tf32);
+            c.for_each([&](int i, int j, float v) { dst[i * out4 + j] = v; });
           }
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, OQ),
                                [&](const int q) { add_bias_gradient4(dZ, ldo, S, 4 * q, accb); });
@@ -445,17 +446,19 @@ struct NetGradient {
         // dZ_prev(s, k) = f'(A(s, k)) * sum_o W(o, k) dZ(s, o), in place of A
         const float* Wl = W + net.w[l];
 #if GMI_TENSOR_CORES
-        if (tc) {  // dZ_prev tiles on tensor cores; f' read in the accumulator's own layout
+        if (tc) {  // dZ_prev tiles on tensor cores, f' applied in registers
           const int MT = S / 16, KT = in4 / 16;
           for (int t = warp; t < MT * KT; t += warps) {
             const int s0 = 16 * (t % MT), k0 = 16 * (t / MT);
-            nn::tc::Acc c, y;
-            nvcuda::wmma::fill_fragment(c, 0.0f);
-            nn::tc::mma<nn::tc::RowMajor, nn::tc::ColMajor>(c, dZ + s0 * ldo, ldo, Wl + k0 * out4, out4, out4, a.tf32);
-            float* p = Ap + s0 * ldi + k0;
-            nvcuda::wmma::load_matrix_sync(y, p, ldi, nvcuda::wmma::mem_row_major);
-            for (int i = 0; i < c.num_elements; ++i) c.x[i] *= A::df_from_y(y.x[i]);
-            nvcuda::wmma::store_matrix_sync(p, c, ldi, nvcuda::wmma::mem_row_major);
+            nn::tc::Tile c;
+            c.zero();
+            nn::tc::mma(
+                c, [&](int i, int o) { return dZ[(s0 + i) * ldo + o]; },
+                [&](int o, int j) { return Wl[(k0 + j) * out4 + o]; }, out4, a.tf32);
+            c.for_each([&](int i, int j, float v) {
+              float* p = Ap + (s0 + i) * ldi + k0 + j;
+              *p = v * A::df_from_y(*p);
+            });
           }
           team.team_barrier();
           continue;
