@@ -15,8 +15,16 @@
 #include "kernels/core/error.hpp"
 #include "kernels/core/kokkos.hpp"
 #include "kernels/nn/mlp.hpp"
+#include "kernels/nn/tensor_core.hpp"
 
 namespace gmi::nn {
+
+/// Whether team_layer runs an in x out layer on tensor cores (where the device code has them).
+KOKKOS_INLINE_FUNCTION constexpr bool tensor_core_layer(int in, int out) { return in % 8 == 0 && out % 16 == 0; }
+
+/// Floats of team_layer's staging buffer for one layer: the weights (rows padded to out + 8 on
+/// tensor-core layers) and the bias.
+inline int staged_floats(int in, int out) { return tensor_core_layer(in, out) ? in * (out + 8) + out : (in + 1) * out; }
 
 /// Device-copyable description of one MLP (at most kMaxLayers layers).
 struct FusedNet {
@@ -25,7 +33,7 @@ struct FusedNet {
   int in[kMaxLayers] = {}, out[kMaxLayers] = {};
   std::size_t w[kMaxLayers] = {}, b[kMaxLayers] = {};
   int max_width = 0;
-  int max_layer_floats = 0;  ///< largest in * out + out (team_layer's staging buffer)
+  int max_layer_floats = 0;  ///< largest staged_floats(in, out) (team_layer's staging buffer)
   std::size_t offset = 0, num_params = 0;
   FusedNet() = default;
   explicit FusedNet(const MlpLayout& l) {
@@ -38,7 +46,7 @@ struct FusedNet {
       b[i] = l.layers[i].b;
     }
     max_width = l.max_width();
-    for (int i = 0; i < num_layers; ++i) max_layer_floats = std::max(max_layer_floats, (in[i] + 1) * out[i]);
+    for (int i = 0; i < num_layers; ++i) max_layer_floats = std::max(max_layer_floats, staged_floats(in[i], out[i]));
     offset = l.offset;
     num_params = l.num_params;
   }
@@ -113,15 +121,51 @@ int pick_tile(long long n, std::initializer_list<int> tiles, F&& scratch_floats)
 /// f the identity when `linear`.  x and y have leading dimension `ld`; `tile` samples are computed.
 /// With out % 4 == 0 and W 16-byte aligned each thread computes four outputs of one sample, reading
 /// W(o..o+3, k) as one (warp-broadcast) vector load per k: 4 FMAs per 2 loads instead of 1 per 2.
-/// If `wbuf` (16-byte aligned scratch of in * out + out floats) is given, the team first copies W
-/// and the bias there: every load is issued at once, so a team pays one device-memory latency
-/// per layer instead of one per k (the k loop's loads depend on nothing but are issued one
+/// If `wbuf` (16-byte aligned scratch of staged_floats(in, out) floats) is given, the team first
+/// copies W and the bias there: every load is issued at once, so a team pays one device-memory
+/// latency per layer instead of one per k (the k loop's loads depend on nothing but are issued one
 /// iteration at a time; with a few teams per multiprocessor, as in a rollout step of a few
 /// thousand envs, those L2 round trips were most of the kernel's time).
+/// Staged layers with in % 8 == 0 and out % 16 == 0 run on tensor cores on sm_80 and newer when
+/// tile % 16 == 0 and ld % 32 == 8 (conflict-free operand loads), each warp owning 16 x 16 output
+/// tiles, in FP32 accuracy (3xTF32) or, with `tf32`, one TF32 pass; their staged rows are padded
+/// to out + 8 floats for the same reason.
 template <class A>
 KOKKOS_INLINE_FUNCTION void team_layer(const TeamMember& team, const float* W, const float* bias,
                                        int in, int out, const float* x, float* y, int tile, int ld,
-                                       bool linear, float* wbuf = nullptr) {
+                                       bool linear, float* wbuf = nullptr, bool tf32 = false) {
+#if GMI_TENSOR_CORES
+  if (wbuf && tensor_core_layer(in, out) && tile % 16 == 0 && ld % 32 == 8) {
+    const int ldw = out + 8;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, in * out + out), [&](const int i) {
+      if (i < in * out)
+        wbuf[(i / out) * ldw + i % out] = W[i];
+      else
+        wbuf[in * ldw + i - in * out] = bias[i - in * out];
+    });
+    team.team_barrier();
+    const float* Ws = wbuf;
+    const float* bs = wbuf + in * ldw;
+    const int warp = team.team_rank() / 32, warps = team.team_size() / 32;
+    const int MT = tile / 16, NT = out / 16;
+    for (int t = warp; t < MT * NT; t += warps) {
+      const int s0 = 16 * (t % MT), o0 = 16 * (t / MT);
+      tc::Tile c;
+      c.zero();
+      tc::mma(
+          c, [&](int i, int k) { return x[k * ld + s0 + i]; }, [&](int k, int j) { return Ws[k * ldw + o0 + j]; },
+          in, tf32);
+      c.for_each([&](int i, int j, float v) {
+        v += bs[o0 + j];
+        y[(o0 + j) * ld + s0 + i] = linear ? v : A::f(v);
+      });
+    }
+    team.team_barrier();
+    return;
+  }
+#else
+  (void)tf32;
+#endif
   if (wbuf) {
     const int n = in * out;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n + out),
@@ -167,12 +211,12 @@ KOKKOS_INLINE_FUNCTION const float* team_mlp(const TeamMember& team, const Fused
                                              const float* p, const float* x, float* a, float* b,
                                              int tile, int ld, float* wbuf = nullptr,
                                              float* const* store = nullptr, std::size_t store_ld = 0,
-                                             std::size_t first = 0, int valid = 0) {
+                                             std::size_t first = 0, int valid = 0, bool tf32 = false) {
   const float* in = x;
   float* out = a;
   for (int l = 0; l < net.num_layers; ++l) {
     const bool last = l + 1 == net.num_layers;
-    team_layer<A>(team, p + net.w[l], p + net.b[l], net.in[l], net.out[l], in, out, tile, ld, last, wbuf);
+    team_layer<A>(team, p + net.w[l], p + net.b[l], net.in[l], net.out[l], in, out, tile, ld, last, wbuf, tf32);
     if (store && !last) {
       float* dst = store[l];
       const int w = net.out[l];

@@ -31,6 +31,8 @@ struct FusedActArgs {
   float* env_actions = nullptr;      ///< [N][act_dim] (may equal actions)
   float* logp = nullptr;             ///< [N]
   float* values = nullptr;           ///< [N]
+  /// Tensor-core layers in one TF32 pass (device.matmul: tf32) instead of three (FP32 accuracy)
+  bool tf32 = false;
 };
 
 /// Samples per team tile for n envs; 0 if the networks are too wide for the fused kernel.

@@ -21,6 +21,7 @@ struct Case {
   gmi::nn::Activation act;
   int N;
   bool normalize;
+  bool tf32 = false;  ///< one TF32 pass on tensor cores (GPU builds): looser tolerances
 };
 
 void check(const Case& c) {
@@ -72,6 +73,7 @@ void check(const Case& c) {
   f.env_actions = cont ? e1.data() : a1.data();
   f.logp = lp1.data();
   f.values = v1.data();
+  f.tf32 = c.tf32;
   rl::fused_act(ExecSpace(), L, f);
 
   View1<float> normed("normed", obs_h.size());
@@ -105,9 +107,12 @@ void check(const Case& c) {
   const auto A1 = test::to_host(a1), A2 = test::to_host(a2), E1 = test::to_host(e1),
              E2 = test::to_host(e2), L1 = test::to_host(lp1), L2 = test::to_host(lp2),
              V1 = test::to_host(v1), V2 = test::to_host(v2);
+  // TF32 keeps 10 mantissa bits: about 1e-3 relative per product, a few times that through the
+  // layers; actions may then cross a CDF boundary more often
+  const float tol = c.tf32 ? 2e-2f : 1e-4f;
   int mismatched = 0;
   for (int i = 0; i < c.N; ++i) {
-    EXPECT_NEAR(V1[i], V2[i], 1e-4f * (1 + std::fabs(V2[i]))) << "value " << i;
+    EXPECT_NEAR(V1[i], V2[i], tol * (1 + std::fabs(V2[i]))) << "value " << i;
     if (!cont) {
       // The inverse-CDF choice can differ only if u falls within rounding of a CDF boundary.
       if (A1[i] != A2[i]) {
@@ -115,17 +120,17 @@ void check(const Case& c) {
         continue;
       }
     }
-    EXPECT_NEAR(L1[i], L2[i], 1e-4f * (1 + std::fabs(L2[i]))) << "logp " << i;
+    EXPECT_NEAR(L1[i], L2[i], tol * (1 + std::fabs(L2[i]))) << "logp " << i;
     for (int j = 0; j < c.act_dim; ++j) {
       const std::size_t k = std::size_t(i) * c.act_dim + j;
-      EXPECT_NEAR(A1[k], A2[k], 1e-4f * (1 + std::fabs(A2[k]))) << "action " << k;
+      EXPECT_NEAR(A1[k], A2[k], tol * (1 + std::fabs(A2[k]))) << "action " << k;
       if (cont) {
-        EXPECT_NEAR(E1[k], E2[k], 1e-4f) << "env action " << k;
+        EXPECT_NEAR(E1[k], E2[k], tol) << "env action " << k;
         EXPECT_LE(std::fabs(E1[k]), 1.0f);
       }
     }
   }
-  EXPECT_LE(mismatched, 1) << "of " << c.N;
+  EXPECT_LE(mismatched, c.tf32 ? c.N / 100 : 1) << "of " << c.N;
 }
 
 }  // namespace
@@ -138,6 +143,16 @@ TEST(FusedAct, CategoricalMatchesLayeredPath) {
 TEST(FusedAct, GaussianMatchesLayeredPath) {
   check({3, 1, 0, {64, 64}, gmi::nn::Activation::Tanh, 513, true});
   check({5, 6, 0, {24, 40}, gmi::nn::Activation::Elu, 130, false});
+}
+
+TEST(FusedAct, Tf32StaysCloseToTheLayeredPath) {
+  // 64-wide layers and 16-sample tiles: tensor cores on GPU builds (host builds ignore tf32)
+  Case c{4, 1, 2, {64, 64}, gmi::nn::Activation::Tanh, 1000, false};
+  c.tf32 = true;
+  check(c);
+  Case g{3, 1, 0, {64, 64}, gmi::nn::Activation::Tanh, 4096, true};
+  g.tf32 = true;
+  check(g);
 }
 
 TEST(FusedAct, TooWideNetworksAreRefused) {

@@ -266,6 +266,7 @@ void PpoTrainer::rollout() {
       f.env_actions = env_actions;
       f.logp = logp_.data() + row;
       f.values = values_.data() + row;
+      f.tf32 = cfg_.device.matmul == "tf32";
       rl::fused_act(space_, layout_, f);
     } else {
       const float* in = policy_input(obs, N_);
