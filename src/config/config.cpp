@@ -361,8 +361,9 @@ const std::vector<Field>& schema() {
                             GMI_KEY(checkpoint.at_end)));
     // device
     f.push_back(field<std::string>("device.matmul",
-                                   "float32 matrix products on GPUs: fp32 (cuBLAS FP32; the fused update's "
-                                   "tensor-core layers in 3xTF32), or tf32 (one TF32 pass: 10-bit mantissas)",
+                                   "float32 matrix products on GPUs: fp32 (cuBLAS FP32; the fused kernels' "
+                                   "tensor-core layers, rollout step and update, in 3xTF32), or tf32 (one TF32 "
+                                   "pass: 10-bit mantissas)",
                                    GMI_KEY(device.matmul), one_of({"fp32", "tf32"}),
                                    "one of fp32, tf32"));
     f.push_back(field<std::string>(
