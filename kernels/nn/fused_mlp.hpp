@@ -74,7 +74,7 @@ inline std::size_t fused_scratch_limit() {
 
 /// Team scratch at level 0 is the block's dynamic shared memory on GPUs, but the pointer Kokkos
 /// hands out has lost that: loads and stores through it compile to generic ones (an address-space
-/// check each, and WMMA fragments loaded the slow way).  `in_shared(p, align)` returns p rounded up
+/// check each; in the fused update they were the top stall).  `in_shared(p, align)` returns p rounded up
 /// to `align` bytes, rebuilt from a shared-memory symbol so that the compiler emits LDS/STS;
 /// elsewhere (host backends, level-1 scratch on hosts) only the rounding.
 KOKKOS_FORCEINLINE_FUNCTION float* in_shared(void* p, std::uintptr_t align) {

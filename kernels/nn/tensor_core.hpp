@@ -11,8 +11,6 @@
 /// their operands through callables, so any layout works (the raw `mma.sync` instruction with
 /// the operands' registers loaded by the caller's code: WMMA's fragment loads took generic
 /// addresses and fixed layouts).
-#include <type_traits>
-
 #include "kernels/core/kokkos.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

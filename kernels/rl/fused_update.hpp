@@ -4,9 +4,9 @@
 /// MLPs: the fused update path.
 ///
 /// A Kokkos team owns a tile of S minibatch samples at a time and walks, in team scratch (shared
-/// memory on GPUs): gather (sample i is rollout row perm(base + i), observation normalised, and
-/// the sample's loss inputs, one thread per sample), the
-/// forward pass, the PPO loss and its gradient per sample, and the backward pass, adding dW and db
+/// memory on GPUs): gather (one thread per sample: sample i is rollout row perm(base + i), its
+/// observation normalised, and its loss inputs), the forward pass, the PPO loss and its gradient
+/// per sample, and the backward pass, adding dW and db
 /// into per-team accumulators (in device memory, one block per team, mostly served by L2: the
 /// activations alone fill the shared memory at S = 64, and a tile's fixed costs, weight loads and
 /// barriers, dominate, so a larger tile beats on-chip accumulators).  Per-sample data never goes
