@@ -146,20 +146,13 @@ KOKKOS_INLINE_FUNCTION void team_layer(const TeamMember& team, const float* W, c
     team.team_barrier();
     const float* Ws = wbuf;
     const float* bs = wbuf + in * ldw;
-    const int warp = team.team_rank() / 32, warps = team.team_size() / 32;
-    const int MT = tile / 16, NT = out / 16;
-    for (int t = warp; t < MT * NT; t += warps) {
-      const int s0 = 16 * (t % MT), o0 = 16 * (t / MT);
-      tc::Tile c;
-      c.zero();
-      tc::mma(
-          c, [&](int i, int k) { return x[k * ld + s0 + i]; }, [&](int k, int j) { return Ws[k * ldw + o0 + j]; },
-          in, tf32);
-      c.for_each([&](int i, int j, float v) {
-        v += bs[o0 + j];
-        y[(o0 + j) * ld + s0 + i] = linear ? v : A::f(v);
-      });
-    }
+    tc::gemm(
+        team.team_rank() / 32, team.team_size() / 32, tile, out, in,
+        [&](int s, int k) { return x[k * ld + s]; }, [&](int k, int o) { return Ws[k * ldw + o]; }, tf32,
+        tc::Zero(), [&](int s, int o, float v) {
+          v += bs[o];
+          y[o * ld + s] = linear ? v : A::f(v);
+        });
     team.team_barrier();
     return;
   }

@@ -30,12 +30,6 @@ __device__ __forceinline__ int lane_id() { return int((threadIdx.x + threadIdx.y
 /// t = lane % 4, half h's register r holds element (g + 8 (r / 2), 8 h + 2 t + r % 2).
 struct Tile {
   float c[2][4];
-  __device__ __forceinline__ void zero() {
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) c[h][r] = 0.0f;
-  }
   /// f(i, j, c_ij) for every element this lane holds (i, j < 16)
   template <class F>
   __device__ __forceinline__ void for_each(F&& f) {
@@ -101,6 +95,29 @@ __device__ __forceinline__ void mma(Tile& acc, FA&& a, FB&& b, int K, bool tf32 
     }
   }
 }
+
+/// C = init + A (M x K) B (K x N), M and N multiples of 16, K of 8, in 16x16 tiles shared out
+/// over a team's warps (tile t, t + warps, ... to warp t; tiles run down the rows first).
+/// a(i, k), b(k, j) and init(i, j) read the operands (see mma); epilogue(i, j, c_ij) takes each
+/// result element, with i and j the whole matrix's indices.
+template <class FA, class FB, class FI, class FE>
+__device__ __forceinline__ void gemm(int warp, int warps, int M, int N, int K, FA&& a, FB&& b, bool tf32,
+                                     FI&& init, FE&& epilogue) {
+  const int MT = M / 16, NT = N / 16;
+  for (int t = warp; t < MT * NT; t += warps) {
+    const int i0 = 16 * (t % MT), j0 = 16 * (t / MT);
+    Tile c;
+    c.for_each([&](int i, int j, float& v) { v = init(i0 + i, j0 + j); });
+    mma(
+        c, [&](int i, int k) { return a(i0 + i, k); }, [&](int k, int j) { return b(k, j0 + j); }, K, tf32);
+    c.for_each([&](int i, int j, float v) { epilogue(i0 + i, j0 + j, v); });
+  }
+}
+
+/// init for gemm: C = A B
+struct Zero {
+  __device__ __forceinline__ float operator()(int, int) const { return 0.0f; }
+};
 #endif
 
 }  // namespace gmi::nn::tc

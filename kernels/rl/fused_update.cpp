@@ -289,19 +289,12 @@ struct NetGradient {
         const bool last = l + 1 == L;
 #if GMI_TENSOR_CORES
         if (net.tc[l] && S % 16 == 0) {  // 16x16 output tiles per warp; bias and f in registers
-          const int MT = S / 16, NT = out4 / 16;
-          for (int t = warp; t < MT * NT; t += warps) {
-            const int s0 = 16 * (t % MT), o0 = 16 * (t / MT);
-            nn::tc::Tile c;
-            c.zero();
-            nn::tc::mma(
-                c, [&](int i, int k) { return X[(s0 + i) * ldi + k]; },
-                [&](int k, int j) { return Wl[k * out4 + o0 + j]; }, in4, a.tf32);
-            c.for_each([&](int i, int j, float v) {
-              v += bl[o0 + j];
-              Y[(s0 + i) * ldo + o0 + j] = last ? v : A::f(v);
-            });
-          }
+          nn::tc::gemm(
+              warp, warps, S, out4, in4, [&](int s, int k) { return X[s * ldi + k]; },
+              [&](int k, int o) { return Wl[k * out4 + o]; }, a.tf32, nn::tc::Zero(), [&](int s, int o, float v) {
+                v += bl[o];
+                Y[s * ldo + o] = last ? v : A::f(v);
+              });
           team.team_barrier();
           continue;
         }
@@ -401,17 +394,11 @@ struct NetGradient {
 #if GMI_TENSOR_CORES
         const bool tc = net.tc[l] && S % 16 == 0;
         if (tc) {  // dW on tensor cores, 16x16 accumulator tiles per warp; db below
-          const int KT = in4 / 16, OT = out4 / 16;
-          for (int t = warp; t < KT * OT; t += warps) {
-            const int k0 = 16 * (t % KT), o0 = 16 * (t / KT);
-            float* dst = accW + k0 * out4 + o0;
-            nn::tc::Tile c;
-            c.for_each([&](int i, int j, float& v) { v = dst[i * out4 + j]; });
-            nn::tc::mma(
-                c, [&](int i, int s) { return Ap[s * ldi + k0 + i]; },
-                [&](int s, int j) { return dZ[s * ldo + o0 + j]; }, S, a.tf32);
-            c.for_each([&](int i, int j, float v) { dst[i * out4 + j] = v; });
-          }
+          nn::tc::gemm(
+              warp, warps, in4, out4, S, [&](int k, int s) { return Ap[s * ldi + k]; },
+              [&](int s, int o) { return dZ[s * ldo + o]; }, a.tf32,
+              [&](int k, int o) { return accW[k * out4 + o]; },
+              [&](int k, int o, float v) { accW[k * out4 + o] = v; });
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, OQ),
                                [&](const int q) { add_bias_gradient4(dZ, ldo, S, 4 * q, accb); });
         } else
@@ -447,19 +434,12 @@ struct NetGradient {
         const float* Wl = W + net.w[l];
 #if GMI_TENSOR_CORES
         if (tc) {  // dZ_prev tiles on tensor cores, f' applied in registers
-          const int MT = S / 16, KT = in4 / 16;
-          for (int t = warp; t < MT * KT; t += warps) {
-            const int s0 = 16 * (t % MT), k0 = 16 * (t / MT);
-            nn::tc::Tile c;
-            c.zero();
-            nn::tc::mma(
-                c, [&](int i, int o) { return dZ[(s0 + i) * ldo + o]; },
-                [&](int o, int j) { return Wl[(k0 + j) * out4 + o]; }, out4, a.tf32);
-            c.for_each([&](int i, int j, float v) {
-              float* p = Ap + (s0 + i) * ldi + k0 + j;
-              *p = v * A::df_from_y(*p);
-            });
-          }
+          nn::tc::gemm(
+              warp, warps, S, in4, out4, [&](int s, int o) { return dZ[s * ldo + o]; },
+              [&](int o, int k) { return Wl[k * out4 + o]; }, a.tf32, nn::tc::Zero(), [&](int s, int k, float v) {
+                float* p = Ap + s * ldi + k;
+                *p = v * A::df_from_y(*p);
+              });
           team.team_barrier();
           continue;
         }
