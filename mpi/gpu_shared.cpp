@@ -325,8 +325,19 @@ GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity, IntraSync sync)
   // Blocks per kernel: the same on every GMI of the GPU (block b waits for block b of the others).
   // Every block of every GMI must be resident at once, or spinning blocks could hold the SMs
   // that the blocks they wait for need: at most one block per SM a GMI sees (under MPS, its
-  // share), and all GMIs' blocks together at most two per SM of the GPU (half the threads it
-  // holds; GMIs that MPS does not limit each see the whole GPU).
+  // share), and all GMIs' blocks together at most half of what fits on an SM at once (registers
+  // decide: 512 threads of 64-96 registers), and at least one, per SM of the GPU (GMIs that MPS
+  // does not limit each see the whole GPU).  Counting threads alone allowed two blocks per SM,
+  // which the broadcast kernel's registers do not fit: 4 unlimited GMIs on one H100 hung now and
+  // then.
+  int fit = kThreads;
+  for (const void* k : {reinterpret_cast<const void*>(reduce_kernel), reinterpret_cast<const void*>(broadcast_kernel),
+                        reinterpret_cast<const void*>(allreduce_kernel)}) {
+    int n = 0;
+    GMI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, kThreads, 0));
+    fit = std::min(fit, n);
+  }
+  const int per_sm = std::max(1, fit / 2);
   int sms = 1;
   GMI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ExecSpace().cuda_device()));
   // The GPU's SMs: what this GMI sees over the share MPS gives it.
@@ -335,7 +346,7 @@ GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity, IntraSync sync)
     share = std::clamp(std::atof(pct) / 100.0, 0.01, 1.0);
   int lows[2] = {-sms, -int(sms / share)};  // minima over the GPU's GMIs (negated maxima)
   GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, lows, 2, MPI_INT, MPI_MAX, comm_));
-  blocks_ = std::clamp(std::min(-lows[0], -2 * lows[1] / size_), 1, kMaxBlocks);
+  blocks_ = std::clamp(std::min(-lows[0], -per_sm * lows[1] / size_), 1, kMaxBlocks);
 #else
   GMI_MPI_CHECK(MPI_Win_allocate_shared(MPI_Aint(bytes), sizeof(float), MPI_INFO_NULL, comm_,
                                         &impl_->own, &impl_->win));
