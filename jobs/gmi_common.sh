@@ -47,7 +47,7 @@ start_mps() {
 stop_mps() {
   [ -n "${MPS_STARTED:-}" ] || return 0
   log "stopping MPS on $NODES node(s)"
-  per_node "echo quit | CUDA_MPS_PIPE_DIRECTORY=$MPS_DIR CUDA_MPS_LOG_DIRECTORY=$MPS_DIR-log nvidia-cuda-mps-control; rm -rf $MPS_DIR $MPS_DIR-log" || true
+  per_node "echo quit -t 10 | CUDA_MPS_PIPE_DIRECTORY=$MPS_DIR CUDA_MPS_LOG_DIRECTORY=$MPS_DIR-log nvidia-cuda-mps-control; rm -rf $MPS_DIR $MPS_DIR-log" || true
   MPS_STARTED=
 }
 

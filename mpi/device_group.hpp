@@ -6,6 +6,8 @@
 ///           the paper's "IP" primitive.
 ///  - nccl:  NCCL on the execution space's stream; every member must use a different GPU (NCCL
 ///           refuses two ranks of one communicator on one GPU).  The paper's "RP" primitive.
+///           Non-blocking communicators, watched (mpi/device_watch.hpp): a call that does not
+///           complete within reduce.timeout_s aborts the communicator.
 ///           Builds without NCCL (host builds) run the same steps with MPI on the same group.
 #include <mpi.h>
 
@@ -35,7 +37,7 @@ class DeviceGroup {
   Transport transport() const { return transport_; }
 
   /// In place; ordered after the work on `space`.  On return the host transport is complete and
-  /// the NCCL one is queued on `space`'s stream.
+  /// the NCCL one is queued on `space`'s stream.  Every wait is bounded (mpi/deadline.hpp).
   void allreduce_sum(const ExecSpace& space, float* data, std::size_t n);
   void bcast(const ExecSpace& space, float* data, std::size_t n, int root);
   /// The sum lands in `root`'s buffer; other members' buffers are unspecified afterwards.
@@ -43,6 +45,8 @@ class DeviceGroup {
 
  private:
   float* stage(const ExecSpace& space, float* data, std::size_t n);
+  template <class Call>
+  void nccl_call(const char* op, Call&& call);
   void unstage(const ExecSpace& space, float* data, std::size_t n);
 
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "kernels/core/error.hpp"
+#include "mpi/deadline.hpp"
 
 namespace gmi {
 namespace detail {
@@ -35,13 +36,16 @@ Environment::Environment(int* argc, char*** argv) {
   GMI_MPI_CHECK(MPI_Get_processor_name(name, &len));
   host_.assign(name, len);
   set_error_context(rank_, host_);
+  detail::census_init();
 }
 
 Environment::~Environment() {
   if (!finalize_) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  detail::census_finalize();
+  MPI_Finalize();
 }
 
 void Environment::abort(int code) {
@@ -52,19 +56,26 @@ void Environment::abort(int code) {
 }
 
 void allreduce_sum(double* values, int n) {
-  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+  MPI_Request req;
+  GMI_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req));
+  wait(req, MPI_COMM_WORLD, "MPI_Iallreduce (sum)");
 }
 
 void allreduce_max(double* values, int n) {
-  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+  MPI_Request req;
+  GMI_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &req));
+  wait(req, MPI_COMM_WORLD, "MPI_Iallreduce (max)");
 }
 
 std::string broadcast_string(const std::string& s, MPI_Comm comm, int root) {
   int n = int(s.size());
-  GMI_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, root, comm));
+  MPI_Request req;
+  GMI_MPI_CHECK(MPI_Ibcast(&n, 1, MPI_INT, root, comm, &req));
+  wait(req, comm, "MPI_Ibcast");
   std::string out = s;
   out.resize(n);
-  GMI_MPI_CHECK(MPI_Bcast(out.data(), n, MPI_CHAR, root, comm));
+  GMI_MPI_CHECK(MPI_Ibcast(out.data(), n, MPI_CHAR, root, comm, &req));
+  wait(req, comm, "MPI_Ibcast");
   return out;
 }
 

@@ -31,11 +31,11 @@ class Environment {
   bool finalize_ = false;
 };
 
-/// Sum of `n` doubles over all ranks, in place.
+/// Sum of `n` doubles over all ranks, in place (a bounded wait, mpi/deadline.hpp).
 void allreduce_sum(double* values, int n);
-/// Maximum of `n` doubles over all ranks, in place.
+/// Maximum of `n` doubles over all ranks, in place (a bounded wait).
 void allreduce_max(double* values, int n);
-/// `root`'s value of `s` on every rank of `comm` (default: rank 0 of the world).
+/// `root`'s value of `s` on every rank of `comm` (default: rank 0 of the world; a bounded wait).
 std::string broadcast_string(const std::string& s, MPI_Comm comm = MPI_COMM_WORLD, int root = 0);
 
 }  // namespace gmi::mpi

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "kernels/core/error.hpp"
+#include "mpi/deadline.hpp"
+#include "mpi/device_watch.hpp"
 #include "mpi/topology.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -19,8 +21,8 @@ namespace gmi::mpi {
 namespace {
 
 constexpr int kMaxGmisPerGpu = 32;
-// IntraSync::device: blocks per kernel (at most), threads per block.
-constexpr int kMaxBlocks = 64;
+// IntraSync::device: at most this many blocks of this many threads in the sum and copy kernels.
+constexpr int kMaxBlocks = 264;
 constexpr int kThreads = 512;
 
 // Every GMI's shared region: two halves of `capacity_` floats, then the flags.
@@ -28,17 +30,19 @@ constexpr int kThreads = 512;
 //  IntraSync::device: half 0 is the GMI's input, half 1 its sum (the whole sum on the leader, or
 //  the GMI's own slice with Sums::owners).
 // Flags (IntraSync::device), written by the GMI `from` into the region of the GMI that waits,
-// carrying the call's epoch: arrive (block b of `from` has started the call), done (block b of
-// `from` has written its part of the sum: to the leader, or to every GMI in allreduce_kernel),
-// ready (the sum `from` holds is final: the leader's, or each owner's slice).
-constexpr std::size_t kFlagWords = 3 * std::size_t(kMaxBlocks) * kMaxGmisPerGpu;
-KOKKOS_INLINE_FUNCTION std::size_t arrive_flag(int b, int from) { return std::size_t(b) * kMaxGmisPerGpu + from; }
-KOKKOS_INLINE_FUNCTION std::size_t done_flag(int b, int from) {
-  return (std::size_t(kMaxBlocks) + b) * kMaxGmisPerGpu + from;
+// carrying the call's epoch (GateKind): arrive (`from` has started the call: its input is
+// complete and its previous call is over), done (`from` has written its slice of the sum: to
+// the leader, or to every GMI in allreduce()), ready (the sum `from` holds is final: the
+// leader's, or each owner's slice).
+// After them one more word: this GMI's own "a gate ran out" mark, in device memory, which every
+// gate reads first (the process-wide DeviceAbort word is host memory, read only while spinning).
+constexpr std::size_t kFlagWords = 3 * std::size_t(kMaxGmisPerGpu) + 1;
+constexpr std::size_t kOwnAbort = 3 * std::size_t(kMaxGmisPerGpu);
+KOKKOS_INLINE_FUNCTION std::size_t flag_index(std::uint32_t kind, int from) {
+  return std::size_t(kind) * kMaxGmisPerGpu + std::size_t(from);
 }
-KOKKOS_INLINE_FUNCTION std::size_t ready_flag(int b, int from) {
-  return (2 * std::size_t(kMaxBlocks) + b) * kMaxGmisPerGpu + from;
-}
+constexpr std::uint32_t kArrive = std::uint32_t(GateKind::arrive), kDone = std::uint32_t(GateKind::done),
+                        kReady = std::uint32_t(GateKind::ready);
 
 /// The part of n floats that GMI r of m sums: slices of a multiple of 4 floats, so that
 /// each starts 16-byte aligned.
@@ -56,6 +60,7 @@ struct Peers {
   const float* input[kMaxGmisPerGpu];
   float* sums[kMaxGmisPerGpu];
   std::uint32_t* flags[kMaxGmisPerGpu];
+  int world[kMaxGmisPerGpu];  // MPI_COMM_WORLD ranks (messages)
   int m, r;
 };
 
@@ -83,37 +88,97 @@ void scale_into(const ExecSpace& space, float* dst, const float* src, std::size_
                        KOKKOS_LAMBDA(const std::int64_t i) { dst[i] = src[i] * s; });
 }
 
+#if !defined(KOKKOS_ENABLE_CUDA)
+std::string flag_text(std::uint32_t kind, int world_rank, std::uint32_t e) {
+  return fmt::format("the within-GPU '{}' flag of rank {} (call {})", gate_kind_name(kind), world_rank, e);
+}
+#endif
+
 #if defined(KOKKOS_ENABLE_CUDA)
 // Flags are written and polled across processes (one GPU, one or several contexts): release at
-// system scope; the poll reads relaxed and acquires once the value is there.  (Sleeping between
-// polls made no difference on an H200.)
+// system scope; the poll reads relaxed and acquires once the value is there.
 __device__ __forceinline__ void flag_store(std::uint32_t* p, std::uint32_t v) {
   asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
-__device__ __forceinline__ void flag_wait(const std::uint32_t* p, std::uint32_t e) {
+__device__ __forceinline__ std::uint32_t flag_load(const std::uint32_t* p) {
   std::uint32_t v;
-  do {
-    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  } while (std::int32_t(v - e) < 0);  // epochs wrap after 2^32 calls
-  asm volatile("fence.acq_rel.sys;" ::: "memory");
+  asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ std::uint64_t global_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
 }
 
-/// Block b of every GMI has started: every GMI's input is complete (stream order), and every GMI
-/// has finished its previous call.
-__device__ __forceinline__ void arrive(const Peers& P, std::uint32_t e) {
-  const int b = blockIdx.x, t = threadIdx.x;
-  if (t < P.m) {
-    flag_store(P.flags[t] + arrive_flag(b, P.r), e);
-    flag_wait(P.flags[P.r] + arrive_flag(b, t), e);
+/// One gate: signal `signal_kind` into the regions of the GMIs in `signal_mask`, then wait for
+/// `wait_kind` from the GMIs in `wait_mask` (lane p handles GMI p).  Work queued before the gate
+/// on this stream is complete when it signals (stream order) and visible (system-scope fence).
+struct Gate {
+  std::uint32_t* flags[kMaxGmisPerGpu];
+  int world[kMaxGmisPerGpu];
+  int m, r;
+  std::uint32_t e;
+  std::uint32_t signal_kind, signal_mask, wait_kind, wait_mask;
+  DeviceAbort* abort;          // the process's word (mapped host memory)
+  std::uint32_t* own_abort;    // this GMI's mark (device memory)
+  std::uint64_t timeout_ns;
+};
+
+/// Lane t's part of a gate (lanes >= m have none): false when a wait ran out or was released.
+__device__ __forceinline__ bool gate_lane(const Gate& g) {
+  const int t = threadIdx.x;
+  volatile DeviceAbort* ab = g.abort;
+  volatile std::uint32_t* own = g.own_abort;
+  if (t >= g.m) return true;
+  if (*own != 0) return false;  // a wait already ran out: let the stream drain
+  if (g.signal_mask >> t & 1u) {
+    __threadfence_system();
+    flag_store(g.flags[t] + flag_index(g.signal_kind, g.r), g.e);
   }
+  if (!(g.wait_mask >> t & 1u)) return true;
+  const std::uint32_t* f = g.flags[g.r] + flag_index(g.wait_kind, t);
+  const std::uint64_t t0 = global_ns();
+  for (unsigned spin = 1;; ++spin) {
+    if (std::int32_t(flag_load(f) - g.e) >= 0) break;  // epochs wrap after 2^32 calls
+    if (spin % 256 == 0) {
+      if (*own != 0) return false;
+      if (ab->flag != 0) {  // released by the host: another wait of this GMI ran out
+        *own = 1;
+        return false;
+      }
+      const std::uint64_t waited = global_ns() - t0;
+      if (waited > g.timeout_ns) {
+        *own = 1;
+        ab->peer = g.world[t];
+        ab->kind = g.wait_kind;
+        ab->call = g.e;
+        ab->waited_ns = waited;
+        __threadfence_system();
+        ab->flag = 1;
+        return false;
+      }
+    }
+  }
+  asm volatile("fence.acq_rel.sys;" ::: "memory");
+  return true;
+}
+
+__global__ void __launch_bounds__(32) gate_kernel(Gate g) { gate_lane(g); }
+
+/// A gate run by the first warp of a block, the whole block waiting: false when it failed.
+__device__ __forceinline__ bool block_gate(const Gate& g) {
+  __shared__ int failed;
+  if (threadIdx.x == 0) failed = 0;
+  __syncthreads();  // also: this block's earlier writes come before the signal
+  if (threadIdx.x < 32 && !gate_lane(g)) failed = 1;
   __syncthreads();
+  return failed == 0;
 }
 
 /// f(j, count, stride) over this thread's share of slice `s`: the 16-byte vectors j, j + stride,
-/// ..., j + (count - 1) * stride of the slice's aligned part, U at a time (loads in flight: the
-/// kernels run on few blocks); then f(i, 0, 0) for each element i of its scalar tail.  Block b of
-/// every GMI covers the same elements of a slice, so a block needs only the same block of the
-/// others.
+/// ..., j + (count - 1) * stride of the slice's aligned part, U at a time (loads in flight); then
+/// f(i, 0, 0) for each element i of its scalar tail.
 template <int U, class F>
 __device__ __forceinline__ void for_my_share(const Slice& s, F&& f) {
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x, first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -126,9 +191,9 @@ __device__ __forceinline__ void for_my_share(const Slice& s, F&& f) {
   for (std::size_t i = s.lo + 4 * nv + first; i < s.hi; i += stride) f(i, 0, std::size_t(0));
 }
 
-constexpr int kSumVectors = 2;   // vectors per thread and step in sum_slice
+constexpr int kSumVectors = 2;   // vectors per thread and step in sum_kernel
 constexpr int kSumPeers = 4;     // inputs loaded before they are added
-constexpr int kCopyVectors = 8;  // vectors per thread and step in copy_out
+constexpr int kCopyVectors = 8;  // vectors per thread and step in copy_kernel
 
 /// Where slice r of the sum lives: in the leader's sum buffer, or in its owner's (Sums::owners).
 __device__ __forceinline__ float* slice_sum(const Peers& P, int r, bool owners) { return P.sums[owners ? r : 0]; }
@@ -201,63 +266,68 @@ __device__ __forceinline__ void copy_out(const Peers& P, std::size_t n, float* d
     });
   }
 }
+__global__ void __launch_bounds__(kThreads) sum_kernel(Peers P, std::size_t n, bool owners) { sum_slice(P, n, owners); }
 
-/// This block's part of every slice is in the sum: tell `to_all` GMIs, or only the leader.
-__device__ __forceinline__ void signal_done(const Peers& P, std::uint32_t e, bool to_all) {
-  __syncthreads();
-  const int b = blockIdx.x, t = threadIdx.x;
-  if (to_all ? t < P.m : t == 0) flag_store(P.flags[t] + done_flag(b, P.r), e);
-}
-
-__device__ __forceinline__ void wait_done(const Peers& P, std::uint32_t e) {
-  if (threadIdx.x < P.m) flag_wait(P.flags[P.r] + done_flag(blockIdx.x, threadIdx.x), e);
-  __syncthreads();
-}
-
-/// reduce(): the GPU's sum lands in the leader's buffer, or each slice in its owner's.  With the
-/// leader's buffer, the leader's kernel ends only when every GMI has written its slice, so
-/// whatever the leader queues next (NCCL among GPUs) sees all of it.
-__global__ void __launch_bounds__(kThreads) reduce_kernel(Peers P, std::uint32_t e, std::size_t n, bool owners) {
-  arrive(P, e);
-  sum_slice(P, n, owners);
-  if (owners) return;
-  signal_done(P, e, false);
-  if (P.r == 0) wait_done(P, e);
-}
-
-/// broadcast(): starts after this GMI's work on its part of the sum (the leader's whole buffer,
-/// or its own slice) and copies out once every part is final.
 __global__ void __launch_bounds__(kThreads)
-    broadcast_kernel(Peers P, std::uint32_t e, std::size_t n, float* data, float scale, bool owners) {
-  const int b = blockIdx.x, t = threadIdx.x;
-  if (owners) {
-    if (t < P.m) {
-      flag_store(P.flags[t] + ready_flag(b, P.r), e);
-      flag_wait(P.flags[P.r] + ready_flag(b, t), e);
-    }
-  } else if (P.r == 0) {
-    if (t > 0 && t < P.m) flag_store(P.flags[t] + ready_flag(b, 0), e);
-  } else if (t == 0) {
-    flag_wait(P.flags[P.r] + ready_flag(b, 0), e);
-  }
-  __syncthreads();
+    copy_kernel(Peers P, std::size_t n, float* data, float scale, bool owners) {
   copy_out(P, n, data, scale, owners);
 }
 
-/// Both in one kernel when nothing happens to the sum in between: block b copies out what
-/// block b of every GMI summed, as soon as they have.
-__global__ void __launch_bounds__(kThreads)
-    allreduce_kernel(Peers P, std::uint32_t e, std::size_t n, float* data, float scale) {
-  arrive(P, e);
-  sum_slice(P, n, false);
-  signal_done(P, e, true);
-  wait_done(P, e);
-  copy_out(P, n, data, scale, false);
+/// Small buffers: a whole step in one block, so one launch instead of two to four: gate `first`,
+/// then the sum (kSum), gate `second`, then the copy out (kCopy).  A gate with empty masks does
+/// nothing.  One block per GMI spins at a time, at most half an SM (launch bounds), so these
+/// need no more co-residency than the gates.
+constexpr int kSum = 1, kCopy = 2, kOwners = 4;
+__global__ void __launch_bounds__(kThreads, 2)
+    small_kernel(Peers P, Gate first, Gate second, std::size_t n, float* data, float scale, int what) {
+  const bool owners = what & kOwners;
+  if (!block_gate(first)) return;
+  if (what & kSum) sum_slice(P, n, owners);
+  if (!block_gate(second)) return;
+  if (what & kCopy) copy_out(P, n, data, scale, owners);
+}
+
+/// A gate of call `e` from the GMI's fixed fields: signal `sk` to the GMIs of `sm`, wait for
+/// `wk` from those of `wm`.
+Gate make_gate(const Gate& base, std::uint32_t e, std::uint32_t sk, std::uint32_t sm, std::uint32_t wk,
+               std::uint32_t wm) {
+  Gate g = base;
+  g.e = e;
+  g.timeout_ns = device_timeout_ns();
+  g.signal_kind = sk, g.signal_mask = sm, g.wait_kind = wk, g.wait_mask = wm;
+  return g;
+}
+
+/// Buffers up to this many floats take small_kernel (one launch); larger ones gates and
+/// grid-wide sum and copy kernels (bandwidth).
+constexpr std::size_t kSmallMax = 65536;
+
+/// One step on `stream`: gate `first`, [sum], gate `second`, [copy].
+void run_step(cudaStream_t stream, const Peers& P, int blocks, const Gate& first, const Gate& second,
+              std::size_t n, float* data, float scale, int what) {
+  if (n <= kSmallMax) {
+    small_kernel<<<1, kThreads, 0, stream>>>(P, first, second, n, data, scale, what);
+  } else {
+    const bool owners = what & kOwners;
+    if (first.signal_mask | first.wait_mask) gate_kernel<<<1, 32, 0, stream>>>(first);
+    if (what & kSum) sum_kernel<<<blocks, kThreads, 0, stream>>>(P, n, owners);
+    if (second.signal_mask | second.wait_mask) gate_kernel<<<1, 32, 0, stream>>>(second);
+    if (what & kCopy) copy_kernel<<<blocks, kThreads, 0, stream>>>(P, n, data, scale, owners);
+  }
+  GMI_CUDA_CHECK(cudaGetLastError());
 }
 #else
 void flag_store(std::uint32_t* p, std::uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-void flag_wait(const std::uint32_t* p, std::uint32_t e) {
-  while (std::int32_t(__atomic_load_n(p, __ATOMIC_ACQUIRE) - e) < 0) sched_yield();
+bool flag_reached(const std::uint32_t* p, std::uint32_t e) {
+  return std::int32_t(__atomic_load_n(p, __ATOMIC_ACQUIRE) - e) >= 0;
+}
+#endif
+
+#if defined(KOKKOS_ENABLE_CUDA)
+/// Bit p set for every p in [0, m) but `except`.
+std::uint32_t all_but(int m, int except) {
+  std::uint32_t mask = m >= 32 ? 0xffffffffu : (1u << m) - 1u;
+  return except >= 0 ? mask & ~(1u << except) : mask;
 }
 #endif
 
@@ -268,8 +338,8 @@ struct GpuShared::Impl {
   float* own = nullptr;
   std::size_t cap = 0;       // floats per half of a region (a multiple of 64: 256-byte halves)
   Peers peers{};
-  std::uint32_t* flags(float* region) const { return reinterpret_cast<std::uint32_t*>(region + 2 * cap); }
 #if defined(KOKKOS_ENABLE_CUDA)
+  Gate gate{};               // the fields every gate of this GMI shares
   // IntraSync::host orders the GMIs' streams with interprocess events, without draining them:
   // `published` is recorded after a GMI's copy in, `summed` by the leader after its sum (and
   // what followed it).
@@ -278,6 +348,7 @@ struct GpuShared::Impl {
 #else
   MPI_Win win = MPI_WIN_NULL;
 #endif
+  std::uint32_t* flags(float* region) const { return reinterpret_cast<std::uint32_t*>(region + 2 * cap); }
 };
 
 GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity, IntraSync sync)
@@ -289,6 +360,7 @@ GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity, IntraSync sync)
   if (size_ > kMaxGmisPerGpu)
     throw InputError(fmt::format("gmi: {} GMIs on one GPU; the intra-GPU path supports at most {}",
                                  size_, kMaxGmisPerGpu));
+  world_ = world_ranks(comm_);
   impl_->peer.assign(size_, nullptr);
   impl_->cap = (std::max<std::size_t>(capacity, 1) + 63) / 64 * 64;
   const std::size_t bytes = 2 * impl_->cap * sizeof(float) + kFlagWords * sizeof(std::uint32_t);
@@ -322,31 +394,11 @@ GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity, IntraSync sync)
       for (int p = 0; p < size_; ++p)
         if (p != rank_) GMI_CUDA_CHECK(cudaIpcOpenEventHandle(&(*peers)[p], hs[p]));
     }
-  // Blocks per kernel: the same on every GMI of the GPU (block b waits for block b of the others).
-  // Every block of every GMI must be resident at once, or spinning blocks could hold the SMs
-  // that the blocks they wait for need: at most one block per SM a GMI sees (under MPS, its
-  // share), and all GMIs' blocks together at most half of what fits on an SM at once (registers
-  // decide: 512 threads of 64-96 registers), and at least one, per SM of the GPU (GMIs that MPS
-  // does not limit each see the whole GPU).  Counting threads alone allowed two blocks per SM,
-  // which the broadcast kernel's registers do not fit: 4 unlimited GMIs on one H100 hung now and
-  // then.
-  int fit = kThreads;
-  for (const void* k : {reinterpret_cast<const void*>(reduce_kernel), reinterpret_cast<const void*>(broadcast_kernel),
-                        reinterpret_cast<const void*>(allreduce_kernel)}) {
-    int n = 0;
-    GMI_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, kThreads, 0));
-    fit = std::min(fit, n);
-  }
-  const int per_sm = std::max(1, fit / 2);
+  // The sum and copy kernels never wait, so their size is this GMI's own business: one block per
+  // SM it sees (under MPS, its share).
   int sms = 1;
   GMI_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ExecSpace().cuda_device()));
-  // The GPU's SMs: what this GMI sees over the share MPS gives it.
-  double share = 1.0;
-  if (const char* pct = std::getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"))
-    share = std::clamp(std::atof(pct) / 100.0, 0.01, 1.0);
-  int lows[2] = {-sms, -int(sms / share)};  // minima over the GPU's GMIs (negated maxima)
-  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, lows, 2, MPI_INT, MPI_MAX, comm_));
-  blocks_ = std::clamp(std::min(-lows[0], -per_sm * lows[1] / size_), 1, kMaxBlocks);
+  blocks_ = std::clamp(sms, 1, kMaxBlocks);
 #else
   GMI_MPI_CHECK(MPI_Win_allocate_shared(MPI_Aint(bytes), sizeof(float), MPI_INFO_NULL, comm_,
                                         &impl_->own, &impl_->win));
@@ -366,8 +418,20 @@ GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity, IntraSync sync)
   for (int p = 0; p < size_; ++p) {
     P.input[p] = impl_->peer[p];
     P.flags[p] = impl_->flags(impl_->peer[p]);
+    P.sums[p] = impl_->peer[p] + impl_->cap;
+    P.world[p] = world_[p];
   }
-  for (int p = 0; p < size_; ++p) P.sums[p] = impl_->peer[p] + impl_->cap;
+#if defined(KOKKOS_ENABLE_CUDA)
+  Gate& g = impl_->gate;
+  for (int p = 0; p < size_; ++p) {
+    g.flags[p] = P.flags[p];
+    g.world[p] = P.world[p];
+  }
+  g.m = size_;
+  g.r = rank_;
+  g.abort = device_abort();
+  g.own_abort = impl_->flags(impl_->own) + kOwnAbort;
+#endif
 }
 
 GpuShared::~GpuShared() {
@@ -402,7 +466,9 @@ void GpuShared::barrier() {
 #if !defined(KOKKOS_ENABLE_CUDA)
   GMI_MPI_CHECK(MPI_Win_sync(impl_->win));
 #endif
-  GMI_MPI_CHECK(MPI_Barrier(comm_));
+  MPI_Request req;
+  GMI_MPI_CHECK(MPI_Ibarrier(comm_, &req));
+  wait(req, comm_, "the within-GPU barrier (MPI_Ibarrier)");
 #if !defined(KOKKOS_ENABLE_CUDA)
   GMI_MPI_CHECK(MPI_Win_sync(impl_->win));
 #endif
@@ -437,10 +503,12 @@ void GpuShared::allreduce(const ExecSpace& space, float* data, std::size_t n, fl
   GMI_REQUIRE(n <= capacity_, "buffer larger than the intra-GPU capacity");
 #if defined(KOKKOS_ENABLE_CUDA)
   if (sync_ == IntraSync::device) {
+    // Sums into the leader's buffer; every GMI copies every slice out once every GMI's is in.
     copy(space, impl_->own, data, n);
     ++epoch_;
-    allreduce_kernel<<<blocks_, kThreads, 0, space.cuda_stream()>>>(impl_->peers, epoch_, n, data, scale);
-    GMI_CUDA_CHECK(cudaGetLastError());
+    const std::uint32_t all = all_but(size_, -1), others = all_but(size_, rank_);
+    const Gate arrive = make_gate(impl_->gate, epoch_, kArrive, all, kArrive, others), done = make_gate(impl_->gate, epoch_, kDone, all, kDone, others);
+    run_step(space.cuda_stream(), impl_->peers, blocks_, arrive, done, n, data, scale, kSum | kCopy);
     return;
   }
 #endif
@@ -455,17 +523,33 @@ void GpuShared::allreduce_sum(const ExecSpace& space, float* data, std::size_t n
 
 // ---- IntraSync::device --------------------------------------------------------------------
 
+#if !defined(KOKKOS_ENABLE_CUDA)
+void GpuShared::host_flag_wait(const std::uint32_t* flag, std::uint32_t e, int from, std::uint32_t kind) {
+  if (flag_reached(flag, e)) return;
+  const Deadline d;
+  for (unsigned spin = 1; !flag_reached(flag, e); ++spin) {
+    if (spin % 256 == 0 && (d.expired() || interrupted()))
+      give_up(flag_text(kind, world_[from], e), {world_[from]}, d.elapsed());
+    sched_yield();
+  }
+}
+#endif
+
 void GpuShared::device_reduce(const ExecSpace& space, std::size_t n, bool owners) {
   ++epoch_;
 #if defined(KOKKOS_ENABLE_CUDA)
-  reduce_kernel<<<blocks_, kThreads, 0, space.cuda_stream()>>>(impl_->peers, epoch_, n, owners);
-  GMI_CUDA_CHECK(cudaGetLastError());
+  // Leader's sum: the leader's stream goes on (NCCL among GPUs) only once every slice is in.
+  const bool leader = rank_ == 0;
+  const Gate arrive = make_gate(impl_->gate, epoch_, kArrive, all_but(size_, -1), kArrive, all_but(size_, rank_));
+  const Gate done = owners ? make_gate(impl_->gate, epoch_, kDone, 0u, kDone, 0u)
+                           : make_gate(impl_->gate, epoch_, kDone, leader ? 0u : 1u, kDone, leader ? all_but(size_, 0) : 0u);
+  run_step(space.cuda_stream(), impl_->peers, blocks_, arrive, done, n, nullptr, 1.0f, kSum | (owners ? kOwners : 0));
 #else
   // One "block": the calling thread signals and polls; the sums run on the host space.
   const Peers& P = impl_->peers;
   space.fence();  // our input is complete, and our last copy out of the sums is done
-  for (int p = 0; p < size_; ++p) flag_store(P.flags[p] + arrive_flag(0, rank_), epoch_);
-  for (int p = 0; p < size_; ++p) flag_wait(P.flags[rank_] + arrive_flag(0, p), epoch_);
+  for (int p = 0; p < size_; ++p) flag_store(P.flags[p] + flag_index(kArrive, rank_), epoch_);
+  for (int p = 0; p < size_; ++p) host_flag_wait(P.flags[rank_] + flag_index(kArrive, p), epoch_, p, kArrive);
   const Slice s = slice_of(n, size_, rank_);
   SumPeers f;
   f.out = P.sums[owners ? rank_ : 0] + s.lo;
@@ -474,22 +558,28 @@ void GpuShared::device_reduce(const ExecSpace& space, std::size_t n, bool owners
   Kokkos::parallel_for("gmi::mpi::GpuShared::sum", Range64(space, 0, std::int64_t(s.hi - s.lo)), f);
   space.fence();
   if (owners) return;
-  flag_store(P.flags[0] + done_flag(0, rank_), epoch_);
+  flag_store(P.flags[0] + flag_index(kDone, rank_), epoch_);
   if (rank_ == 0)
-    for (int p = 0; p < size_; ++p) flag_wait(P.flags[0] + done_flag(0, p), epoch_);
+    for (int p = 0; p < size_; ++p) host_flag_wait(P.flags[0] + flag_index(kDone, p), epoch_, p, kDone);
 #endif
 }
 
 void GpuShared::device_broadcast(const ExecSpace& space, float* data, std::size_t n, float scale, bool owners) {
 #if defined(KOKKOS_ENABLE_CUDA)
-  broadcast_kernel<<<blocks_, kThreads, 0, space.cuda_stream()>>>(impl_->peers, epoch_, n, data, scale, owners);
-  GMI_CUDA_CHECK(cudaGetLastError());
+  // After this GMI's work on its part of the sum: every owner releases the others, or the
+  // leader releases the rest.
+  const bool leader = rank_ == 0;
+  const Gate ready = owners ? make_gate(impl_->gate, epoch_, kReady, all_but(size_, -1), kReady, all_but(size_, rank_))
+                            : make_gate(impl_->gate, epoch_, kReady, leader ? all_but(size_, 0) : 0u, kReady, leader ? 0u : 1u);
+  const Gate none = make_gate(impl_->gate, epoch_, kReady, 0u, kReady, 0u);
+  run_step(space.cuda_stream(), impl_->peers, blocks_, ready, none, n, data, scale,
+           kCopy | (owners ? kOwners : 0));
 #else
   const Peers& P = impl_->peers;
   space.fence();  // this GMI's work on its part of the sum is complete
   if (owners) {
-    for (int p = 0; p < size_; ++p) flag_store(P.flags[p] + ready_flag(0, rank_), epoch_);
-    for (int p = 0; p < size_; ++p) flag_wait(P.flags[rank_] + ready_flag(0, p), epoch_);
+    for (int p = 0; p < size_; ++p) flag_store(P.flags[p] + flag_index(kReady, rank_), epoch_);
+    for (int p = 0; p < size_; ++p) host_flag_wait(P.flags[rank_] + flag_index(kReady, p), epoch_, p, kReady);
     for (int p = 0; p < size_; ++p) {
       const Slice s = slice_of(n, size_, p);
       scale_into(space, data + s.lo, P.sums[p] + s.lo, s.hi - s.lo, scale);
@@ -497,9 +587,9 @@ void GpuShared::device_broadcast(const ExecSpace& space, float* data, std::size_
     return;
   }
   if (rank_ == 0)
-    for (int p = 1; p < size_; ++p) flag_store(P.flags[p] + ready_flag(0, 0), epoch_);
+    for (int p = 1; p < size_; ++p) flag_store(P.flags[p] + flag_index(kReady, 0), epoch_);
   else
-    flag_wait(P.flags[rank_] + ready_flag(0, 0), epoch_);
+    host_flag_wait(P.flags[rank_] + flag_index(kReady, 0), epoch_, 0, kReady);
   scale_into(space, data, P.sums[0], n, scale);
 #endif
 }

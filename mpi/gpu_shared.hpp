@@ -8,24 +8,31 @@
 /// NCCL all-reduce among GPU leaders on the leader's sum in between.  How the GMIs wait for each
 /// other depends on whether they run at the same time:
 ///
-///  - IntraSync::device (MPS, and host builds): no host synchronisation at all.  Each step is one
-///    kernel per GMI; its blocks signal and poll flags in the shared memory (as NCCL's kernels
-///    do).  reduce(): every GMI sums its slice of the buffer over all GMIs (slot order), reading
-///    the others' input buffers in place, into the leader's buffer (the leader's kernel ends when
-///    every slice is in) or into its own (Sums::owners: each GMI then all-reduces its slice among
-///    GPUs).  broadcast(): queued after the work on the sum, it releases the others (the leader,
-///    or every owner) and every GMI copies the sum out, scaled.  allreduce() does both in one
-///    kernel when nothing happens in between (one GPU).
+///  - IntraSync::device (MPS, and host builds): no host synchronisation at all.  GMIs wait for
+///    each other in *gate* kernels of one warp that signal and poll flags in the shared memory
+///    (as NCCL's kernels do); the data moves in ordinary kernels that never wait.  A gate holds
+///    one warp slot of one SM and a GPU has at most 32 GMIs, so whatever a gate waits for can
+///    always become resident: no kernel needs its blocks to be co-resident with another
+///    process's (the design before 2026-11-24 did, see README "Failure behaviour").
+///    reduce(): gate 'arrive' (every GMI has started the call), every GMI sums its slice of the
+///    buffer over all GMIs (slot order), reading the others' input buffers in place, into the
+///    leader's buffer (then gate 'done': the leader waits until every slice is in) or into its
+///    own (Sums::owners: each GMI then all-reduces its slice among GPUs).  broadcast(): gate
+///    'ready' (the leader, or every owner, releases the others), then every GMI copies the sum
+///    out, scaled.  allreduce() (one GPU, nothing in between): arrive, sum, done, copy.
+///    Every gate has a deadline (reduce.timeout_s, mpi/device_watch.hpp): one that runs out
+///    records whom it waited for and every later gate returns at once.
 ///  - IntraSync::host (time-sliced GMIs, backend none, where a polling kernel would hold the GPU
 ///    for a whole time slice): every GMI copies its data into its shared buffer, two MPI barriers
-///    per call order CUDA interprocess events (no stream is drained), the leader sums in one
-///    kernel, every GMI copies the sum back.  A double buffer saves a third barrier.
+///    per call (bounded waits) order CUDA interprocess events (no stream is drained), the leader
+///    sums in one kernel, every GMI copies the sum back.  A double buffer saves a third barrier.
 #include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "kernels/core/kokkos.hpp"
 
@@ -65,14 +72,15 @@ class GpuShared {
   /// This GMI's slice of n floats with Sums::owners: (first element, count).
   std::pair<std::size_t, std::size_t> slice(std::size_t n) const;
 
-  /// reduce() + broadcast(..., scale) when nothing happens to the sum in between; one kernel per
-  /// GMI with IntraSync::device on GPU builds.
+  /// reduce() + broadcast(..., scale) when nothing happens to the sum in between; one gate
+  /// fewer with IntraSync::device on GPU builds.
   void allreduce(const ExecSpace& space, float* data, std::size_t n, float scale);
   /// allreduce() with scale 1: the sum over the GPU's GMIs, in every GMI's `data`.
   void allreduce_sum(const ExecSpace& space, float* data, std::size_t n);
 
  private:
   void barrier();
+  void host_flag_wait(const std::uint32_t* flag, std::uint32_t e, int from, std::uint32_t kind);
   void host_reduce(const ExecSpace& space, const float* data, std::size_t n);
   void host_broadcast(const ExecSpace& space, float* data, std::size_t n, float scale);
   void device_reduce(const ExecSpace& space, std::size_t n, bool owners);
@@ -82,9 +90,10 @@ class GpuShared {
   IntraSync sync_;
   int size_ = 1, rank_ = 0;
   std::size_t capacity_;
+  std::vector<int> world_;    // MPI_COMM_WORLD rank of every GMI of the GPU, by slot
   int phase_ = 0;             // IntraSync::host: which half of the double buffer this call uses
   std::uint32_t epoch_ = 0;   // IntraSync::device: calls so far; the value the flags carry
-  int blocks_ = 1;            // IntraSync::device: blocks per kernel, equal on every GMI of the GPU
+  int blocks_ = 1;            // IntraSync::device: blocks of the sum and copy kernels
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -8,8 +8,11 @@
 #include <limits>
 
 #include "kernels/core/error.hpp"
+#include "mpi/deadline.hpp"
 #include "mpi/device_group.hpp"
+#include "mpi/device_watch.hpp"
 #include "mpi/gpu_shared.hpp"
+#include "mpi/progress.hpp"
 
 namespace gmi::mpi {
 namespace {
@@ -17,27 +20,52 @@ namespace {
 bool use_ipc(const ReducerOptions& o) { return o.intra_gpu != "mpi"; }
 IntraSync intra_sync(const ReducerOptions& o) { return o.concurrent_gmis ? IntraSync::device : IntraSync::host; }
 
-/// What every strategy shares: the world communicator for host statistics, and the final 1/W.
+/// What every strategy shares: the world communicator for host statistics, the final 1/W, and
+/// bounded waits: a failure flagged by the device watch ends the job before the next call, the
+/// call's name goes into error lines, and its device work is watched.
 class ReducerBase : public GradientReducer {
  public:
-  explicit ReducerBase(const Communicators& c) : world_(c.world()), size_(comm_size(c.world())) {}
+  explicit ReducerBase(const Communicators& c) : world_(c.world()), size_(comm_size(c.world())) {
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    others_ = world_ranks(world_);
+    others_.erase(std::remove(others_.begin(), others_.end(), me), others_.end());
+  }
+  void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) final {
+    check();
+    if (name_.empty()) name_ = name();
+    progress().operation(name_);
+    mean(space, data, n);
+    if (watched_ && size_ > 1) watch(space, name_, others_);
+  }
   void allreduce_sum_host(double* values, int n) override {
-    if (size_ > 1) GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, world_));
+    if (size_ <= 1) return;
+    MPI_Request req;
+    GMI_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, world_, &req));
+    wait(req, world_, "MPI_Iallreduce of statistics");
   }
   int size() const override { return size_; }
 
  protected:
+  /// The strategy: `data` = its mean over all GMIs (see GradientReducer::allreduce_mean).
+  virtual void mean(const ExecSpace& space, float* data, std::size_t n) = 0;
   void finish(const ExecSpace& space, float* data, std::size_t n) const {
     if (size_ > 1) scale(space, data, n, 1.0f / float(size_));
   }
   MPI_Comm world_;
   int size_;
+  std::vector<int> others_;  // every other GMI (MPI_COMM_WORLD ranks)
+  std::string name_;
+  /// The device may wait on other GMIs without a deadline of its own (NCCL, interprocess CUDA
+  /// events): the device watch times every call (an event record, ~1 us on the host).  Gates
+  /// and host-staged MPI bound their own waits.
+  bool watched_ = false;
 };
 
 class Mpr final : public ReducerBase {
  public:
   Mpr(const Communicators& c, std::size_t n) : ReducerBase(c), all_(c.world(), Transport::host, n) {}
-  void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) override {
+  void mean(const ExecSpace& space, float* data, std::size_t n) override {
     all_.allreduce_sum(space, data, n);
     finish(space, data, n);
   }
@@ -50,11 +78,13 @@ class Mpr final : public ReducerBase {
 class Mrr final : public ReducerBase {
  public:
   Mrr(const Communicators& c, std::size_t n)
-      : ReducerBase(c), ring_(c.ring(), ring_transport(), n), cross_(make_cross(c), ring_transport(), n) {}
+      : ReducerBase(c), ring_(c.ring(), ring_transport(), n), cross_(make_cross(c), ring_transport(), n) {
+    watched_ = ring_transport() == Transport::nccl;
+  }
   ~Mrr() override {
     if (owned_ != MPI_COMM_NULL) MPI_Comm_free(&owned_);
   }
-  void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) override {
+  void mean(const ExecSpace& space, float* data, std::size_t n) override {
     ring_.allreduce_sum(space, data, n);
     cross_.allreduce_sum(space, data, n);
     ring_.bcast(space, data, n, root_);
@@ -84,14 +114,16 @@ class Har final : public ReducerBase {
  public:
   Har(const Communicators& c, const ReducerOptions& o)
       : ReducerBase(c), single_gpu_(c.layout().num_gpus == 1), leaders_(c.leaders(), ring_transport(), o.elements) {
+    watched_ = !single_gpu_ && ring_transport() == Transport::nccl;
     if (!use_ipc(o)) {
       local_ = std::make_unique<DeviceGroup>(c.gpu(), Transport::host, o.elements);
       return;
     }
     shared_ = std::make_unique<GpuShared>(c.gpu(), o.elements, intra_sync(o));
     if (har_uses_rings(c.layout(), o)) rings_ = std::make_unique<DeviceGroup>(c.ring(), ring_transport(), o.elements);
+    watched_ = watched_ || (!device_is_host() && shared_->size() > 1 && shared_->sync() == IntraSync::host);
   }
-  void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) override {
+  void mean(const ExecSpace& space, float* data, std::size_t n) override {
     if (shared_ && shared_->size() > 1) {
       // The GPU's sum, all-reduced among GPUs in place (in the leader's buffer, or slice by
       // slice in ring j by its owner j), then copied out to every GMI, scaled to the mean.  On
@@ -139,11 +171,13 @@ class Hybrid final : public ReducerBase {
         k_(k),
         in_ring_(c.me().slot < k),
         ring_(in_ring_ ? c.ring() : MPI_COMM_NULL, ring_transport(), n),
-        ip_(make_ip(c), Transport::host, n) {}
+        ip_(make_ip(c), Transport::host, n) {
+    watched_ = ring_transport() == Transport::nccl;
+  }
   ~Hybrid() override {
     if (ip_comm_ != MPI_COMM_NULL) MPI_Comm_free(&ip_comm_);
   }
-  void allreduce_mean(const ExecSpace& space, float* data, std::size_t n) override {
+  void mean(const ExecSpace& space, float* data, std::size_t n) override {
     if (in_ring_) ring_.allreduce_sum(space, data, n);
     ip_.allreduce_sum(space, data, n);
     if (in_ring_) ring_.bcast(space, data, n, 0);

@@ -166,6 +166,27 @@ struct Codec<std::optional<double>> {
   }
 };
 
+template <>
+struct Codec<AutoSeconds> {
+  static std::string type() { return "number, auto or off"; }
+  static std::string phrase() { return "auto, off or a number of seconds"; }
+  static bool decode(const YAML::Node& n, AutoSeconds& out) {
+    std::string s;
+    if (!scalar_text(n, s)) return false;
+    if (s == "auto") return out = AutoSeconds{}, true;
+    if (s == "off") return out = AutoSeconds{AutoSeconds::Mode::off, 0}, true;
+    double v;
+    if (!decode_double(n, v)) return false;
+    out = AutoSeconds{AutoSeconds::Mode::fixed, v};
+    return true;
+  }
+  static std::string text(const AutoSeconds& v) {
+    if (v.mode == AutoSeconds::Mode::automatic) return "auto";
+    if (v.mode == AutoSeconds::Mode::off) return "off";
+    return Codec<double>::text(v.seconds);
+  }
+};
+
 std::string shown(const YAML::Node& n) {
   if (n.IsNull()) return "null";
   if (n.IsScalar()) return "'" + n.Scalar() + "'";
@@ -347,6 +368,13 @@ const std::vector<Field>& schema() {
                            "stop the run (its last checkpoint intact) after this many updates in a "
                            "row were skipped for a NaN or Inf gradient or loss",
                            GMI_KEY(train.max_nonfinite_updates), at_least(1), ">= 1"));
+    f.push_back(field<AutoSeconds>(
+        "train.stall_timeout_s",
+        "stalled-GMI watchdog: a GMI that makes no progress (no phase of an iteration ends) for this "
+        "many seconds logs the phase it is in and ends the job; auto: max(300, 20 x the slowest "
+        "iteration so far); off: no watchdog",
+        GMI_KEY(train.stall_timeout_s),
+        [](const AutoSeconds& v) { return v.mode != AutoSeconds::Mode::fixed || v.seconds > 0; }, "(> 0)"));
     // checkpoint
     f.push_back(field<int>("checkpoint.interval",
                            "write a checkpoint every N iterations (0: only on SIGTERM/SIGINT/SIGUSR1/"
@@ -449,6 +477,12 @@ const std::vector<Field>& schema() {
     f.push_back(field<int>("reduce.auto_runs",
                            "timed runs per unit cost when strategy is auto (paper 003: 100)",
                            GMI_KEY(reduce.auto_runs), at_least(1), ">= 1"));
+    f.push_back(field<double>(
+        "reduce.timeout_s",
+        "longest wait of a GMI on others (reductions on the device, NCCL, MPI, the per-iteration "
+        "statistics): when it runs out, the GMIs that still answer name the ones that do not, one "
+        "line is printed and every rank exits with status 3",
+        GMI_KEY(reduce.timeout_s), [](const double& v) { return v > 0 && v <= 1e6; }, "in (0, 1e6]"));
     return f;
   }();
   return s;
@@ -603,6 +637,11 @@ Config load(const std::string& path, const Overrides& overrides, int world_size)
     throw InputError(fmt::format("config {}: line {}, column {}: {}", path, e.mark.line + 1,
                                  e.mark.column + 1, e.msg));
   }
+  // An empty file is almost always a mistake (a failed copy, the wrong path): training on
+  // nothing but defaults should be asked for, with `{}`.
+  if (!root.IsDefined() || root.IsNull())
+    throw InputError("config " + path + ": the file has no keys (empty, or only comments); expected a YAML "
+                     "mapping such as 'env: {name: CartPole-v1}' (write '{}' to train with every default)");
   return from_node(root, path, overrides, world_size);
 }
 

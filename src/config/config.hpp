@@ -52,12 +52,21 @@ struct PpoConfig {
   bool bootstrap_truncated = true;  ///< add gamma*V(final_obs) to the reward of truncated steps
 };
 
+/// Seconds, or `auto` (a rule documented where the key is used), or `off`.
+struct AutoSeconds {
+  enum class Mode { automatic, off, fixed };
+  Mode mode = Mode::automatic;
+  double seconds = 0;  ///< when fixed (> 0)
+  bool operator==(const AutoSeconds& o) const { return mode == o.mode && seconds == o.seconds; }
+};
+
 struct TrainConfig {
   std::int64_t total_env_steps = 500000;  ///< stop after this many env steps (all GMIs together)
   std::int64_t seed = 1;                  ///< the run's seed (weights, envs, sampling)
   int log_interval = 10;                  ///< progress line every N iterations (rank 0)
   std::string run_dir;                    ///< output directory; empty: runs/<config>-<time>
   int max_nonfinite_updates = 10;         ///< stop after this many skipped (NaN/Inf) updates in a row
+  AutoSeconds stall_timeout_s;            ///< watchdog: no progress for this long ends the job
 };
 
 /// When checkpoints are written (src/checkpoint/).
@@ -91,6 +100,7 @@ struct ReduceConfig {
   std::string intra_gpu = "auto"; ///< HAR's step within a GPU: auto | ipc | mpi
   std::string inter_gpu = "auto"; ///< HAR's step among GPUs: auto | leaders | rings
   int auto_runs = 100;            ///< timed runs per unit cost for strategy auto
+  double timeout_s = 120;         ///< a wait on other GMIs longer than this ends the job
 };
 
 struct Config {

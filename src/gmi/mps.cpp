@@ -147,9 +147,11 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
     // control program waits for that.  A process stays a client until it exits (measured on an
     // H100: cudaDeviceReset is not enough), this one included.  So a detached watcher sends the
     // quit once this process has exited, whichever way: a normal end, an error, or a kill -9 (a
-    // dead rank ends the job; its daemon must not outlive it).
+    // dead rank ends the job; its daemon must not outlive it).  `-t 10`: a server whose clients
+    // have not all gone 10 s later is shut down anyway (a GMI killed while a kernel of its never
+    // returned kept the server, and so the daemon, alive on an H100).
     const std::string cmd = fmt::format(
-        "setsid sh -c \"while kill -0 {} 2>/dev/null; do sleep 0.5; done; echo quit | "
+        "setsid sh -c \"while kill -0 {} 2>/dev/null; do sleep 0.5; done; echo quit -t 10 | "
         "CUDA_MPS_PIPE_DIRECTORY={} CUDA_MPS_LOG_DIRECTORY={} timeout 600 nvidia-cuda-mps-control && rmdir {}\" "
         "> /dev/null 2>&1 < /dev/null &",
         static_cast<long>(::getpid()), quoted(pipe_dir_), quoted(log_dir_), quoted(pipe_dir_));

@@ -8,9 +8,11 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "kernels/core/error.hpp"
+#include "mpi/deadline.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
@@ -25,6 +27,24 @@ constexpr bool kCudaBuild =
 #else
     false;
 #endif
+
+std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / double(1ull << 30)); }
+
+/// Host memory this process may still use: MemAvailable, or less under a cgroup (v2) limit.
+double host_available_bytes() {
+  double avail = INFINITY;
+  std::ifstream mi("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (mi >> key >> kb >> unit)
+    if (key == "MemAvailable:") avail = kb * 1024.0;
+  std::ifstream max_f("/sys/fs/cgroup/memory.max"), cur_f("/sys/fs/cgroup/memory.current");
+  std::string max_s;
+  double cur = 0;
+  if (max_f >> max_s && max_s != "max" && cur_f >> cur) avail = std::min(avail, std::stod(max_s) - cur);
+  return avail;
+}
 
 std::string percent_text(double p) {
   return std::floor(p) == p ? fmt::format("{}", int(p)) : fmt::format("{:.2f}", p);
@@ -75,6 +95,7 @@ GmiSettings settings_for(const config::GmiConfig& g, const mpi::Layout& L, const
 }
 
 Session::Session(const config::Config& cfg, mpi::Environment& mpi) : cfg_(cfg) {
+  mpi::set_timeout(cfg.reduce.timeout_s);
   const std::vector<std::string> names = mpi::gather_node_names(cfg.gmi.ranks_per_node);
   mpi::LayoutRequest req;
   int gpus = cfg.gmi.gpus_per_node > 0 ? cfg.gmi.gpus_per_node : detect_gpus_per_node();
@@ -115,6 +136,51 @@ Session::~Session() {
   // node has exited (MpsDaemon::~MpsDaemon).
   kokkos_.reset();
   mps_.reset();
+}
+
+void Session::check_memory(double device_bytes, double host_bytes, const std::string& drivers) const {
+  // Kokkos, cuBLAS and the reducers' buffers take some too: a margin.
+  auto padded = [](double b) { return b * 1.05 + double(64ull << 20); };
+  const mpi::Place& p = me();
+  std::string error;
+#if defined(KOKKOS_ENABLE_CUDA)
+  std::size_t free_b = 0, total_b = 0;
+  GMI_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  // With an MPS memory limit a GMI sees its own allowance; without one the GPU's GMIs share it.
+  const bool own_limit = settings_.backend == "mps" && !settings_.memory_limit.empty();
+  double dev[2] = {padded(device_bytes), double(free_b)};
+  if (!own_limit) {
+    double sum = dev[0], low = -dev[1];
+    GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comms_->gpu()));
+    GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &low, 1, MPI_DOUBLE, MPI_MAX, comms_->gpu()));
+    dev[0] = sum, dev[1] = -low;
+  }
+  if (dev[0] > dev[1])
+    error = fmt::format("not enough device memory for {}: {} need {} ({} of training state each), {} {}; lower "
+                        "env.num_envs or ppo.num_steps, or use more GMIs or GPUs",
+                        drivers,
+                        own_limit ? fmt::format("GMI rank {}", mpi::comm_rank(MPI_COMM_WORLD))
+                                  : fmt::format("the {} GMI(s) of GPU {} on node {}", layout().gmis_per_gpu[p.global_gpu], p.gpu, p.node),
+                        gib(dev[0]), gib(device_bytes),
+                        gib(dev[1]), own_limit ? "under its MPS memory limit (gmi.memory_limit)" : "free on that GPU");
+  const double host_need = padded(host_bytes);
+#else
+  const double host_need = padded(device_bytes + host_bytes);
+#endif
+  if (error.empty()) {
+    // The node's GMIs share its host memory.
+    double sum = host_need, low = -host_available_bytes();
+    GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comms_->node()));
+    GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &low, 1, MPI_DOUBLE, MPI_MAX, comms_->node()));
+    if (sum > -low)
+      error = fmt::format("not enough host memory for {}: the {} GMI(s) of node {} need {} ({} each), {} available; "
+                          "lower env.num_envs or ppo.num_steps, or use more nodes",
+                          drivers, mpi::comm_size(comms_->node()), p.node, gib(sum), gib(host_need), gib(-low));
+  }
+  // One answer for the job: the first rank that found a problem names it.
+  int failed = error.empty() ? -1 : mpi::comm_rank(MPI_COMM_WORLD);
+  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  if (failed >= 0) throw InputError(mpi::broadcast_string(error, MPI_COMM_WORLD, failed));
 }
 
 std::string Session::layout_table() const {

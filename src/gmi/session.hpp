@@ -55,6 +55,13 @@ class Session {
   /// sums gradients in the same order as before.
   std::unique_ptr<mpi::GradientReducer> make_reducer(std::size_t elements, const std::string& keep = "") const;
 
+  /// Before a trainer allocates: whether every GMI's `device_bytes` (and `host_bytes`) fit in
+  /// what its GPU (the GPU's free memory shared by its GMIs, or the GMI's MPS memory limit) and
+  /// its node's host memory have free.  Collective; throws the same gmi::InputError on every
+  /// rank, naming `drivers` (the keys and values that set the size), the bytes needed and the
+  /// bytes available.  On host builds device memory is host memory.
+  void check_memory(double device_bytes, double host_bytes, const std::string& drivers) const;
+
  private:
   const config::Config& cfg_;
   std::unique_ptr<mpi::Communicators> comms_;

@@ -11,21 +11,22 @@
 #include <thread>
 
 #include "kernels/core/error.hpp"
+#include "kernels/core/fault.hpp"
 
 namespace gmi::runtime {
 
 Faults Faults::parse(const std::string& spec, int rank) {
   Faults f;
   f.rank_ = rank;
-  static const std::regex item(R"((kill|segv|sigterm|nan|kill-in-checkpoint|slow-checkpoint)@([0-9]+(\.[0-9]+)?)(:([0-9]+))?)");
+  static const std::regex item(R"((kill|segv|sigterm|nan|kill-in-checkpoint|slow-checkpoint|hang|hang-kernel)@([0-9]+(\.[0-9]+)?)(:([0-9]+))?)");
   std::stringstream in(spec);
   std::string s;
   while (std::getline(in, s, ',')) {
     std::smatch m;
     if (!std::regex_match(s, m, item))
       throw InputError("GMI_DRL_FAULT: '" + s +
-                       "': expected kill@N[:RANK], segv@N[:RANK], sigterm@N[:RANK], nan@N[:RANK], kill-in-checkpoint@N[:RANK] "
-                       "or slow-checkpoint@SECONDS");
+                       "': expected kill@N[:RANK], segv@N[:RANK], sigterm@N[:RANK], nan@N[:RANK], hang@N[:RANK], "
+                       "hang-kernel@N[:RANK], kill-in-checkpoint@N[:RANK] or slow-checkpoint@SECONDS");
     Item it;
     it.what = m[1];
     it.n = std::stod(m[2]);
@@ -55,6 +56,17 @@ bool Faults::before_iteration(std::int64_t iteration) const {
     if (it.what == "segv") std::raise(SIGSEGV);
     if (it.what == "sigterm") std::raise(SIGTERM);
     if (it.what == "nan") nan = true;
+    if (it.what == "hang" || it.what == "hang-kernel") {
+      std::fprintf(stderr, "gmi_drl: GMI_DRL_FAULT: rank %d %s before iteration %lld\n", rank_,
+                   it.what == "hang" ? "stops (sleeps in host code)" : "launches a kernel that never returns",
+                   static_cast<long long>(iteration));
+      std::fflush(stderr);
+      if (it.what == "hang-kernel") {
+        fault::launch_endless_kernel(ExecSpace());
+      } else {
+        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+      }
+    }
   }
   return nan;
 }

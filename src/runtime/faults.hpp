@@ -10,6 +10,10 @@
 ///   nan@N:R                  every gradient of iteration N on GMI R gets a NaN
 ///   kill-in-checkpoint@N:R   GMI R sends itself SIGKILL while the checkpoint of iteration N is
 ///                            being written (all data written, file not yet flushed or renamed)
+///   hang@N:R                 GMI R stops taking part before iteration N: it sleeps forever in
+///                            host code (alive, but silent)
+///   hang-kernel@N:R          GMI R queues a device kernel that never returns before iteration N
+///                            (its host thread blocks at the next fence; host builds: at once)
 ///   slow-checkpoint@S        every GMI sleeps S seconds inside every checkpoint write
 ///
 /// Unset, nothing happens.  A malformed value is an input error.

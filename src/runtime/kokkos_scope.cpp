@@ -4,6 +4,7 @@
 
 #include "kernels/core/kokkos.hpp"
 #include "kernels/nn/blas.hpp"
+#include "mpi/device_watch.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
@@ -28,6 +29,7 @@ KokkosScope::KokkosScope(int device_id) {
 }
 
 KokkosScope::~KokkosScope() {
+  mpi::stop_device_watch();  // its events belong to this CUDA context
   blas::release_handles();
   Kokkos::finalize();
 }

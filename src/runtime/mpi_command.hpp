@@ -2,12 +2,15 @@
 /// \file
 /// \brief Running a command under MPI with gmi_drl's error policy (STYLE.md, practice 6): bad
 /// input is seen alike on every rank, so rank 0 prints one `gmi_drl: error:` line and every rank
-/// returns 2; any other failure is this rank's own, so it prints and ends the whole job.
+/// returns 2; a wait on other GMIs that ran out (mpi::TimeoutError) prints its line and ends the
+/// whole job with status 3; any other failure is this rank's own, so it prints and ends the whole
+/// job.
 #include <cstdio>
 #include <exception>
 #include <string>
 
 #include "kernels/core/error.hpp"
+#include "mpi/deadline.hpp"
 #include "mpi/environment.hpp"
 #include "src/runtime/logging.hpp"
 
@@ -22,6 +25,9 @@ int run_mpi_command(int* argc, char*** argv, const std::string& log_level, F&& b
   } catch (const InputError& e) {
     if (mpi.rank() == 0) std::fprintf(stderr, "gmi_drl: error: %s\n", e.what());
     return 2;
+  } catch (const mpi::TimeoutError& e) {
+    std::fprintf(stderr, "gmi_drl: error: %s\n", e.what());
+    mpi::Environment::abort(3);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gmi_drl: fatal: %s\n", e.what());
     if (mpi.size() > 1) mpi::Environment::abort(1);

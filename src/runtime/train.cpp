@@ -12,7 +12,9 @@
 
 #include "gmi_version.hpp"
 #include "kernels/core/error.hpp"
+#include "mpi/deadline.hpp"
 #include "mpi/environment.hpp"
+#include "mpi/progress.hpp"
 #include "mpi/topology.hpp"
 #include "src/algos/ppo/ppo.hpp"
 #include "src/checkpoint/checkpoint.hpp"
@@ -25,6 +27,7 @@
 #include "src/runtime/faults.hpp"
 #include "src/runtime/run_dir.hpp"
 #include "src/runtime/signals.hpp"
+#include "src/runtime/watchdog.hpp"
 
 namespace gmi::runtime {
 namespace {
@@ -53,7 +56,7 @@ bool may_change_on_resume(const std::string& key) {
   for (const char* prefix : {"checkpoint.", "gmi.", "reduce.", "device."})
     if (key.rfind(prefix, 0) == 0) return true;
   for (const char* k : {"train.total_env_steps", "train.log_interval", "train.run_dir",
-                        "train.max_nonfinite_updates", "env.num_envs"})
+                        "train.max_nonfinite_updates", "train.stall_timeout_s", "env.num_envs"})
     if (key == k) return true;
   return false;
 }
@@ -135,6 +138,10 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   } else {
     cfg = config::parse(resume.config, resume.path, o.overrides, mpi.size());
   }
+  mpi::set_timeout(cfg.reduce.timeout_s);
+  StallWatchdog watchdog(cfg.train.stall_timeout_s);
+  mpi::Progress& progress = mpi::progress();
+  progress.phase("set-up");
   std::string dir = cfg.train.run_dir.empty() ? default_run_dir(o.config_path) : cfg.train.run_dir;
   dir = mpi::broadcast_string(dir);  // one directory, even if ranks' clocks differ
   cfg.train.run_dir = dir;
@@ -176,6 +183,13 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   const nn::ActorCriticLayout policy = algos::PpoTrainer::policy_layout(cfg);
   std::unique_ptr<mpi::GradientReducer> reducer;
   if (mpi.size() > 1) reducer = session.make_reducer(policy.num_params, same_layout ? resume_meta->reducer : "");
+  {
+    const algos::MemoryNeeds needs = algos::PpoTrainer::memory_needs(cfg);
+    std::string drivers;
+    for (const char* key : {"env.num_envs", "ppo.num_steps", "policy.actor_hidden", "policy.critic_hidden"})
+      drivers += fmt::format("{}{} = {}", drivers.empty() ? "" : ", ", key, config::value_text(cfg, key));
+    session.check_memory(needs.device_bytes, needs.host_bytes, drivers);
+  }
   // Distinct environments per GMI: GMI r owns global environments [r * N, (r + 1) * N).
   const int gmi = session.me().gmi_rank;
   algos::PpoTrainer trainer(cfg, std::uint64_t(gmi) * cfg.env.num_envs, reducer.get());
@@ -212,6 +226,14 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
                    c.state.iteration, cfg.num_iterations);
     }
   }
+  if (resume_meta && trainer.iteration() >= cfg.num_iterations) {
+    spdlog::info("nothing to do: {} is at iteration {} of {} ({} env steps; train.total_env_steps = {}); raise "
+                 "train.total_env_steps to train further",
+                 resume.path, trainer.iteration(), cfg.num_iterations, trainer.iteration() * per_iteration,
+                 cfg.train.total_env_steps);
+    if (mpi.rank() == 0) write_text_file(dir + "/status", "done\n");
+    return 0;
+  }
   std::optional<MetricsCsv> csv;  // rank 0 writes the metrics: the history so far, then new rows
   if (mpi.rank() == 0) {
     csv.emplace(dir + "/metrics.csv", kColumns);
@@ -241,8 +263,10 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     return w;
   };
   auto save_checkpoint = [&](const std::string& why) {
+    progress.phase("checkpoint");
     const auto t0 = std::chrono::steady_clock::now();
     const algos::PpoState st = trainer.save_state();
+    mpi::check();  // never write what a failed reduction left behind
     checkpoint::Meta meta;
     meta.gmi_drl_version = GMI_DRL_VERSION;
     meta.config = config::to_yaml(cfg);
@@ -279,10 +303,15 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   double best_return = -INFINITY;
   const std::int64_t first_iteration = trainer.iteration();
   while (trainer.iteration() < cfg.num_iterations) {
+    progress.iteration(trainer.iteration() + 1);
+    progress.phase("iteration start");
     if (faults.before_iteration(trainer.iteration() + 1)) trainer.inject_nonfinite_gradient();
     const auto t_it = std::chrono::steady_clock::now();
     const algos::IterationMetrics m = trainer.iterate();
     const double t_iter = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_it).count();
+    watchdog.iteration_took(t_iter);
+    progress.phase("statistics");
+    progress.operation("");
     // Aggregate over GMIs: episode sums add up; times are the slowest GMI's.
     double sums[3] = {m.episode_return_sum, m.episode_length_sum, m.episodes};
     double times[3] = {m.time_rollout, m.time_update, t_iter};
@@ -353,8 +382,10 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::int64_t total = (cfg.num_iterations - first_iteration) * per_iteration;
-  spdlog::info("done: {} env steps in {} ({} steps/s), best iteration return {:.2f}; metrics in {}/metrics.csv",
-               total, fmt_duration(wall), fmt_rate(total / std::max(wall, 1e-9)), best_return, dir);
+  progress.phase("done");
+  spdlog::info("done: {} env steps in {} ({} steps/s), best iteration return {}; metrics in {}/metrics.csv", total,
+               fmt_duration(wall), fmt_rate(total / std::max(wall, 1e-9)),
+               std::isfinite(best_return) ? fmt::format("{:.2f}", best_return) : "- (no episode finished)", dir);
   if (mpi.rank() == 0) write_text_file(dir + "/status", "done\n");
   return 0;
 }

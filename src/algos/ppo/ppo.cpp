@@ -12,6 +12,8 @@
 #include "kernels/rl/gae.hpp"
 #include "kernels/rl/sample.hpp"
 #include "kernels/rl/shuffle.hpp"
+#include "mpi/deadline.hpp"
+#include "mpi/progress.hpp"
 
 namespace gmi::algos {
 namespace {
@@ -44,6 +46,33 @@ nn::ActorCriticSpec make_spec(const config::Config& c, const envs::EnvSpec& e) {
 
 nn::ActorCriticLayout PpoTrainer::policy_layout(const config::Config& cfg) {
   return nn::ActorCriticLayout(make_spec(cfg, envs::env_spec(cfg.env.name)));
+}
+
+MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg) {
+  const nn::ActorCriticLayout L = policy_layout(cfg);
+  const double N = cfg.env.num_envs, TN = double(cfg.ppo.num_steps) * N, B = double(cfg.minibatch_size);
+  const double od = L.obs_dim, ad = L.act_dim, P = double(L.num_params);
+  // MlpWorkspace: every layer's outputs, two gradient buffers of the widest layer, ones.
+  auto workspace = [](const nn::MlpLayout& m, double cap) {
+    double widths = 0;
+    for (const auto& l : m.layers) widths += l.out;
+    return cap * (widths + 2.0 * m.max_width() + 1.0);
+  };
+  double floats = 4 * P;                                   // params, gradients, Adam moments
+  floats += TN * (2 * od + ad + 6) + N * (2 * od + ad + 3);  // rollout storage and per-env rows
+  floats += workspace(L.actor, N) + workspace(L.critic, N);  // the rollout's layered workspaces
+  const bool fused = rl::FusedUpdate::supported(L) && cfg.device.fused_kernels != "off" && !device_is_host();
+  if (fused)
+    floats += 2.0 * std::min(B / 32 + 1, 2048.0) * P;  // per-team partial sums and accumulators (upper bound)
+  else
+    floats += B * (od + 2 * ad + L.actor_out() + 6) + workspace(L.actor, B) + workspace(L.critic, B);
+  double bytes = 4 * floats + 2 * TN;         // + terminated, truncated
+  bytes += N * (od + 16) * 8;                 // environment state (generous)
+  MemoryNeeds m;
+  m.device_bytes = bytes;
+  // Checkpoints copy the state to the host: parameters, moments, this GMI's environments.
+  if (!device_is_host()) m.host_bytes = 3 * 4 * P + N * (od + 16) * 8 + N * (od + 1) * 4;
+  return m;
 }
 
 bool PpoTrainer::data_parallel() const { return reducer_ && reducer_->size() > 1; }
@@ -497,6 +526,7 @@ void PpoTrainer::update(IterationMetrics& m) {
               if (inject || !math::isfinite(ls->pg + ls->v + ls->entropy)) grads[0] = NAN;
             });
       }
+      mpi::progress().minibatch(epoch, mb);
       if (reducer_) reducer_->allreduce_mean(space_, grads, P);
       blas::nrm2<float>(space_, int(P), grads, grad_norms_.data() + k);
       aa.step = ++adam_step_;
@@ -529,9 +559,11 @@ IterationMetrics PpoTrainer::iterate() {
   lr_ = frac * cfg_.ppo.learning_rate;
   m.learning_rate = lr_;
 
+  mpi::progress().phase("rollout");
   rollout();
   space_.fence();
   m.time_rollout = seconds_since(t0);
+  mpi::progress().phase("update");
   const auto t1 = Clock::now();
 
   const envs::EpisodeStats es = env_->take_episode_stats(space_);
@@ -575,6 +607,8 @@ IterationMetrics PpoTrainer::iterate() {
   auto stats = Kokkos::create_mirror_view_and_copy(HostSpace(), loss_stats_);
   auto norms = Kokkos::create_mirror_view_and_copy(HostSpace(), grad_norms_);
   space_.fence();
+  mpi::check();  // a reduction that ran out on the device: end here, not with its garbage
+  mpi::progress().beat();
   m.time_update = seconds_since(t1);
   // Skipped updates (non-finite gradient norm) are left out of the means.  They did not move the
   // weights; from the next iteration on they do not count as Adam steps either (the updates

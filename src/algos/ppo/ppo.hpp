@@ -53,6 +53,13 @@ struct PpoState {
   std::vector<envs::StateArray> env;
 };
 
+/// Memory a trainer takes (an estimate from the sizes that grow with the run: rollout storage,
+/// workspaces, parameters; checked before anything is allocated).
+struct MemoryNeeds {
+  double device_bytes = 0;  ///< in the execution space's memory (host memory on host builds)
+  double host_bytes = 0;    ///< host memory besides (checkpoint copies); 0 on host builds
+};
+
 class PpoTrainer {
  public:
   /// \param env_offset global index of this GMI's first environment
@@ -65,6 +72,8 @@ class PpoTrainer {
 
   /// The policy's parameter layout for `cfg` (sizes gradient buffers before a trainer exists).
   static nn::ActorCriticLayout policy_layout(const config::Config& cfg);
+  /// What a trainer for `cfg` will allocate, per GMI.
+  static MemoryNeeds memory_needs(const config::Config& cfg);
 
   std::int64_t iteration() const { return iteration_; }
   const nn::ActorCriticLayout& layout() const { return layout_; }
