@@ -24,6 +24,8 @@
             checkpoint.at_end decide which checkpoints exist
   layout    a 4-GMI checkpoint resumed on 2 GMIs with other env counts: policy, optimizer and
             normalisers restored, envs re-seeded, a warning, the run finishes
+  finished  --resume latest of a finished run: nothing to do, said so, exit status 0, no return
+            invented, nothing written
 
   check_checkpoint.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
@@ -457,9 +459,29 @@ def mode_layout(a):
     verify(a, last)
 
 
+def mode_finished(a):
+    cfg = config(a)
+    ref = straight(a, cfg)
+    before = sorted(os.listdir(os.path.join(ref, "checkpoints")))
+    metrics = open(os.path.join(ref, "metrics.csv")).read()
+    p = run(a, 4, ["--resume", "latest", "--run-dir", ref])
+    out = p.stdout + p.stderr
+    if not re.search(rf"nothing to do: \S+ckpt-{ITERS:09d}\.h5 is at iteration {ITERS} of {ITERS} \(2048 env steps; "
+                     r"train\.total_env_steps = 2048\); raise train\.total_env_steps to train further", out):
+        fail("no 'nothing to do' line", p)
+    if "best iteration return" in out or "-inf" in out:
+        fail("a finished run resumed printed a return", p)
+    if sorted(os.listdir(os.path.join(ref, "checkpoints"))) != before or \
+            open(os.path.join(ref, "metrics.csv")).read() != metrics:
+        fail("resuming a finished run changed its checkpoints or metrics", p)
+    if open(os.path.join(ref, "status")).read() != "done\n":
+        fail("status is not 'done'", p)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["exact", "signals", "dead", "killwrite", "nan", "badfiles", "cadence", "layout"])
+    ap.add_argument("mode", choices=["exact", "signals", "dead", "killwrite", "nan", "badfiles", "cadence", "layout",
+                                     "finished"])
     ap.add_argument("--gmi", required=True)
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--workdir", required=True)

@@ -113,6 +113,45 @@ TEST(Config, MissingFileIsNamed) {
   }
 }
 
+TEST(Config, EmptyOrCommentOnlyFileIsAnError) {
+  const std::string path = ::testing::TempDir() + "gmi_empty_config.yaml";
+  for (const char* text : {"", "# a comment\n\n   # another\n", "\n\n"}) {
+    std::ofstream(path) << text;
+    try {
+      load(path);
+      FAIL() << "accepted '" << text << "'";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("config " + path + ": the file has no keys (empty, or only comments)", 0),
+                0u)
+          << e.what();
+    }
+  }
+  // Every default on purpose: an empty mapping.
+  std::ofstream(path) << "{}\n";
+  EXPECT_EQ(load(path).env.name, "CartPole-v1");
+}
+
+TEST(Config, TimeoutsTakeNumbersAutoOrOff) {
+  const Config d = parse("{}", "t.yaml");
+  EXPECT_DOUBLE_EQ(d.reduce.timeout_s, 120);
+  EXPECT_EQ(d.train.stall_timeout_s.mode, AutoSeconds::Mode::automatic);
+  const Config c = parse("train: {stall_timeout_s: 42.5}\nreduce: {timeout_s: 0.5}\n", "t.yaml");
+  EXPECT_EQ(c.train.stall_timeout_s.mode, AutoSeconds::Mode::fixed);
+  EXPECT_DOUBLE_EQ(c.train.stall_timeout_s.seconds, 42.5);
+  EXPECT_DOUBLE_EQ(c.reduce.timeout_s, 0.5);
+  EXPECT_EQ(parse("train: {stall_timeout_s: off}", "t.yaml").train.stall_timeout_s.mode, AutoSeconds::Mode::off);
+  EXPECT_EQ(parse(to_yaml(c), "r.yaml").train.stall_timeout_s, c.train.stall_timeout_s);
+  EXPECT_EQ(parse(to_yaml(parse("train: {stall_timeout_s: off}", "t.yaml")), "r.yaml").train.stall_timeout_s.mode,
+            AutoSeconds::Mode::off);
+  EXPECT_EQ(error_of("train: {stall_timeout_s: 0}"),
+            "config test.yaml: train.stall_timeout_s: expected auto, off or a number of seconds (> 0), got '0'");
+  EXPECT_EQ(error_of("train: {stall_timeout_s: [1]}"),
+            "config test.yaml: train.stall_timeout_s: expected auto, off or a number of seconds (> 0), got a list");
+  EXPECT_EQ(error_of("reduce: {timeout_s: -1}"), "config test.yaml: reduce.timeout_s: expected a number in (0, 1e6], got '-1'");
+  EXPECT_EQ(error_of("reduce: {timeout_s: never}"),
+            "config test.yaml: reduce.timeout_s: expected a number in (0, 1e6], got 'never'");
+}
+
 TEST(Config, OverridesApplyInOrderAndAreChecked) {
   const Config c = parse("ppo: {gamma: 0.9}", "test.yaml",
                          {{"ppo.gamma", "0.95"}, {"policy.actor_hidden", "[32, 16]"},

@@ -75,17 +75,22 @@ TEST(DataParallel, AllGmisKeepIdenticalWeightsAndStatistics) {
 }
 
 TEST(DataParallel, IdenticalDataOnEveryGmiGivesTheSingleGmiResult) {
-  // Same environments everywhere (offset 0): the mean of W equal gradients is that gradient
-  // exactly when W is a power of two, so DP training must reproduce one GMI bit for bit.
+  // Same environments everywhere (offset 0): the mean of W equal gradients, summed in slot order
+  // and scaled by 1/W, is that gradient exactly for W = 1, 2 and 4 (x + x, 3x + x and the
+  // scaling by a power of two are exact; 3x rounds but its error is too small to survive + x
+  // away from ties), so DP training must reproduce one GMI bit for bit.  From 5 GMIs on the
+  // partial sums 5x, 6x, 7x round and the last bits may differ.
   const int W = world_size();
-  if ((W & (W - 1)) != 0) GTEST_SKIP() << "needs a power-of-two rank count";
+  if (W != 1 && W != 2 && W != 4) GTEST_SKIP() << "exact only for 1, 2 or 4 GMIs";
   config::Config cfg = small(W);
   mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{1, 0}));
   mpi::ReducerOptions o;
   o.elements = algos::PpoTrainer::policy_layout(cfg).num_params;
   o.concurrent_gmis = true;  // gradients computed in the reducer's shared buffer
   auto reducer = mpi::make_strategy(comms, "har", o);
-  if (W > 1) EXPECT_NE(reducer->buffer(), nullptr);
+  if (W > 1) {
+    EXPECT_NE(reducer->buffer(), nullptr);
+  }
   algos::PpoTrainer dp(cfg, 0, reducer.get());
   algos::PpoTrainer alone(cfg, 0);
   for (int i = 0; i < 3; ++i) {

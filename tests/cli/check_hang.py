@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Never hang: stuck GMIs end the job within the bounds, name the stuck rank, and the run resumes
+exactly from its newest checkpoint.  Through the real command line, under mpiexec.
+
+  strategies  GMI_DRL_FAULT=hang@N:R (rank R sleeps in host code before iteration N) with every
+              reduction strategy (mpr, mrr, har with the IPC path, with NCCL-style rings and
+              host-staged, hybrid) on 2-4 GMIs: exit status 3 within reduce.timeout_s + 15 s,
+              one line naming rank R as the one that did not answer, no rank left running, the
+              newest checkpoint verifies, and --resume latest then ends with the metrics of an
+              uninterrupted run bit for bit
+  kernel      hang-kernel@N:R (a device kernel that never returns; on host builds the host thread
+              blocks in it): the same
+  stall       one GMI alone (nobody waits for it): the stalled-GMI watchdog
+              (train.stall_timeout_s) ends it with status 4 and names the phase and iteration
+  gpu         (CUDA builds, GPU node) hang-kernel under MPS with 2 and 4 GMIs on one GPU: status
+              3 within the bound, the rank named, and the MPS daemon the job started is gone
+              (no nvidia-cuda-mps process left: run it where no other daemon runs)
+
+  check_hang.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
+"""
+import argparse
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+TIMEOUT = 5  # reduce.timeout_s in these runs
+CFG = ("env:\n  name: CartPole-v1\n  num_envs: 4\nppo:\n  num_steps: 16\n  num_minibatches: 2\n"
+       "  update_epochs: 2\n  normalize_obs: true\n"
+       "train:\n  total_env_steps: {steps}\n  log_interval: 1\ncheckpoint:\n  interval: 2\n  keep: 10\n"
+       "reduce:\n  timeout_s: {timeout}\n")
+TIMING = {"wall_time_s", "samples_per_s", "time_rollout_s", "time_update_s", "time_iteration_s"}
+
+
+def fail(msg, out=None):
+    print("check_hang: " + msg)
+    if out is not None:
+        print("--- output\n" + out)
+    sys.exit(1)
+
+
+def env_for(extra=None):
+    e = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+             OMPI_MCA_rmaps_base_oversubscribe="1")
+    e.pop("GMI_DRL_FAULT", None)
+    e.update(extra or {})
+    return e
+
+
+def run(a, np_, args, env=None, timeout=120):
+    cmd = ([a.mpiexec, "-n", str(np_), "--oversubscribe", a.gmi] if np_ else [a.gmi]) + args
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env_for(env), cwd=a.workdir)
+    return p, time.time() - t0, p.stdout + p.stderr
+
+
+def config(a, iters_per_gmi_count, np_):
+    path = os.path.join(a.workdir, f"c{np_}.yaml")
+    with open(path, "w") as f:
+        f.write(CFG.format(steps=iters_per_gmi_count * np_ * 4 * 16, timeout=TIMEOUT))
+    return path
+
+
+def learning_columns(run_dir):
+    rows = list(csv.DictReader(open(os.path.join(run_dir, "metrics.csv"))))
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
+
+
+def left_running(tag):
+    return subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True).stdout.split()
+
+
+def expect_stuck(a, label, p, took, out, rank, status, bound, line_regex):
+    if p.returncode != status:
+        fail(f"{label}: exit status {p.returncode}, expected {status}", out)
+    if took > bound:
+        fail(f"{label}: the job took {took:.1f} s to end (bound {bound} s)", out)
+    lines = [l for l in out.split("\n") if l.startswith("gmi_drl: error:")]
+    if not lines or not any(re.search(line_regex.format(rank=rank), l) for l in lines):
+        fail(f"{label}: no error line matching /{line_regex.format(rank=rank)}/", out)
+    print(f"{label}: exit {p.returncode} after {took:.1f} s: {lines[0]}")
+
+
+def hang_case(a, label, np_, sets, fault, rank, iters=8, at=5):
+    """A run with `fault` ends within the bound naming `rank`; --resume latest then matches a
+    straight run."""
+    cfg = config(a, iters, np_)
+    common = ["--config", cfg, "--set", "reduce.strategy=" + sets[0]] + [x for s in sets[1:] for x in ("--set", s)]
+    straight = os.path.join(a.workdir, label + "-straight")
+    p, _, out = run(a, np_, common + ["--run-dir", straight])
+    if p.returncode != 0:
+        fail(f"{label}: the straight run failed", out)
+    hung = os.path.join(a.workdir, label + "-hung")
+    p, took, out = run(a, np_, common + ["--run-dir", hung], env={"GMI_DRL_FAULT": f"{fault}@{at}:{rank}"})
+    expect_stuck(a, label, p, took, out, rank, 3, TIMEOUT + 15,
+                 r"reduce\.timeout_s \(5 s\) ran out.* at iteration {at}.*: rank \d+ waited .* for .*; rank {{rank}} did "
+                 r"not answer within \d+ s \(stuck or dead\)".format(at=at))
+    time.sleep(0.5)
+    if left_running(hung):
+        fail(f"{label}: processes left running", out)
+    ckpts = sorted(f for f in os.listdir(os.path.join(hung, "checkpoints")) if f.endswith(".h5"))
+    if not ckpts or ckpts[-1] != f"ckpt-{at - 1:09d}.h5":
+        fail(f"{label}: expected the newest checkpoint at iteration {at - 1}, got {ckpts}", out)
+    p, _, vout = run(a, 0, ["checkpoint", "verify", os.path.join(hung, "checkpoints", ckpts[-1])])
+    if p.returncode != 0:
+        fail(f"{label}: the newest checkpoint does not verify", vout)
+    p, _, out = run(a, np_, ["--resume", "latest", "--run-dir", hung])
+    if p.returncode != 0 or "resumed from" not in out:
+        fail(f"{label}: --resume latest failed", out)
+    if learning_columns(straight) != learning_columns(hung):
+        fail(f"{label}: metrics.csv after the resume differs from the uninterrupted run's")
+
+
+def mode_strategies(a):
+    # (label, GMIs, [strategy, other --set values], stuck rank): every strategy, 2-4 GMIs
+    cases = [("mpr", 2, ["mpr"], 1),
+             ("mrr", 2, ["mrr", "gmi.gpus_per_node=2"], 0),
+             ("har-ipc", 3, ["har", "reduce.intra_gpu=ipc"], 2),
+             ("har-rings", 4, ["har", "gmi.gpus_per_node=2", "reduce.inter_gpu=rings"], 3),
+             ("har-leaders", 4, ["har", "gmi.gpus_per_node=2", "reduce.inter_gpu=leaders"], 1),
+             ("har-mpi", 3, ["har", "reduce.intra_gpu=mpi"], 1),
+             ("hybrid", 4, ["hybrid", "gmi.gpus_per_node=2", "reduce.hybrid_k=1"], 2)]
+    for label, np_, sets, rank in cases:
+        hang_case(a, label, np_, sets, "hang", rank)
+
+
+def mode_kernel(a):
+    hang_case(a, "kernel-har", 2, ["har"], "hang-kernel", 1)
+    hang_case(a, "kernel-mpr", 3, ["mpr"], "hang-kernel", 0, at=3)
+
+
+def mode_stall(a):
+    cfg = config(a, 8, 1)
+    for fault in ["hang@3", "hang-kernel@3"]:
+        d = os.path.join(a.workdir, "stall-" + fault.split("@")[0])
+        p, took, out = run(a, 0, ["--config", cfg, "--run-dir", d, "--set", "train.stall_timeout_s=3"],
+                           env={"GMI_DRL_FAULT": fault})
+        expect_stuck(a, "stall " + fault, p, took, out, 0, 4, 3 + 15,
+                     r"no progress for \d+ s \(train\.stall_timeout_s = 3 s\): rank {rank} on \S+ is stuck in phase "
+                     r"[a-z ]+ at iteration 3")
+
+
+def mode_gpu(a):
+    for np_ in (2, 4):
+        cfg = config(a, 8, np_)
+        d = os.path.join(a.workdir, f"gpu{np_}")
+        mps = os.path.join(a.workdir, f"mps{np_}")
+        p, took, out = run(a, np_, ["--config", cfg, "--run-dir", d, "--set", "gmi.backend=mps",
+                                    "--set", "gmi.mps_dir=" + mps, "--set", "reduce.strategy=har"],
+                           env={"GMI_DRL_FAULT": f"hang-kernel@5:{np_ - 1}"})
+        expect_stuck(a, f"gpu {np_} GMIs", p, took, out, np_ - 1, 3, TIMEOUT + 15,
+                     r"reduce\.timeout_s \(5 s\) ran out.*rank {rank} did not answer")
+        # The daemon the job started (its control and server processes) must be gone.
+        t0 = time.time()
+        while time.time() - t0 < 30 and mps_processes():
+            time.sleep(0.5)
+        if mps_processes():
+            fail(f"gpu {np_} GMIs: MPS processes still run 30 s after the job: {mps_processes()}", out)
+        print(f"gpu {np_} GMIs: MPS daemon gone {time.time() - t0:.1f} s after the job")
+
+
+def mps_processes():
+    return subprocess.run(["pgrep", "-a", "-f", "nvidia-cuda-mps"], capture_output=True, text=True).stdout.split("\n")[:-1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["strategies", "kernel", "stall", "gpu"])
+    ap.add_argument("--gmi", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--workdir", required=True)
+    a = ap.parse_args()
+    a.gmi = os.path.abspath(a.gmi)
+    shutil.rmtree(a.workdir, ignore_errors=True)
+    os.makedirs(a.workdir)
+    globals()["mode_" + a.mode](a)
+    print(f"check_hang {a.mode}: ok")
+
+
+if __name__ == "__main__":
+    main()
