@@ -257,23 +257,21 @@ void watch(const ExecSpace& space, const std::string& what, const std::vector<in
 #endif
 }
 
-int add_abort_hook(std::function<void()> hook) {
+namespace {
+template <class F>
+int add_hook(std::map<int, F>& hooks, F f) {
   std::lock_guard<std::mutex> lock(g_hooks_mu);
-  g_abort_hooks[g_next_hook] = std::move(hook);
+  hooks[g_next_hook] = std::move(f);
 #if defined(KOKKOS_ENABLE_CUDA)
   Watcher::get().ensure_started();
 #endif
   return g_next_hook++;
 }
+}  // namespace
 
-int add_error_poll(std::function<std::string()> poll) {
-  std::lock_guard<std::mutex> lock(g_hooks_mu);
-  g_error_polls[g_next_hook] = std::move(poll);
-#if defined(KOKKOS_ENABLE_CUDA)
-  Watcher::get().ensure_started();
-#endif
-  return g_next_hook++;
-}
+int add_abort_hook(std::function<void()> hook) { return add_hook(g_abort_hooks, std::move(hook)); }
+
+int add_error_poll(std::function<std::string()> poll) { return add_hook(g_error_polls, std::move(poll)); }
 
 void remove_hook(int id) {
   std::lock_guard<std::mutex> lock(g_hooks_mu);

@@ -29,7 +29,6 @@
 
   check_checkpoint.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
-import argparse
 import csv
 import os
 import re
@@ -42,6 +41,9 @@ import time
 import h5py
 import numpy as np
 
+import harness
+from harness import env_for, learning_columns, TIMING
+
 CFG = ("env:\n  name: CartPole-v1\n  num_envs: 4\nppo:\n  num_steps: 16\n  num_minibatches: 2\n"
        "  update_epochs: 4\n  normalize_obs: true\n  normalize_reward: true\n"
        "train:\n  total_env_steps: 2048\n  log_interval: 1\ncheckpoint:\n  interval: 4\n  keep: 10\n"
@@ -49,7 +51,6 @@ CFG = ("env:\n  name: CartPole-v1\n  num_envs: 4\nppo:\n  num_steps: 16\n  num_m
        # summation order); runs compared with each other pin it
        "reduce:\n  strategy: har\n")
 ITERS = 8  # 2048 steps / (4 GMIs x 4 envs x 16 steps)
-TIMING = {"wall_time_s", "samples_per_s", "time_rollout_s", "time_update_s", "time_iteration_s"}
 
 
 def fail(msg, p=None):
@@ -59,13 +60,6 @@ def fail(msg, p=None):
         print("--- stdout\n" + str(out) + "\n--- stderr\n" + str(err))
     sys.exit(1)
 
-
-def env_for(extra=None):
-    e = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-             OMPI_MCA_rmaps_base_oversubscribe="1")
-    e.pop("GMI_DRL_FAULT", None)
-    e.update(extra or {})
-    return e
 
 
 def cmd(a, np_, args):
@@ -153,10 +147,6 @@ def same_checkpoints(x, y):
         if not np.array_equal(a[k], b[k], equal_nan=True):
             fail(f"{k} differs between {x} and {y}")
 
-
-def learning_columns(run_dir):
-    rows = list(csv.DictReader(open(os.path.join(run_dir, "metrics.csv"))))
-    return [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
 
 
 def straight(a, cfg):
@@ -478,20 +468,5 @@ def mode_finished(a):
         fail("status is not 'done'", p)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["exact", "signals", "dead", "killwrite", "nan", "badfiles", "cadence", "layout",
-                                     "finished"])
-    ap.add_argument("--gmi", required=True)
-    ap.add_argument("--mpiexec", required=True)
-    ap.add_argument("--workdir", required=True)
-    a = ap.parse_args()
-    a.gmi = os.path.abspath(a.gmi)
-    shutil.rmtree(a.workdir, ignore_errors=True)
-    os.makedirs(a.workdir)
-    globals()["mode_" + a.mode](a)
-    print(f"check_checkpoint {a.mode}: ok")
-
-
 if __name__ == "__main__":
-    main()
+    harness.main("check_checkpoint", ["exact", "signals", "dead", "killwrite", "nan", "badfiles", "cadence", "layout", "finished"], globals())

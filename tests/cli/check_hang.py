@@ -18,21 +18,20 @@ exactly from its newest checkpoint.  Through the real command line, under mpiexe
 
   check_hang.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
-import argparse
-import csv
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
+
+import harness
+from harness import env_for, learning_columns
 
 TIMEOUT = 5  # reduce.timeout_s in these runs
 CFG = ("env:\n  name: CartPole-v1\n  num_envs: 4\nppo:\n  num_steps: 16\n  num_minibatches: 2\n"
        "  update_epochs: 2\n  normalize_obs: true\n"
        "train:\n  total_env_steps: {steps}\n  log_interval: 1\ncheckpoint:\n  interval: 2\n  keep: 10\n"
        "reduce:\n  timeout_s: {timeout}\n")
-TIMING = {"wall_time_s", "samples_per_s", "time_rollout_s", "time_update_s", "time_iteration_s"}
 
 
 def fail(msg, out=None):
@@ -41,13 +40,6 @@ def fail(msg, out=None):
         print("--- output\n" + out)
     sys.exit(1)
 
-
-def env_for(extra=None):
-    e = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-             OMPI_MCA_rmaps_base_oversubscribe="1")
-    e.pop("GMI_DRL_FAULT", None)
-    e.update(extra or {})
-    return e
 
 
 def run(a, np_, args, env=None, timeout=120):
@@ -63,10 +55,6 @@ def config(a, iters_per_gmi_count, np_):
         f.write(CFG.format(steps=iters_per_gmi_count * np_ * 4 * 16, timeout=TIMEOUT))
     return path
 
-
-def learning_columns(run_dir):
-    rows = list(csv.DictReader(open(os.path.join(run_dir, "metrics.csv"))))
-    return [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
 
 
 def left_running(tag):
@@ -166,19 +154,5 @@ def mps_processes():
     return subprocess.run(["pgrep", "-a", "-f", "nvidia-cuda-mps"], capture_output=True, text=True).stdout.split("\n")[:-1]
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["strategies", "kernel", "stall", "gpu"])
-    ap.add_argument("--gmi", required=True)
-    ap.add_argument("--mpiexec", required=True)
-    ap.add_argument("--workdir", required=True)
-    a = ap.parse_args()
-    a.gmi = os.path.abspath(a.gmi)
-    shutil.rmtree(a.workdir, ignore_errors=True)
-    os.makedirs(a.workdir)
-    globals()["mode_" + a.mode](a)
-    print(f"check_hang {a.mode}: ok")
-
-
 if __name__ == "__main__":
-    main()
+    harness.main("check_hang", ["strategies", "kernel", "stall", "gpu"], globals())

@@ -1,0 +1,39 @@
+"""What the command-line test scripts under mpiexec share: the environment of a run, the
+learning columns of metrics.csv, and the MODE --gmi --mpiexec --workdir entry point."""
+import argparse
+import csv
+import os
+import shutil
+
+# metrics.csv columns that depend on timing, not on what was learned
+TIMING = {"wall_time_s", "samples_per_s", "time_rollout_s", "time_update_s", "time_iteration_s"}
+
+
+def env_for(extra=None):
+    """The test's environment for a run: root allowed under Open MPI, no inherited fault."""
+    e = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+             OMPI_MCA_rmaps_base_oversubscribe="1")
+    e.pop("GMI_DRL_FAULT", None)
+    e.update(extra or {})
+    return e
+
+
+def learning_columns(run_dir):
+    rows = list(csv.DictReader(open(os.path.join(run_dir, "metrics.csv"))))
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
+
+
+def main(name, modes, functions):
+    """Parse MODE --gmi --mpiexec --workdir, start from an empty work directory and run
+    functions["mode_" + MODE](args)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=modes)
+    ap.add_argument("--gmi", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--workdir", required=True)
+    a = ap.parse_args()
+    a.gmi = os.path.abspath(a.gmi)
+    shutil.rmtree(a.workdir, ignore_errors=True)
+    os.makedirs(a.workdir)
+    functions["mode_" + a.mode](a)
+    print(f"{name} {a.mode}: ok")
