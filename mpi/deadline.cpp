@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -15,6 +17,17 @@ namespace gmi::mpi {
 namespace {
 
 std::atomic<double> g_timeout{120.0};
+std::atomic<bool> g_giving_up{false};
+std::atomic<bool> g_abort_on_timeout{true};
+
+/// The line, then MPI_Abort (exit status 3), then _Exit should the abort not end this process.
+[[noreturn]] void print_and_abort(const std::string& line) {
+  std::fprintf(stderr, "gmi_drl: error: %s\n", line.c_str());
+  std::fflush(stdout);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  std::_Exit(3);
+}
 
 // ---- census ---------------------------------------------------------------------------------
 constexpr int kTag = 7301;
@@ -101,8 +114,12 @@ Answers run_census(int waited_for) {
     // Never waited for: a stuck GMI never receives it, and the job ends anyway.
     if (MPI_Isend(c.mine, kMsg, MPI_INT64_T, r, kTag, c.comm, &s) == MPI_SUCCESS) MPI_Request_free(&s);
   }
-  std::vector<std::int64_t> buf(std::size_t(W) * kMsg, -1);
-  std::vector<MPI_Request> reqs(W, MPI_REQUEST_NULL);
+  // Static: receives from GMIs that never answer stay posted while the job ends, and a late
+  // answer must not land in freed memory.
+  static std::vector<std::int64_t> buf;
+  static std::vector<MPI_Request> reqs;
+  buf.assign(std::size_t(W) * kMsg, -1);
+  reqs.assign(W, MPI_REQUEST_NULL);
   for (int r = 0; r < W; ++r)
     if (!a.answered[r]) MPI_Irecv(&buf[std::size_t(r) * kMsg], kMsg, MPI_INT64_T, r, kTag, c.comm, &reqs[r]);
   const Deadline d;
@@ -212,6 +229,7 @@ void check() {
 }
 
 void give_up(const std::string& what, const std::vector<int>& peers, double waited_s) {
+  g_giving_up.store(true);
   const int me = world_rank();
   // When this wait was flagged from another thread, that is the more precise story.
   std::string why = what;
@@ -243,8 +261,19 @@ void give_up(const std::string& what, const std::vector<int>& peers, double wait
   else
     line += "every rank answered, so none is stuck: raise reduce.timeout_s if a step can take longer";
   line += "; ending the job";
-  if (me != reporter) std::this_thread::sleep_for(std::chrono::seconds(3));  // the reporter's abort ends us
-  throw TimeoutError(line);
+  if (!g_abort_on_timeout.load()) throw TimeoutError(line);
+  if (me != reporter)  // the reporter's abort ends this process; if it does not come, say it here
+    std::this_thread::sleep_for(std::chrono::duration<double>(census_grace() + 5.0));
+  print_and_abort(line);
+}
+
+bool giving_up() { return g_giving_up.load(); }
+void set_abort_on_timeout(bool abort) { g_abort_on_timeout.store(abort); }
+
+void barrier(MPI_Comm comm, const char* what) {
+  MPI_Request req;
+  GMI_MPI_CHECK(MPI_Ibarrier(comm, &req));
+  wait(req, comm, what);
 }
 
 namespace detail {

@@ -61,10 +61,20 @@ void wait(MPI_Request& req, MPI_Comm comm, const char* op);
 bool interrupted();
 
 /// End a wait of `waited_s` seconds for `what` (e.g. "the within-GPU 'arrive' flag of rank 3"),
-/// which depended on `peers` (MPI_COMM_WORLD ranks): run the census and throw TimeoutError with
-/// the line (at once on the GMI that prints it; after a few seconds on the others).  Main
-/// thread only.
+/// which depended on `peers` (MPI_COMM_WORLD ranks): run the census, then the GMI that reports
+/// prints its line and aborts the job on the spot (no unwinding: collectives left in flight may
+/// still write into their buffers); the others wait census_grace() + 5 s for that abort, and
+/// print and abort themselves only if it does not come.  With set_abort_on_timeout(false)
+/// (tests) it throws TimeoutError with the line instead.  Main thread only.
 [[noreturn]] void give_up(const std::string& what, const std::vector<int>& peers, double waited_s);
+/// Whether this process's main thread has entered give_up (the device watch then leaves the
+/// ending of the job to it).
+bool giving_up();
+/// false: give_up throws TimeoutError instead of aborting (tests of the census).
+void set_abort_on_timeout(bool abort);
+
+/// A barrier over `comm` that is a bounded wait.
+void barrier(MPI_Comm comm, const char* what);
 
 /// give_up() if a wait watched from another thread ran out (flag()).  Main thread only; cheap.
 void check();

@@ -84,7 +84,7 @@ struct DeviceGroup::Impl {
 };
 
 DeviceGroup::DeviceGroup(MPI_Comm comm, Transport t, std::size_t max_elements)
-    : transport_(t), max_elements_(max_elements), impl_(std::make_unique<Impl>()) {
+    : transport_(t), max_elements_(max_elements), impl_(std::make_shared<Impl>()) {
   if (comm == MPI_COMM_NULL) return;
   GMI_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   GMI_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
@@ -101,7 +101,8 @@ DeviceGroup::DeviceGroup(MPI_Comm comm, Transport t, std::size_t max_elements)
     const ncclResult_t r = ncclCommInitRankConfig(&impl_->nccl, size_, id, rank_, &config);
     if (r != ncclSuccess && r != ncclInProgress) GMI_NCCL_CHECK(r);
     impl_->settle("communicator set-up");
-    Impl* im = impl_.get();
+    // The hooks hold the Impl: the watch thread may be in one while this group is destroyed.
+    std::shared_ptr<Impl> im = impl_;
     impl_->hooks[0] = add_abort_hook([im] { im->abort(); });
     impl_->hooks[1] = add_error_poll([im]() -> std::string {
       std::lock_guard<std::mutex> lock(im->mu);

@@ -54,7 +54,7 @@ class DeviceGroup {
   int size_ = 0, rank_ = -1;
   std::size_t max_elements_;
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<Impl> impl_;  // shared with the device watch's hooks, which may outlive a call
 };
 
 /// data[i] *= s for n floats in device memory.

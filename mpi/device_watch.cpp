@@ -42,13 +42,15 @@ std::map<int, std::function<void()>> g_abort_hooks;
 std::map<int, std::function<std::string()>> g_error_polls;
 
 #if defined(KOKKOS_ENABLE_CUDA)
+/// Every abort hook once, each on a thread of its own: ncclCommAbort synchronises the device
+/// and can wait on another communicator's kernel that only its own abort ends.
 void run_abort_hooks() {
   std::map<int, std::function<void()>> hooks;
   {
     std::lock_guard<std::mutex> lock(g_hooks_mu);
     hooks.swap(g_abort_hooks);  // once
   }
-  for (auto& [id, h] : hooks) h();
+  for (auto& [id, h] : hooks) std::thread(h).detach();
 }
 
 using Clock = std::chrono::steady_clock;
@@ -139,7 +141,21 @@ class Watcher {
 
   void fail(const std::string& what, const std::vector<int>& peers, double waited_s) {
     if (!flagged()) flag(what, peers, waited_s);
-    flagged_at_ = Clock::now();
+    // The last resort, on its own thread (nothing below may hold it up): if the main thread has
+    // not ended the job by then, it is blocked where nothing releases it.  Once it is in the
+    // census it ends the job itself, so wait longer then.
+    std::thread([] {
+      const double grace = census_grace();
+      std::this_thread::sleep_for(std::chrono::duration<double>(grace + 3.0));
+      if (giving_up()) std::this_thread::sleep_for(std::chrono::duration<double>(grace + 8.0));
+      std::fprintf(stderr,
+                   "gmi_drl: error: reduce.timeout_s (%g s) ran out and this GMI's main thread is blocked "
+                   "(%s); ending the job\n",
+                   timeout(), error_context().c_str());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 3);
+      std::_Exit(3);
+    }).detach();
     // Release every gate (they test the word), then end NCCL's waits.
     volatile DeviceAbort* w = host_word_;
     if (w->flag == 0) w->flag = 2;
@@ -210,16 +226,7 @@ class Watcher {
           }
         }
       }
-      if (failed && std::chrono::duration<double>(Clock::now() - flagged_at_).count() > census_grace() + 3.0) {
-        // The main thread did not end the job: it is blocked where nothing releases it.
-        std::fprintf(stderr,
-                     "gmi_drl: error: reduce.timeout_s (%g s) ran out and this GMI's main thread is blocked "
-                     "(%s); ending the job\n",
-                     timeout(), error_context().c_str());
-        std::fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 3);
-        std::_Exit(3);
-      }
+      if (failed) return;  // the last-resort thread takes it from here
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   }
@@ -232,7 +239,6 @@ class Watcher {
   DeviceAbort* device_word_ = nullptr;
   std::deque<Watched> queue_;
   std::vector<cudaEvent_t> free_;
-  Clock::time_point flagged_at_;
 };
 
 #else

@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "kernels/core/error.hpp"
+#include "mpi/deadline.hpp"
 #include "mpi/topology.hpp"
 #include "src/checkpoint/checkpoint.hpp"
 
@@ -53,9 +54,9 @@ std::string Store::save(std::int64_t iteration, MPI_Comm comm,
     fs::create_directories(dir_, ec);
     if (!fs::is_directory(dir_)) throw Error(dir_ + ": cannot create the checkpoint directory");
   }
-  MPI_Barrier(comm);
+  mpi::barrier(comm, "the checkpoint barrier (MPI_Ibarrier)");
   write(partial);  // collective; the file is flushed and closed when it returns
-  MPI_Barrier(comm);
+  mpi::barrier(comm, "the checkpoint barrier (MPI_Ibarrier)");
   if (rank == 0) {
     fsync_path(partial, O_RDONLY);
     if (std::rename(partial.c_str(), final_path.c_str()) != 0)
@@ -68,7 +69,7 @@ std::string Store::save(std::int64_t iteration, MPI_Comm comm,
       if (ec) spdlog::warn("checkpoint {}: cannot remove ({})", all[i], ec.message());
     }
   }
-  MPI_Barrier(comm);
+  mpi::barrier(comm, "the checkpoint barrier (MPI_Ibarrier)");
   return final_path;
 }
 
