@@ -56,3 +56,43 @@ if(GMI_KOKKOS_CUDA)
     set(GMI_HAVE_NCCL OFF)
   endif()
 endif()
+
+# MuJoCo (host-simulated environments, kernels/envs/mujoco/): the C library of the `mujoco` Python
+# wheel, so that it is the same MuJoCo the Gymnasium installation the tests compare against uses.
+# MUJOCO_ROOT (a directory with include/mujoco/mujoco.h and libmujoco.so*) takes precedence.
+# Without it the build goes on and MuJoCo environments say "built without MuJoCo".
+option(GMI_WITH_MUJOCO "Build the MuJoCo environments when MuJoCo is found" ON)
+set(GMI_HAVE_MUJOCO OFF)
+if(GMI_WITH_MUJOCO)
+  set(_gmi_mj_hints)
+  if(DEFINED ENV{MUJOCO_ROOT})
+    list(APPEND _gmi_mj_hints "$ENV{MUJOCO_ROOT}")
+  endif()
+  if(MUJOCO_ROOT)
+    list(APPEND _gmi_mj_hints "${MUJOCO_ROOT}")
+  endif()
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    execute_process(COMMAND ${Python3_EXECUTABLE} -c "import mujoco, os; print(os.path.dirname(mujoco.__file__))"
+                    OUTPUT_VARIABLE _gmi_mj_py OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(_gmi_mj_py)
+      list(APPEND _gmi_mj_hints "${_gmi_mj_py}")
+    endif()
+    # Gymnasium's model files (env.model_path overrides; GMI_MUJOCO_ASSETS at run time too).
+    execute_process(COMMAND ${Python3_EXECUTABLE} -c "import gymnasium, os; print(os.path.join(os.path.dirname(gymnasium.__file__), 'envs', 'mujoco', 'assets'))"
+                    OUTPUT_VARIABLE GMI_MUJOCO_ASSETS OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  endif()
+  find_path(GMI_MUJOCO_INCLUDE_DIR mujoco/mujoco.h HINTS ${_gmi_mj_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
+  file(GLOB _gmi_mj_libs LIST_DIRECTORIES false "${_gmi_mj_py}/libmujoco.so*")
+  find_library(GMI_MUJOCO_LIBRARY NAMES mujoco libmujoco.so HINTS ${_gmi_mj_hints} PATH_SUFFIXES lib NO_DEFAULT_PATH)
+  if(NOT GMI_MUJOCO_LIBRARY AND _gmi_mj_libs)
+    list(GET _gmi_mj_libs 0 GMI_MUJOCO_LIBRARY)   # the wheel ships libmujoco.so.X.Y.Z only
+  endif()
+  if(GMI_MUJOCO_INCLUDE_DIR AND GMI_MUJOCO_LIBRARY)
+    add_library(gmi::mujoco INTERFACE IMPORTED)
+    target_include_directories(gmi::mujoco SYSTEM INTERFACE "${GMI_MUJOCO_INCLUDE_DIR}")
+    target_link_libraries(gmi::mujoco INTERFACE "${GMI_MUJOCO_LIBRARY}")
+    get_filename_component(GMI_MUJOCO_LIBRARY_DIR "${GMI_MUJOCO_LIBRARY}" DIRECTORY)
+    set(GMI_HAVE_MUJOCO ON)
+  endif()
+endif()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what gmi_drl's CPU build needs on Debian 12 / Ubuntu 22.04+ (idempotent; uses sudo when
-# not root).  With --test also what the tests need: the Python packages they compare against and
-# plot with (Gymnasium, h5py, matplotlib, pytest) and a Slurm to submit jobs to (slurm-wlm, munge;
+# not root), MuJoCo's wheel (its C library) included.  With --test also what the tests need: the
+# Python packages they compare against and plot with (Gymnasium with its MuJoCo environments,
+# h5py, matplotlib, pytest) and a Slurm to submit jobs to (slurm-wlm, munge;
 # tests/slurm/local-slurm.sh starts it on localhost).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config python3 python3-pip
@@ -19,10 +20,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+pip_install() {
+  python3 -m pip install -q "$@" 2>/dev/null || python3 -m pip install -q --break-system-packages "$@"
+}
+# MuJoCo's C library and headers come with its Python wheel (Debian's libmujoco-dev is too old);
+# the build finds them there (cmake/GmiDependencies.cmake).
+if ! python3 -c "import mujoco" 2>/dev/null; then
+  echo "deps-debian: installing mujoco (pip)"
+  pip_install mujoco
+fi
 if [ "${1:-}" = "--test" ]; then
-  if ! python3 -c "import gymnasium, h5py, numpy, matplotlib, pytest" 2>/dev/null; then
-    echo "deps-debian: installing gymnasium h5py numpy matplotlib pytest (pip)"
-    python3 -m pip install -q gymnasium h5py numpy matplotlib pytest 2>/dev/null ||
-      python3 -m pip install -q --break-system-packages gymnasium h5py numpy matplotlib pytest
+  if ! python3 -c "import gymnasium, gymnasium.envs.mujoco, h5py, numpy, matplotlib, pytest" 2>/dev/null; then
+    echo "deps-debian: installing gymnasium[mujoco] h5py numpy matplotlib pytest (pip)"
+    pip_install "gymnasium[mujoco]" h5py numpy matplotlib pytest
   fi
 fi

@@ -34,6 +34,7 @@ enum Stream : std::uint32_t {
   kAction = 2,       ///< action sampling: counter = (global step index, global env index)
   kInit = 3,         ///< weight initialisation (host only)
   kShuffle = 4,      ///< minibatch permutations: counter = (update index, epoch)
+  kPhysicsReset = 5, ///< host-simulated initial states: counter = (episode << 8 | block, global env index)
 };
 
 /// Philox4x32-10 of a 128-bit counter {lo, hi} under a 64-bit key.

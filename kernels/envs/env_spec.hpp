@@ -16,6 +16,7 @@ struct EnvSpec {
   std::vector<float> act_low;     ///< continuous action bounds (empty for discrete)
   std::vector<float> act_high;
   int max_episode_steps = 0;      ///< Gymnasium TimeLimit: truncated when this many steps elapsed
+  std::vector<std::string> reward_terms;  ///< names of the reward's terms (Gymnasium's info keys), if any
 
   bool discrete() const { return num_actions > 0; }
 };

@@ -7,6 +7,7 @@
 #include "kernels/envs/acrobot.hpp"
 #include "kernels/envs/cartpole.hpp"
 #include "kernels/envs/mountain_car_continuous.hpp"
+#include "kernels/envs/mujoco/envs.hpp"
 #include "kernels/envs/pendulum.hpp"
 
 namespace gmi::envs {
@@ -51,7 +52,7 @@ const Entry& find(const std::string& name) {
     if (e.name == name) return e;
   std::ostringstream s;
   s << "unknown environment '" << name << "': expected one of";
-  for (const auto& e : registry()) s << " " << e.name;
+  for (const auto& n : env_names()) s << " " << n;
   throw InputError(s.str());
 }
 
@@ -60,10 +61,16 @@ const Entry& find(const std::string& name) {
 std::vector<std::string> env_names() {
   std::vector<std::string> names;
   for (const auto& e : registry()) names.push_back(e.name);
+  for (const auto& n : mujoco::names()) names.push_back(n);
   return names;
 }
 
+void check_env_name(const std::string& name) {
+  if (!mujoco::is_mujoco(name)) find(name);
+}
+
 EnvSpec env_spec(const std::string& name, const EnvOverrides& overrides) {
+  if (mujoco::is_mujoco(name)) return mujoco::spec(name, overrides);
   return find(name).spec(overrides);
 }
 
@@ -71,6 +78,7 @@ std::unique_ptr<VecEnvBase> make_vec_env(const std::string& name, int num_envs, 
                                          std::uint64_t global_offset,
                                          const EnvOverrides& overrides) {
   GMI_REQUIRE(num_envs > 0, "make_vec_env: num_envs must be positive");
+  if (mujoco::is_mujoco(name)) return mujoco::make(name, num_envs, seed, global_offset, overrides);
   return find(name).make(num_envs, seed, global_offset, overrides);
 }
 

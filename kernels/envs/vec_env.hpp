@@ -35,13 +35,16 @@ struct EpisodeStats {
   double return_sum = 0.0;
   double length_sum = 0.0;
   double count = 0.0;
+  std::vector<double> term_sums;  ///< per reward term (EnvSpec::reward_terms), summed like return_sum
 };
 
-/// One per-env state array copied to the host (checkpoints): value i belongs to env i.
+/// One per-env state array copied to the host (checkpoints): values [i * width, (i + 1) * width)
+/// belong to env i.
 struct StateArray {
   std::string name;
   bool rng = false;  ///< a random-number counter (checkpoints keep it under /rng)
   std::variant<std::vector<float>, std::vector<double>, std::vector<int>, std::vector<std::uint64_t>> values;
+  int width = 1;     ///< values per env (a simulator's state vector)
 };
 
 /// Host-side interface; device code is reached only through the typed VecEnv<Env> below.
@@ -64,6 +67,9 @@ class VecEnvBase {
   /// Restore what save_state returned; throws gmi::Error naming an array that is missing or
   /// has the wrong type or length.
   virtual void load_state(const ExecSpace& space, const std::vector<StateArray>& state) = 0;
+  /// Host-simulated environments: the simulator state each env is in now (MuJoCo: qpos, qvel
+  /// and mj_getState's integration state), for `gmi_drl env`.  Empty for device environments.
+  virtual std::vector<StateArray> simulator_state() const { return {}; }
 
  protected:
   EnvSpec spec_;

@@ -138,7 +138,11 @@ void check_shapes(hid_t f, const Meta& m) {
   check_shape(f, "experience/obs", {GN, od}, "float32");
   check_shape(f, "experience/return_acc", {GN}, "float32");
   H5Handle env = io::open_group(f, "experience/env");
-  for (const std::string& name : io::list_datasets(env)) check_shape(env, name, {GN}, "");
+  for (const std::string& name : io::list_datasets(env)) {
+    // One row per env: a value, or a vector (a simulator's state)
+    const io::DatasetInfo info = io::dataset_info(env, name);
+    check_shape(env, name, info.dims.size() == 2 ? std::vector<hsize_t>{GN, info.dims[1]} : std::vector<hsize_t>{GN}, "");
+  }
   H5Handle mg = io::open_group(f, "metrics");
   const std::vector<std::string> columns = split(io::read_string_attribute(mg, "columns"));
   const io::DatasetInfo t = io::dataset_info(mg, "table");
@@ -180,6 +184,7 @@ envs::StateArray read_env_array(hid_t loc, const std::string& name, const std::s
   envs::StateArray a;
   a.name = as;
   a.rng = rng;
+  a.width = info.dims.size() == 2 ? int(info.dims[1]) : 1;
   if (info.type == "float32") a.values = io::read_rows<float>(loc, name, row0, hssize_t(rows));
   else if (info.type == "float64") a.values = io::read_rows<double>(loc, name, row0, hssize_t(rows));
   else if (info.type == "int32") a.values = io::read_rows<std::int32_t>(loc, name, row0, hssize_t(rows));
@@ -236,7 +241,10 @@ void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos
     write_mine(g, "return_acc", s.return_acc, gmi, G);
     H5Handle e = io::create_group(g, "env");
     for (const envs::StateArray& a : s.env)
-      if (!a.rng) std::visit([&](const auto& v) { write_mine(e, a.name, v, gmi, G); }, a.values);
+      if (!a.rng)
+        std::visit([&](const auto& v) {
+          write_mine(e, a.name, v, gmi, G, a.width > 1 ? std::vector<hsize_t>{hsize_t(a.width)} : std::vector<hsize_t>{});
+        }, a.values);
   }
   {
     H5Handle g = io::create_group(f, "metrics");

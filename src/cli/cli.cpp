@@ -87,6 +87,9 @@ int main(int argc, char** argv) {
   env->add_option("--out", envo.out, "output HDF5 file")->required();
   env->add_option("--max-episode-steps", envo.max_episode_steps, "time limit (default: Gymnasium's)")
       ->check(at_least(0));
+  env->add_option("--set", envo.sets, "an env.* setting, e.g. --set env.ctrl_cost_weight=0.2 (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 
   // gmi_drl config reference | show
   auto* cfg = app.add_subcommand("config", "configuration tools");
@@ -143,6 +146,20 @@ int main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   rb_cmd->add_option("--json", rb.json_path, "write results here");
 
+  // gmi_drl bench-env
+  tools::EnvBenchOptions eb;
+  auto* eb_cmd = app.add_subcommand("bench-env", "raw environment steps per second with random actions, per worker-thread count");
+  eb_cmd->add_option("--name", eb.name, "environment id, e.g. Hopper-v5")->required();
+  eb_cmd->add_option("--num-envs", eb.num_envs, "parallel environments")->check(at_least(1));
+  eb_cmd->add_option("--threads", eb.threads, "worker thread counts to measure (comma separated; host-simulated envs)")
+      ->delimiter(',');
+  eb_cmd->add_option("--steps", eb.steps, "timed steps per thread count")->check(at_least(1));
+  eb_cmd->add_option("--warmup", eb.warmup, "untimed steps first")->check(at_least(0));
+  eb_cmd->add_option("--set", eb.sets, "an env.* setting (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  eb_cmd->add_option("--json", eb.json_path, "write results here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -168,6 +185,13 @@ int main(int argc, char** argv) {
   if (ckpt_verify->parsed()) return guarded([&] { tools::verify_checkpoint(ckpt_file); });
   if (bench_cmd->parsed()) return tools::run_bench(bench, &argc, &argv);
   if (rb_cmd->parsed()) return tools::run_reduce_bench(rb, &argc, &argv);
+  if (eb_cmd->parsed()) {
+    runtime::setup_logging(0);
+    return guarded([&] {
+      runtime::KokkosScope kokkos;
+      tools::run_env_bench(eb);
+    });
+  }
 
   if (train.config_path.empty() && train.resume.empty()) {
     std::fprintf(stderr, "gmi_drl: error: --config is required to train, or --resume to continue a run (see gmi_drl --help)\n");

@@ -7,11 +7,13 @@
 #include <cctype>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <sstream>
 
 #include "kernels/core/error.hpp"
+#include "kernels/envs/mujoco/envs.hpp"
 #include "kernels/envs/registry.hpp"
 
 namespace gmi::config {
@@ -150,20 +152,49 @@ struct Codec<std::vector<double>> {
   }
 };
 
+/// A number where infinities are allowed too (ranges): inf, -inf, .inf, -.inf.
+bool decode_extended(const YAML::Node& n, double& out) {
+  std::string s;
+  if (!scalar_text(n, s)) return false;
+  for (const char* p : {"inf", "+inf", ".inf", "+.inf", "Infinity"})
+    if (s == p) return out = INFINITY, true;
+  for (const char* p : {"-inf", "-.inf", "-Infinity"})
+    if (s == p) return out = -INFINITY, true;
+  return decode_double(n, out);
+}
+
+/// [lo, hi] with lo < hi (infinities allowed).
+using Range = std::array<double, 2>;
 template <>
-struct Codec<std::optional<double>> {
-  static std::string type() { return "number or null"; }
-  static std::string phrase() { return "a number or null"; }
-  static bool decode(const YAML::Node& n, std::optional<double>& out) {
+struct Codec<Range> {
+  static std::string type() { return "range"; }
+  static std::string phrase() { return "a list [low, high] of two numbers (inf allowed), low < high"; }
+  static bool decode(const YAML::Node& n, Range& out) {
+    if (!n.IsSequence() || n.size() != 2) return false;
+    Range r;
+    if (!decode_extended(n[0], r[0]) || !decode_extended(n[1], r[1]) || !(r[0] < r[1])) return false;
+    out = r;
+    return true;
+  }
+  static std::string text(const Range& v) {
+    auto t = [](double x) { return std::isinf(x) ? std::string(x > 0 ? ".inf" : "-.inf") : Codec<double>::text(x); };
+    return "[" + t(v[0]) + ", " + t(v[1]) + "]";
+  }
+};
+
+/// An optional value: null (unset) or the value.
+template <class T>
+struct Codec<std::optional<T>> {
+  static std::string type() { return Codec<T>::type() + " or null"; }
+  static std::string phrase() { return Codec<T>::phrase() + " or null"; }
+  static bool decode(const YAML::Node& n, std::optional<T>& out) {
     if (n.IsNull()) return out.reset(), true;
-    double v;
-    if (!decode_double(n, v)) return false;
+    T v{};
+    if (!Codec<T>::decode(n, v)) return false;
     out = v;
     return true;
   }
-  static std::string text(const std::optional<double>& v) {
-    return v ? Codec<double>::text(*v) : "null";
-  }
+  static std::string text(const std::optional<T>& v) { return v ? Codec<T>::text(*v) : "null"; }
 };
 
 template <>
@@ -279,6 +310,72 @@ const std::vector<Field>& schema() {
     f.push_back(field<int>("env.max_episode_steps",
                            "episode time limit (truncation); 0 keeps Gymnasium's default",
                            GMI_KEY(env.max_episode_steps), at_least(0), ">= 0"));
+    f.push_back(field<int>("env.threads",
+                           "host-simulated environments (MuJoCo): worker threads stepping this GMI's envs; 0: the "
+                           "node's hardware threads divided among its GMIs",
+                           GMI_KEY(env.threads), at_least(0), ">= 0"));
+    f.push_back(field<bool>("env.async_halves",
+                            "host-simulated environments: step one half of the envs on the threads while the device "
+                            "computes the other half's actions (double buffering)",
+                            GMI_KEY(env.async_halves)));
+    f.push_back(field<std::string>("env.model_path",
+                                   "MuJoCo model: a directory holding the task's XML, or the XML file; empty: the "
+                                   "installed Gymnasium's envs/mujoco/assets (or $GMI_MUJOCO_ASSETS)",
+                                   GMI_KEY(env.model_path)));
+    // Gymnasium v5 keyword arguments of the MuJoCo environments (null: the environment's default;
+    // one that the environment does not take is an error naming it).
+    const std::string kw = "Gymnasium v5 keyword argument of the MuJoCo environments; null: the environment's default";
+    f.push_back(field<std::optional<int>>("env.frame_skip", "MuJoCo steps per environment step; " + kw,
+                                          GMI_KEY(env.frame_skip), [](const std::optional<int>& v) { return !v || *v >= 1; },
+                                          "(>= 1)"));
+    for (auto [key, doc] : std::vector<std::pair<const char*, const char*>>{
+             {"forward_reward_weight", "weight of the forward-velocity reward"},
+             {"ctrl_cost_weight", "weight of the control cost"},
+             {"contact_cost_weight", "weight of the contact cost (Ant, Humanoid)"},
+             {"healthy_reward", "reward per step while healthy"},
+             {"reset_noise_scale", "scale of the initial-state noise"}}) {
+      auto access = [k = std::string(key)](Config& c) -> std::optional<double>& {
+        if (k == "forward_reward_weight") return c.env.forward_reward_weight;
+        if (k == "ctrl_cost_weight") return c.env.ctrl_cost_weight;
+        if (k == "contact_cost_weight") return c.env.contact_cost_weight;
+        if (k == "healthy_reward") return c.env.healthy_reward;
+        return c.env.reset_noise_scale;
+      };
+      f.push_back(field<std::optional<double>>(std::string("env.") + key, std::string(doc) + "; " + kw, access,
+                                               [](const std::optional<double>& v) { return !v || *v >= 0; }, "(>= 0)"));
+    }
+    for (auto [key, doc] : std::vector<std::pair<const char*, const char*>>{
+             {"terminate_when_unhealthy", "end the episode when the body leaves the healthy ranges"},
+             {"exclude_current_positions_from_observation", "leave the root's x (and y) out of the observation"},
+             {"include_cfrc_ext_in_observation", "external contact forces in the observation (Ant, Humanoid)"},
+             {"include_cinert_in_observation", "body inertias in the observation (Humanoid)"},
+             {"include_cvel_in_observation", "body velocities in the observation (Humanoid)"},
+             {"include_qfrc_actuator_in_observation", "actuator forces in the observation (Humanoid)"}}) {
+      auto access = [k = std::string(key)](Config& c) -> std::optional<bool>& {
+        if (k == "terminate_when_unhealthy") return c.env.terminate_when_unhealthy;
+        if (k == "exclude_current_positions_from_observation") return c.env.exclude_current_positions_from_observation;
+        if (k == "include_cfrc_ext_in_observation") return c.env.include_cfrc_ext_in_observation;
+        if (k == "include_cinert_in_observation") return c.env.include_cinert_in_observation;
+        if (k == "include_cvel_in_observation") return c.env.include_cvel_in_observation;
+        return c.env.include_qfrc_actuator_in_observation;
+      };
+      f.push_back(field<std::optional<bool>>(std::string("env.") + key, std::string(doc) + "; " + kw, access));
+    }
+    for (auto [key, doc] : std::vector<std::pair<const char*, const char*>>{
+             {"healthy_z_range", "healthy range of the root's height"},
+             {"healthy_angle_range", "healthy range of the torso's angle (Hopper, Walker2d)"},
+             {"healthy_state_range", "healthy range of every other state entry (Hopper)"},
+             {"contact_force_range", "contact forces are clipped to this range (Ant)"},
+             {"contact_cost_range", "the contact cost is clipped to this range (Humanoid)"}}) {
+      auto access = [k = std::string(key)](Config& c) -> std::optional<Range>& {
+        if (k == "healthy_z_range") return c.env.healthy_z_range;
+        if (k == "healthy_angle_range") return c.env.healthy_angle_range;
+        if (k == "healthy_state_range") return c.env.healthy_state_range;
+        if (k == "contact_force_range") return c.env.contact_force_range;
+        return c.env.contact_cost_range;
+      };
+      f.push_back(field<std::optional<Range>>(std::string("env.") + key, std::string(doc) + "; " + kw, access));
+    }
     // policy
     f.push_back(field<std::vector<int>>("policy.actor_hidden", "hidden layer widths of the actor MLP",
                                         GMI_KEY(policy.actor_hidden), widths(),
@@ -597,9 +694,44 @@ Config from_node(YAML::Node root, const std::string& source, const Overrides& ov
 
 }  // namespace
 
+envs::EnvOverrides env_overrides(const Config& c, int default_threads) {
+  envs::EnvOverrides o;
+  o.max_episode_steps = c.env.max_episode_steps;
+  envs::mujoco::Options& m = o.mujoco;
+  m.threads = c.env.threads > 0 ? c.env.threads : std::max(1, default_threads);
+  m.async_halves = c.env.async_halves;
+  m.model_path = c.env.model_path;
+  envs::mujoco::Kwargs& k = m.kwargs;
+  const EnvConfig& e = c.env;
+  k.frame_skip = e.frame_skip;
+  k.forward_reward_weight = e.forward_reward_weight;
+  k.ctrl_cost_weight = e.ctrl_cost_weight;
+  k.contact_cost_weight = e.contact_cost_weight;
+  k.healthy_reward = e.healthy_reward;
+  k.reset_noise_scale = e.reset_noise_scale;
+  k.terminate_when_unhealthy = e.terminate_when_unhealthy;
+  k.exclude_current_positions_from_observation = e.exclude_current_positions_from_observation;
+  k.include_cfrc_ext_in_observation = e.include_cfrc_ext_in_observation;
+  k.include_cinert_in_observation = e.include_cinert_in_observation;
+  k.include_cvel_in_observation = e.include_cvel_in_observation;
+  k.include_qfrc_actuator_in_observation = e.include_qfrc_actuator_in_observation;
+  k.healthy_z_range = e.healthy_z_range;
+  k.healthy_angle_range = e.healthy_angle_range;
+  k.healthy_state_range = e.healthy_state_range;
+  k.contact_force_range = e.contact_force_range;
+  k.contact_cost_range = e.contact_cost_range;
+  return o;
+}
+
 void derive(Config& c, int world_size) {
   const std::string src = c.source.empty() ? "<defaults>" : c.source;
   auto bad = [&](const std::string& key, const std::string& what) { fail(src, key, what); };
+  // Keyword arguments the environment does not take (MuJoCo's own check names the key).
+  try {
+    envs::mujoco::check_kwargs_for(c.env.name, env_overrides(c).mujoco.kwargs);
+  } catch (const InputError& e) {
+    throw InputError("config " + src + ": " + e.what());
+  }
   if (world_size < 1) bad("world_size", "must be >= 1");
   c.world_size = world_size;
   c.batch_size = std::int64_t(c.env.num_envs) * c.ppo.num_steps;

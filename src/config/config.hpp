@@ -4,6 +4,7 @@
 /// YAML (unknown keys, wrong types and out-of-range values are errors naming the key), with
 /// derived values computed in one place (derive()).  Every key is described once, in the schema
 /// in config.cpp, which also prints the reference table in README.md (`gmi_drl config reference`).
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,6 +17,19 @@ struct EnvConfig {
   std::string name = "CartPole-v1";  ///< registered environment id
   int num_envs = 8;                  ///< parallel environments per GMI (rank)
   int max_episode_steps = 0;         ///< time limit; 0 keeps the environment's Gymnasium default
+  // ---- host-simulated (MuJoCo) environments ----
+  int threads = 0;                   ///< worker threads per GMI; 0: the node's cores / its GMIs
+  bool async_halves = false;         ///< step one half of the envs while the device acts for the other
+  std::string model_path;            ///< model directory or XML file; "": Gymnasium's assets
+  /// Gymnasium v5 keyword arguments; unset (null): the environment's default.
+  std::optional<int> frame_skip;
+  std::optional<double> forward_reward_weight, ctrl_cost_weight, contact_cost_weight, healthy_reward,
+      reset_noise_scale;
+  std::optional<bool> terminate_when_unhealthy, exclude_current_positions_from_observation,
+      include_cfrc_ext_in_observation, include_cinert_in_observation, include_cvel_in_observation,
+      include_qfrc_actuator_in_observation;
+  std::optional<std::array<double, 2>> healthy_z_range, healthy_angle_range, healthy_state_range,
+      contact_force_range, contact_cost_range;
 };
 
 struct PolicyConfig {
@@ -121,6 +135,18 @@ struct Config {
   std::int64_t num_iterations = 0;  ///< ceil(total_env_steps / (batch_size * world_size))
   std::string source;               ///< the file the config came from ("" for defaults)
 };
+
+}  // namespace gmi::config
+
+namespace gmi::envs {
+struct EnvOverrides;
+}
+
+namespace gmi::config {
+
+/// What the environment registry needs of env.* (time limit, MuJoCo's keyword arguments, threads
+/// with 0 resolved to `default_threads`, model path).
+envs::EnvOverrides env_overrides(const Config& c, int default_threads = 1);
 
 /// `key.path=value` overrides, in command-line order.
 using Overrides = std::vector<std::pair<std::string, std::string>>;

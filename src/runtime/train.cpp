@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 #include "gmi_version.hpp"
 #include "kernels/core/error.hpp"
@@ -44,6 +45,7 @@ std::string fmt_duration(double s) {
   return fmt::format("{}:{:02d}:{:02d}", t / 3600, int(t / 60 % 60), int(t % 60));
 }
 
+/// Every run's columns; an environment with reward terms adds one `episode_<term>_mean` each.
 const std::vector<std::string> kColumns = {
     "iteration",      "env_steps",       "wall_time_s",    "samples_per_s",
     "episode_return_mean", "episode_length_mean", "episodes", "policy_loss",
@@ -56,7 +58,8 @@ bool may_change_on_resume(const std::string& key) {
   for (const char* prefix : {"checkpoint.", "gmi.", "reduce.", "device."})
     if (key.rfind(prefix, 0) == 0) return true;
   for (const char* k : {"train.total_env_steps", "train.log_interval", "train.run_dir",
-                        "train.max_nonfinite_updates", "train.stall_timeout_s", "env.num_envs"})
+                        "train.max_nonfinite_updates", "train.stall_timeout_s", "env.num_envs", "env.threads",
+                        "env.async_halves", "env.model_path"})
     if (key == k) return true;
   return false;
 }
@@ -180,6 +183,9 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     resume_meta = rank_local([&] { return checkpoint::read_meta(resume.path); });
     same_layout = resume_meta->num_gmis == mpi.size() && resume_meta->envs_per_gmi == cfg.env.num_envs;
   }
+  // Host-simulated environments: env.threads 0 shares the node's hardware threads among its GMIs.
+  if (cfg.env.threads == 0)
+    cfg.env.threads = std::max(1, int(std::thread::hardware_concurrency()) / mpi::comm_size(session.comms().node()));
   const nn::ActorCriticLayout policy = algos::PpoTrainer::policy_layout(cfg);
   std::unique_ptr<mpi::GradientReducer> reducer;
   if (mpi.size() > 1) reducer = session.make_reducer(policy.num_params, same_layout ? resume_meta->reducer : "");
@@ -196,13 +202,15 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   const auto& L = trainer.layout();
   const std::int64_t per_iteration = cfg.batch_size * mpi.size();
 
+  std::vector<std::string> columns = kColumns;
+  for (const std::string& t : trainer.env_spec().reward_terms) columns.push_back("episode_" + t + "_mean");
   checkpoint::Metrics history;
-  history.columns = kColumns;
+  history.columns = columns;
   double wall_offset = 0;
   if (resume_meta) {
     const checkpoint::Meta& meta = *resume_meta;
     checkpoint::Contents c = rank_local([&] { return checkpoint::read(resume.path, same_layout ? gmi : -1); });
-    if (c.metrics.columns != kColumns)
+    if (c.metrics.columns != columns)
       throw InputError(resume.path + ": /metrics has other columns than this gmi_drl writes");
     history.values = c.metrics.values;
     wall_offset = meta.wall_time_s;
@@ -217,8 +225,8 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
       const std::uint64_t first_episode = std::uint64_t(meta.iteration + 1) << 32;
       trainer.load_shared_state(c.state, first_episode);
       std::size_t rows = 0;
-      while (rows < history.rows() && history.values[rows * kColumns.size()] <= double(c.state.iteration)) ++rows;
-      history.values.resize(rows * kColumns.size());
+      while (rows < history.rows() && history.values[rows * columns.size()] <= double(c.state.iteration)) ++rows;
+      history.values.resize(rows * columns.size());
       spdlog::warn("resuming {} ({} GMI(s) x {} envs) on {} GMI(s) x {} envs: policy, optimizer and normalizers "
                    "restored; environments re-seeded (episode index {}); continuing at iteration {} of {}; this "
                    "run will not repeat an uninterrupted one bit for bit",
@@ -236,10 +244,10 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   }
   std::optional<MetricsCsv> csv;  // rank 0 writes the metrics: the history so far, then new rows
   if (mpi.rank() == 0) {
-    csv.emplace(dir + "/metrics.csv", kColumns);
+    csv.emplace(dir + "/metrics.csv", columns);
     for (std::size_t r = 0; r < history.rows(); ++r)
-      csv->row(std::vector<double>(history.values.begin() + r * kColumns.size(),
-                                   history.values.begin() + (r + 1) * kColumns.size()));
+      csv->row(std::vector<double>(history.values.begin() + r * columns.size(),
+                                   history.values.begin() + (r + 1) * columns.size()));
   }
 
   spdlog::info("{}: obs {}, {} | policy {} params ({}) | {} envs x {} steps x {} GMI(s) = {} samples/iteration, "
@@ -327,9 +335,14 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     const double ret = sums[2] > 0 ? sums[0] / sums[2] : std::nan("");
     const double len = sums[2] > 0 ? sums[1] / sums[2] : std::nan("");
     if (std::isfinite(ret)) best_return = std::max(best_return, ret);
-    const std::vector<double> row = {double(m.iteration), double(steps), wall, sps, ret, len, sums[2], losses[0],
-                                     losses[1], losses[2], losses[3], losses[4], losses[5],
-                                     m.grad_norm, m.learning_rate, double(m.updates), times[0], times[1], times[2]};
+    std::vector<double> row = {double(m.iteration), double(steps), wall, sps, ret, len, sums[2], losses[0],
+                               losses[1], losses[2], losses[3], losses[4], losses[5],
+                               m.grad_norm, m.learning_rate, double(m.updates), times[0], times[1], times[2]};
+    // Reward terms: summed over GMIs like the returns, per finished episode.
+    std::vector<double> terms = m.episode_term_sums;
+    terms.resize(columns.size() - kColumns.size(), 0.0);
+    if (!terms.empty()) mpi::allreduce_sum(terms.data(), int(terms.size()));
+    for (double t : terms) row.push_back(sums[2] > 0 ? t / sums[2] : std::nan(""));
     history.values.insert(history.values.end(), row.begin(), row.end());
     if (csv) csv->row(row);
     if (m.iteration % cfg.train.log_interval == 0 || m.iteration == cfg.num_iterations) {

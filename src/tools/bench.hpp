@@ -2,7 +2,7 @@
 /// \file
 /// \brief `gmi_drl bench`: end-to-end PPO throughput (rollout + update) at several total env
 /// counts split over the job's GMIs; `gmi_drl bench-reduce`: gradient-reduction latency of every
-/// strategy against buffer size on the job's layout.
+/// strategy against buffer size on the job's layout; `gmi_drl bench-env`: raw environment steps.
 #include <string>
 #include <vector>
 
@@ -30,5 +30,19 @@ struct ReduceBenchOptions {
 };
 
 int run_reduce_bench(const ReduceBenchOptions& o, int* argc, char*** argv);
+
+/// `gmi_drl bench-env`: raw environment steps per second with random actions, for each worker
+/// thread count (host-simulated environments) or once (device environments).
+struct EnvBenchOptions {
+  std::string name;
+  int num_envs = 8;
+  std::vector<int> threads = {1};
+  int steps = 2000;
+  int warmup = 200;
+  std::vector<std::string> sets;  ///< env.* settings
+  std::string json_path;
+};
+
+void run_env_bench(const EnvBenchOptions& o);
 
 }  // namespace gmi::tools

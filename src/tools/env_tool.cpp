@@ -13,6 +13,7 @@
 #include "kernels/core/error.hpp"
 #include "kernels/core/kokkos.hpp"
 #include "kernels/envs/registry.hpp"
+#include "src/config/config.hpp"
 #include "src/io/h5.hpp"
 
 namespace gmi::tools {
@@ -61,8 +62,15 @@ std::vector<float> read_actions(const std::string& path, const envs::EnvSpec& sp
 }  // namespace
 
 void run_env_tool(const EnvToolOptions& o) {
-  envs::EnvOverrides ov;
-  ov.max_episode_steps = o.max_episode_steps;
+  envs::check_env_name(o.name);
+  // env.* settings (--set) are checked as a config's are, for this environment.
+  config::Overrides sets = config::parse_overrides(o.sets);
+  for (const auto& kv : sets)
+    if (kv.first.rfind("env.", 0) != 0) throw InputError("--set " + kv.first + ": gmi_drl env takes env.* keys only");
+  sets.emplace_back("env.name", config::yaml_quote(o.name));
+  if (o.max_episode_steps > 0) sets.emplace_back("env.max_episode_steps", std::to_string(o.max_episode_steps));
+  const config::Config cfg = config::parse("{}", "--set", sets);
+  const envs::EnvOverrides ov = config::env_overrides(cfg);
   const envs::EnvSpec spec = envs::env_spec(o.name, ov);
   if (o.num_envs < 1) throw InputError("--num-envs: expected an integer >= 1");
   std::size_t T = 0;
@@ -84,6 +92,16 @@ void run_env_tool(const EnvToolOptions& o) {
     Kokkos::deep_copy(space, d_actions, h);
   }
   env->reset_all(space, d_obs.data());
+  // Host-simulated environments: the simulator state each step starts from, [T + 1][N][width].
+  std::vector<envs::StateArray> sim = env->simulator_state();
+  auto record_state = [&] {
+    const std::vector<envs::StateArray> now = env->simulator_state();
+    for (std::size_t k = 0; k < sim.size(); ++k) {
+      auto& to = std::get<std::vector<double>>(sim[k].values);
+      const auto& from = std::get<std::vector<double>>(now[k].values);
+      to.insert(to.end(), from.begin(), from.end());
+    }
+  };
   for (std::size_t t = 0; t < T; ++t) {
     envs::StepOutputs out;
     out.next_obs = d_obs.data() + (t + 1) * N * od;
@@ -92,6 +110,10 @@ void run_env_tool(const EnvToolOptions& o) {
     out.terminated = d_term.data() + t * N;
     out.truncated = d_trunc.data() + t * N;
     env->step(space, d_actions.data() + t * N * ad, out);
+    if (!sim.empty()) {
+      space.fence();
+      record_state();
+    }
   }
   space.fence();
   auto obs = Kokkos::create_mirror_view_and_copy(HostSpace(), d_obs);
@@ -113,6 +135,8 @@ void run_env_tool(const EnvToolOptions& o) {
   io::write(f, "terminated", term.data(), {T, N});
   io::write(f, "truncated", trunc.data(), {T, N});
   io::write(f, "action", actions.data(), {T, N, ad});
+  for (const envs::StateArray& a : sim)
+    io::write(f, a.name, std::get<std::vector<double>>(a.values).data(), {T + 1, N, std::size_t(a.width)});
   io::write_attribute(f, "env", spec.name);
   io::write_attribute(f, "seed", std::to_string(o.seed));
   io::write_attribute(f, "max_episode_steps", std::to_string(spec.max_episode_steps));

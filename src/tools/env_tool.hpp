@@ -1,8 +1,10 @@
 #pragma once
 /// \file
-/// \brief `gmi_drl env`: step an environment with given actions and write the trajectory (HDF5).
+/// \brief `gmi_drl env`: step an environment with given actions and write the trajectory (HDF5);
+/// for host-simulated environments also the simulator state each step starts from.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gmi::tools {
 
@@ -13,6 +15,7 @@ struct EnvToolOptions {
   std::string actions_file;  ///< text: one line per step, N*act_dim numbers separated by spaces
   std::string out;           ///< output .h5
   int max_episode_steps = 0; ///< 0: the environment's default time limit
+  std::vector<std::string> sets;  ///< env.KEY=VALUE settings (--set), e.g. env.ctrl_cost_weight=0.2
 };
 
 /// Runs the tool; throws gmi::InputError for bad input (file, line and what was expected).

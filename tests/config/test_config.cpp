@@ -2,6 +2,7 @@
 // naming the key), overrides, derived values, and the resolved YAML round trip.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -85,7 +86,8 @@ TEST(Config, OutOfRangeValuesAreNamed) {
             "config test.yaml: env.num_envs: expected an integer >= 1, got '99999999999'");
   EXPECT_EQ(error_of("policy: {activation: sigmoid}"),
             "config test.yaml: policy.activation: expected one of tanh, relu, elu, got 'sigmoid'");
-  EXPECT_EQ(error_of("env: {name: Pong-v5}"), "config test.yaml: env.name: expected one of CartPole-v1, Acrobot-v1, Pendulum-v1, MountainCarContinuous-v0, got 'Pong-v5'");
+  EXPECT_EQ(error_of("env: {name: Pong-v5}"), "config test.yaml: env.name: expected one of CartPole-v1, Acrobot-v1, Pendulum-v1, MountainCarContinuous-v0, "
+            "Hopper-v5, HalfCheetah-v5, Walker2d-v5, Ant-v5, Humanoid-v5, InvertedPendulum-v5, Swimmer-v5, got 'Pong-v5'");
   EXPECT_EQ(error_of("policy: {actor_hidden: [64, 0]}"),
             "config test.yaml: policy.actor_hidden: expected a list of integers of at most 16 "
             "widths in [1, 65536], got a list");
@@ -129,6 +131,24 @@ TEST(Config, EmptyOrCommentOnlyFileIsAnError) {
   // Every default on purpose: an empty mapping.
   std::ofstream(path) << "{}\n";
   EXPECT_EQ(load(path).env.name, "CartPole-v1");
+}
+
+TEST(Config, MujocoKeywordArgumentsAreCheckedForTheEnvironment) {
+  const Config c = parse("env: {name: Ant-v5, contact_force_range: [-2, .inf], terminate_when_unhealthy: false}", "t.yaml");
+  EXPECT_EQ((*c.env.contact_force_range)[0], -2.0);
+  EXPECT_TRUE(std::isinf((*c.env.contact_force_range)[1]));
+  EXPECT_EQ(parse(to_yaml(c), "r.yaml").env.contact_force_range, c.env.contact_force_range);
+  EXPECT_EQ(error_of("env: {name: Hopper-v5, contact_cost_weight: 1}").rfind(
+                "config test.yaml: env.contact_cost_weight: Hopper-v5 has no such setting (it takes frame_skip", 0),
+            0u);
+  EXPECT_EQ(error_of("env: {name: CartPole-v1, ctrl_cost_weight: 1}").rfind(
+                "config test.yaml: env.ctrl_cost_weight: CartPole-v1 has no such setting", 0),
+            0u);
+  EXPECT_EQ(error_of("env: {name: Ant-v5, healthy_z_range: [1, 0.5]}"),
+            "config test.yaml: env.healthy_z_range: expected a list [low, high] of two numbers (inf allowed), low < high "
+            "or null, got a list");
+  EXPECT_EQ(error_of("env: {name: Ant-v5, frame_skip: 0}"),
+            "config test.yaml: env.frame_skip: expected an integer or null (>= 1), got '0'");
 }
 
 TEST(Config, TimeoutsTakeNumbersAutoOrOff) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/envs/mujoco/options.hpp"
 #include "src/algos/ppo/ppo.hpp"
 #include "src/config/config.hpp"
 
@@ -60,4 +61,11 @@ TEST(Learning, MountainCarContinuousReachesTheGoal) {
   // Returns above 0 need the +100 goal reward: the car learned to climb the hill.
   const Curve c = train("mountain_car_continuous_ppo.yaml", 500000);
   EXPECT_GE(c.best, 80.0);  // solved is 90 (Gymnasium reward_threshold)
+}
+
+TEST(Learning, HopperReaches1000Within500kSteps) {
+  // MuJoCo on the host (CleanRL's settings as 8 envs x 256 steps); a random policy scores about 20.
+  if (!gmi::envs::mujoco::available()) GTEST_SKIP() << "built without MuJoCo";
+  const Curve c = train("hopper_ppo.yaml", 500000);
+  EXPECT_GE(c.best, 1000.0);
 }

@@ -45,7 +45,7 @@ nn::ActorCriticSpec make_spec(const config::Config& c, const envs::EnvSpec& e) {
 }  // namespace
 
 nn::ActorCriticLayout PpoTrainer::policy_layout(const config::Config& cfg) {
-  return nn::ActorCriticLayout(make_spec(cfg, envs::env_spec(cfg.env.name)));
+  return nn::ActorCriticLayout(make_spec(cfg, envs::env_spec(cfg.env.name, config::env_overrides(cfg))));
 }
 
 MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg) {
@@ -85,8 +85,7 @@ rl::RunningMeanStd::HostSum PpoTrainer::host_sum() const {
 PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
                        mpi::GradientReducer* reducer)
     : cfg_(cfg), reducer_(reducer), env_offset_(env_offset) {
-  envs::EnvOverrides ov;
-  ov.max_episode_steps = cfg.env.max_episode_steps;
+  const envs::EnvOverrides ov = config::env_overrides(cfg);
   const std::uint64_t seed = std::uint64_t(cfg.train.seed);
   env_ = envs::make_vec_env(cfg.env.name, cfg.env.num_envs, seed, env_offset, ov);
   const envs::EnvSpec& spec = env_->spec();
@@ -570,6 +569,7 @@ IterationMetrics PpoTrainer::iterate() {
   m.episode_return_sum = es.return_sum;
   m.episode_length_sum = es.length_sum;
   m.episodes = es.count;
+  m.episode_term_sums = es.term_sums;
 
   if (cfg_.ppo.normalize_reward) scale_rewards();
   if (cfg_.ppo.bootstrap_truncated) bootstrap_truncated();

@@ -26,6 +26,7 @@ struct IterationMetrics {
   double episode_return_sum = 0;    ///< over episodes finished during the iteration
   double episode_length_sum = 0;
   double episodes = 0;
+  std::vector<double> episode_term_sums;  ///< per reward term of the env (EnvSpec::reward_terms)
   double policy_loss = 0, value_loss = 0, entropy = 0, approx_kl = 0, clip_frac = 0;
   double explained_variance = 0;
   double grad_norm = 0;             ///< mean pre-clip global norm over the minibatch updates

@@ -1,0 +1,192 @@
+// The MuJoCo environments (built with MuJoCo): models, noise, keyword arguments, the registry.
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <set>
+
+#include "kernels/core/error.hpp"
+#include "kernels/core/random.hpp"
+#include "kernels/envs/mujoco/ant.hpp"
+#include "kernels/envs/mujoco/envs.hpp"
+#include "kernels/envs/mujoco/half_cheetah.hpp"
+#include "kernels/envs/mujoco/hopper.hpp"
+#include "kernels/envs/mujoco/humanoid.hpp"
+#include "kernels/envs/mujoco/inverted_pendulum.hpp"
+#include "kernels/envs/mujoco/model.hpp"
+#include "kernels/envs/mujoco/mujoco_vec_env.hpp"
+#include "kernels/envs/mujoco/swimmer.hpp"
+#include "kernels/envs/mujoco/walker2d.hpp"
+
+namespace gmi::envs::mujoco {
+
+bool available() { return true; }
+
+namespace {
+/// MuJoCo's warnings (a deprecated model attribute, an unstable simulation) once per process each,
+/// on stderr, instead of once per model compiled or per step.
+void warn_once(const char* msg) {
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  if (seen.insert(msg).second) std::fprintf(stderr, "MuJoCo warning: %s\n", msg);
+}
+struct InstallWarningHandler {
+  InstallWarningHandler() { mju_user_warning = warn_once; }
+} install_warning_handler;
+}  // namespace
+
+// ---- noise ------------------------------------------------------------------------------------
+
+std::uint32_t Noise::next() {
+  if (used_ == 4) {
+    const rng::Bits4 b = rng::philox_host(seed_, (episode_ << 8) | std::uint64_t(block_++),
+                                          rng::tag(rng::kPhysicsReset, env_));
+    for (int k = 0; k < 4; ++k) bits_[k] = b.v[k];
+    used_ = 0;
+  }
+  return bits_[used_++];
+}
+
+double Noise::uniform(double lo, double hi) {
+  const std::uint64_t hi27 = next() >> 5, lo26 = next() >> 6;  // 53 bits
+  const double u = double((hi27 << 26) | lo26) * 0x1.0p-53;
+  return lo + (hi - lo) * u;
+}
+
+double Noise::normal() {
+  double u1 = uniform(0.0, 1.0);
+  while (u1 <= 0.0) u1 = uniform(0.0, 1.0);
+  const double u2 = uniform(0.0, 1.0);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+// ---- keyword arguments ------------------------------------------------------------------------
+
+void check_kwargs(const Kwargs& k, const char* env, std::initializer_list<const char*> accepted) {
+  k.for_each([&](const char* name, bool set) {
+    if (!set) return;
+    for (const char* a : accepted)
+      if (std::string(a) == name) return;
+    std::string list;
+    for (const char* a : accepted) list += (list.empty() ? "" : ", ") + std::string(a);
+    throw InputError(fmt::format("env.{}: {} has no such setting (it takes {})", name, env,
+                                 list.empty() ? "none of the MuJoCo environments' keyword arguments" : list));
+  });
+}
+
+// ---- models -----------------------------------------------------------------------------------
+
+namespace {
+bool is_file(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+}  // namespace
+
+ModelPtr load_model(const std::string& xml, const std::string& model_path) {
+  std::string path, looked;
+  if (!model_path.empty()) {
+    path = is_dir(model_path) ? model_path + "/" + xml : model_path;
+    if (!is_file(path))
+      throw InputError(fmt::format("env.model_path: {} is not a model file (or a directory holding {})", model_path, xml));
+  } else {
+    std::vector<std::string> dirs;
+    if (const char* e = std::getenv("GMI_MUJOCO_ASSETS")) dirs.push_back(e);
+#if defined(GMI_MUJOCO_ASSETS_DIR)
+    dirs.push_back(GMI_MUJOCO_ASSETS_DIR);
+#endif
+    for (const auto& d : dirs) {
+      looked += (looked.empty() ? "" : ", ") + d;
+      if (path.empty() && is_file(d + "/" + xml)) path = d + "/" + xml;
+    }
+    if (path.empty())
+      throw InputError(fmt::format("env.model_path: cannot find {} (looked in {}); set env.model_path or "
+                                   "GMI_MUJOCO_ASSETS to Gymnasium's envs/mujoco/assets",
+                                   xml, looked.empty() ? "no directory: Gymnasium was not found at configure time" : looked));
+  }
+  char error[1000] = "";
+  mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
+  if (!m) throw InputError(fmt::format("{}: MuJoCo cannot load the model: {}", path, error));
+  return ModelPtr(m, [](const mjModel* p) { mj_deleteModel(const_cast<mjModel*>(p)); });
+}
+
+DataPtr make_data(const mjModel* m) {
+  mjData* d = mj_makeData(m);
+  if (!d) throw Error("MuJoCo: mj_makeData failed (out of memory?)");
+  return DataPtr(d);
+}
+
+// ---- registry ---------------------------------------------------------------------------------
+
+namespace {
+struct Entry {
+  std::string name;
+  std::function<EnvSpec(const EnvOverrides&)> spec;
+  std::function<std::unique_ptr<VecEnvBase>(int, std::uint64_t, std::uint64_t, const EnvOverrides&)> make;
+};
+
+template <class Task>
+Entry entry() {
+  return Entry{Task::kName,
+               [](const EnvOverrides& o) {
+                 const Task task(Task::params(o.mujoco.kwargs));
+                 const ModelPtr m = load_model(Task::kXml, o.mujoco.model_path);
+                 return MujocoVecEnv<Task>::spec_of(task, m.get(), o.max_episode_steps);
+               },
+               [](int n, std::uint64_t seed, std::uint64_t offset, const EnvOverrides& o) {
+                 return std::unique_ptr<VecEnvBase>(new MujocoVecEnv<Task>(n, seed, offset, o.mujoco, o.max_episode_steps));
+               }};
+}
+
+const std::vector<Entry>& registry() {
+  static const std::vector<Entry> r = {entry<Hopper>(),   entry<HalfCheetah>(),      entry<Walker2d>(), entry<Ant>(),
+                                       entry<Humanoid>(), entry<InvertedPendulum>(), entry<Swimmer>()};
+  return r;
+}
+
+const Entry& find(const std::string& name) {
+  for (const auto& e : registry())
+    if (e.name == name) return e;
+  throw Error("not a MuJoCo environment: " + name);
+}
+}  // namespace
+
+std::vector<std::string> names() {
+  std::vector<std::string> n;
+  for (const auto& e : registry()) n.push_back(e.name);
+  return n;
+}
+
+bool is_mujoco(const std::string& name) {
+  for (const auto& e : registry())
+    if (e.name == name) return true;
+  return false;
+}
+
+EnvSpec spec(const std::string& name, const EnvOverrides& o) { return find(name).spec(o); }
+
+void check_kwargs_for(const std::string& name, const Kwargs& k) {
+  if (name == Hopper::kName) Hopper::params(k);
+  else if (name == HalfCheetah::kName) HalfCheetah::params(k);
+  else if (name == Walker2d::kName) Walker2d::params(k);
+  else if (name == Ant::kName) Ant::params(k);
+  else if (name == Humanoid::kName) Humanoid::params(k);
+  else if (name == InvertedPendulum::kName) InvertedPendulum::params(k);
+  else if (name == Swimmer::kName) Swimmer::params(k);
+  else check_kwargs(k, name.c_str(), {});
+}
+
+std::unique_ptr<VecEnvBase> make(const std::string& name, int num_envs, std::uint64_t seed, std::uint64_t offset,
+                                 const EnvOverrides& o) {
+  return find(name).make(num_envs, seed, offset, o);
+}
+
+}  // namespace gmi::envs::mujoco

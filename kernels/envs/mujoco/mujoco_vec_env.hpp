@@ -1,0 +1,294 @@
+#pragma once
+/// \file
+/// \brief N MuJoCo environments of one task, simulated on host threads behind VecEnvBase, so PPO,
+/// several GMIs, checkpoints and `gmi_drl env` use them as they use the device environments.
+///
+/// The model is loaded once and shared (read only); every env has its own mjData.  A step copies
+/// the actions from the device into pinned host memory, the pool's threads step disjoint slices
+/// of the envs (Gymnasium's TimeLimit and same-step automatic reset, the true last observation
+/// kept for bootstrapping, per-term reward sums of finished episodes), and the results go back to
+/// the device asynchronously.  On host builds device memory is host memory and nothing is copied.
+/// Reset noise is counter-based: episode k of global env g draws from philox(seed, {k, g}), as
+/// the device environments do.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/core/error.hpp"
+#include "kernels/envs/mujoco/model.hpp"
+#include "kernels/envs/mujoco/task.hpp"
+#include "kernels/envs/mujoco/thread_pool.hpp"
+#include "kernels/envs/vec_env.hpp"
+
+namespace gmi::envs::mujoco {
+
+#if defined(KOKKOS_ENABLE_CUDA)
+using PinnedSpace = Kokkos::CudaHostPinnedSpace;
+#else
+using PinnedSpace = Kokkos::HostSpace;
+#endif
+
+template <class Task>
+class MujocoVecEnv final : public VecEnvBase {
+ public:
+  MujocoVecEnv(int n, std::uint64_t seed, std::uint64_t offset, const Options& o, int max_episode_steps)
+      : task_(Task::params(o.kwargs)), model_(load_model(Task::kXml, o.model_path)), pool_(o.threads),
+        seed_(seed), offset_(offset) {
+    const mjModel* m = model_.get();
+    spec_ = spec_of(task_, m, max_episode_steps);
+    num_envs_ = n;
+    nterms_ = int(spec_.reward_terms.size());
+    od_ = spec_.obs_dim;
+    ad_ = spec_.act_dim;
+    for (int i = 0; i < n; ++i) data_.emplace_back(make_data(m));
+    anchor_.assign(2 * std::size_t(n), 0.0);
+    elapsed_.assign(n, 0);
+    episode_.assign(n, 0);
+    ep_return_.assign(n, 0.0);
+    ep_length_.assign(n, 0);
+    ep_terms_.assign(std::size_t(n) * nterms_, 0.0);
+    done_return_.assign(n, 0.0);
+    done_length_.assign(n, 0.0);
+    done_count_.assign(n, 0.0);
+    done_terms_.assign(std::size_t(n) * nterms_, 0.0);
+    if (!device_is_host()) {
+      h_actions_ = Staging<float>("gmi::envs::mujoco::actions", std::size_t(n) * ad_);
+      h_obs_ = Staging<float>("gmi::envs::mujoco::obs", std::size_t(n) * od_);
+      h_final_ = Staging<float>("gmi::envs::mujoco::final_obs", std::size_t(n) * od_);
+      h_reward_ = Staging<float>("gmi::envs::mujoco::reward", n);
+      h_term_ = Staging<std::uint8_t>("gmi::envs::mujoco::terminated", n);
+      h_trunc_ = Staging<std::uint8_t>("gmi::envs::mujoco::truncated", n);
+    }
+  }
+
+  /// The task's spec on a loaded model: dimensions, action bounds (actuator control ranges).
+  static EnvSpec spec_of(const Task& task, const mjModel* m, int max_episode_steps) {
+    EnvSpec s;
+    s.name = Task::kName;
+    s.obs_dim = task.obs_dim(m);
+    s.act_dim = m->nu;
+    s.num_actions = 0;
+    s.obs_low.assign(s.obs_dim, -INFINITY);
+    s.obs_high.assign(s.obs_dim, INFINITY);
+    for (int k = 0; k < m->nu; ++k) {
+      const bool limited = m->actuator_ctrllimited[k];
+      s.act_low.push_back(limited ? float(m->actuator_ctrlrange[2 * k]) : -INFINITY);
+      s.act_high.push_back(limited ? float(m->actuator_ctrlrange[2 * k + 1]) : INFINITY);
+    }
+    s.max_episode_steps = max_episode_steps > 0 ? max_episode_steps : Task::kMaxEpisodeSteps;
+    s.reward_terms = Task::terms();
+    return s;
+  }
+
+  void reset_all(const ExecSpace& space, float* obs, std::uint64_t first_episode = 0) override {
+    space.fence();
+    float* o = device_is_host() ? obs : h_obs_.data();
+    pool_.run(num_envs_, [&](int b, int e) {
+      for (int i = b; i < e; ++i) {
+        episode_[i] = first_episode;
+        elapsed_[i] = 0;
+        ep_return_[i] = 0;
+        ep_length_[i] = 0;
+        for (int t = 0; t < nterms_; ++t) ep_terms_[i * nterms_ + t] = 0;
+        reset_env(i);
+        task_.observe(model_.get(), data_[i].get(), o + std::size_t(i) * od_);
+      }
+    });
+    std::fill(done_return_.begin(), done_return_.end(), 0.0);
+    std::fill(done_length_.begin(), done_length_.end(), 0.0);
+    std::fill(done_count_.begin(), done_count_.end(), 0.0);
+    std::fill(done_terms_.begin(), done_terms_.end(), 0.0);
+    if (!device_is_host()) to_device(space, obs, h_obs_, std::size_t(num_envs_) * od_);
+  }
+
+  void step(const ExecSpace& space, const float* actions, const StepOutputs& out) override {
+    const std::size_t N = num_envs_;
+    const float* act = actions;
+    StepOutputs h = out;  // where the threads write: host memory
+    if (!device_is_host()) {
+      // Also orders the previous step's copies out of the staging buffers before they are reused.
+      Kokkos::deep_copy(space, h_actions_, Unmanaged<const float, MemSpace>(actions, N * ad_));
+      act = h_actions_.data();
+      h = StepOutputs{h_obs_.data(), h_final_.data(), h_reward_.data(), h_term_.data(), h_trunc_.data()};
+    }
+    space.fence();
+    const int max_steps = spec_.max_episode_steps;
+    pool_.run(num_envs_, [&](int b, int e) {
+      const mjModel* m = model_.get();
+      std::vector<double> a(ad_), terms(std::max(1, nterms_));
+      for (int i = b; i < e; ++i) {
+        mjData* d = data_[i].get();
+        for (int k = 0; k < ad_; ++k) a[k] = act[std::size_t(i) * ad_ + k];
+        bool terminated = false;
+        const double r = task_.step(m, d, a.data(), &anchor_[2 * std::size_t(i)], terms.data(), terminated);
+        const int steps = elapsed_[i] + 1;
+        const bool truncated = steps >= max_steps;
+        h.reward[i] = float(r);
+        h.terminated[i] = terminated;
+        h.truncated[i] = truncated;
+        ep_return_[i] += r;
+        ep_length_[i] += 1;
+        for (int t = 0; t < nterms_; ++t) ep_terms_[i * nterms_ + t] += terms[t];
+        if (terminated || truncated) {
+          task_.observe(m, d, h.final_obs + std::size_t(i) * od_);
+          done_return_[i] += ep_return_[i];
+          done_length_[i] += ep_length_[i];
+          done_count_[i] += 1;
+          for (int t = 0; t < nterms_; ++t) {
+            done_terms_[i * nterms_ + t] += ep_terms_[i * nterms_ + t];
+            ep_terms_[i * nterms_ + t] = 0;
+          }
+          ++episode_[i];
+          reset_env(i);
+          elapsed_[i] = 0;
+          ep_return_[i] = 0;
+          ep_length_[i] = 0;
+        } else {
+          elapsed_[i] = steps;
+        }
+        task_.observe(m, d, h.next_obs + std::size_t(i) * od_);
+      }
+    });
+    if (!device_is_host()) {
+      to_device(space, out.next_obs, h_obs_, N * od_);
+      to_device(space, out.final_obs, h_final_, N * od_);
+      to_device(space, out.reward, h_reward_, N);
+      to_device(space, out.terminated, h_term_, N);
+      to_device(space, out.truncated, h_trunc_, N);
+    }
+  }
+
+  EpisodeStats take_episode_stats(const ExecSpace&) override {
+    EpisodeStats s;
+    s.term_sums.assign(nterms_, 0.0);
+    for (int i = 0; i < num_envs_; ++i) {
+      s.return_sum += done_return_[i];
+      s.length_sum += done_length_[i];
+      s.count += done_count_[i];
+      for (int t = 0; t < nterms_; ++t) s.term_sums[t] += done_terms_[i * nterms_ + t];
+    }
+    std::fill(done_return_.begin(), done_return_.end(), 0.0);
+    std::fill(done_length_.begin(), done_length_.end(), 0.0);
+    std::fill(done_count_.begin(), done_count_.end(), 0.0);
+    std::fill(done_terms_.begin(), done_terms_.end(), 0.0);
+    return s;
+  }
+
+  std::vector<StateArray> save_state(const ExecSpace& space) const override {
+    space.fence();
+    const mjModel* m = model_.get();
+    const int k = mj_stateSize(m, kStateSpec);
+    std::vector<double> physics(std::size_t(num_envs_) * k);
+    for (int i = 0; i < num_envs_; ++i) mj_getState(m, data_[i].get(), physics.data() + std::size_t(i) * k, kStateSpec);
+    std::vector<StateArray> s;
+    s.push_back(StateArray{"physics", false, std::move(physics), k});
+    s.push_back(StateArray{"anchor", false, anchor_, 2});
+    s.push_back(StateArray{"elapsed", false, elapsed_, 1});
+    s.push_back(StateArray{"episode", true, episode_, 1});
+    s.push_back(StateArray{"ep_return", false, ep_return_, 1});
+    s.push_back(StateArray{"ep_length", false, ep_length_, 1});
+    s.push_back(StateArray{"done_return", false, done_return_, 1});
+    s.push_back(StateArray{"done_length", false, done_length_, 1});
+    s.push_back(StateArray{"done_count", false, done_count_, 1});
+    if (nterms_ > 0) {
+      s.push_back(StateArray{"ep_terms", false, ep_terms_, nterms_});
+      s.push_back(StateArray{"done_terms", false, done_terms_, nterms_});
+    }
+    return s;
+  }
+
+  void load_state(const ExecSpace& space, const std::vector<StateArray>& state) override {
+    space.fence();
+    const mjModel* m = model_.get();
+    const std::vector<double> physics = find<double>(state, "physics", mj_stateSize(m, kStateSpec));
+    for (int i = 0; i < num_envs_; ++i) {
+      mjData* d = data_[i].get();
+      // Exact: the next mj_step computes everything from this state; nothing reads the derived
+      // quantities before it (the observation the next rollout starts from is in the checkpoint,
+      // and the forward velocity is measured from the saved anchor).
+      mj_resetData(m, d);
+      mj_setState(m, d, physics.data() + std::size_t(i) * mj_stateSize(m, kStateSpec), kStateSpec);
+    }
+    anchor_ = find<double>(state, "anchor", 2);
+    elapsed_ = find<int>(state, "elapsed", 1);
+    episode_ = find<std::uint64_t>(state, "episode", 1);
+    ep_return_ = find<double>(state, "ep_return", 1);
+    ep_length_ = find<int>(state, "ep_length", 1);
+    done_return_ = find<double>(state, "done_return", 1);
+    done_length_ = find<double>(state, "done_length", 1);
+    done_count_ = find<double>(state, "done_count", 1);
+    if (nterms_ > 0) {
+      ep_terms_ = find<double>(state, "ep_terms", nterms_);
+      done_terms_ = find<double>(state, "done_terms", nterms_);
+    }
+  }
+
+  std::vector<StateArray> simulator_state() const override {
+    const mjModel* m = model_.get();
+    const int k = mj_stateSize(m, kStateSpec);
+    std::vector<double> qpos, qvel, st(std::size_t(num_envs_) * k);
+    for (int i = 0; i < num_envs_; ++i) {
+      const mjData* d = data_[i].get();
+      qpos.insert(qpos.end(), d->qpos, d->qpos + m->nq);
+      qvel.insert(qvel.end(), d->qvel, d->qvel + m->nv);
+      mj_getState(m, d, st.data() + std::size_t(i) * k, kStateSpec);
+    }
+    return {StateArray{"qpos", false, std::move(qpos), int(m->nq)}, StateArray{"qvel", false, std::move(qvel), int(m->nv)},
+            StateArray{"state", false, std::move(st), k}};
+  }
+
+ private:
+  /// What a checkpoint keeps of each simulation: everything mj_step integrates from.
+  static constexpr unsigned kStateSpec = mjSTATE_INTEGRATION;
+  template <class T>
+  using Staging = Kokkos::View<T*, PinnedSpace>;
+  template <class T, class Space>
+  using Unmanaged = Kokkos::View<T*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  template <class T>
+  static void to_device(const ExecSpace& space, T* dst, const Staging<T>& src, std::size_t n) {
+    Kokkos::deep_copy(space, Unmanaged<T, MemSpace>(dst, n), Unmanaged<T, PinnedSpace>(src.data(), n));
+  }
+
+  /// Gymnasium's reset: mj_resetData, the task's noisy qpos and qvel, mj_forward.
+  void reset_env(int i) {
+    const mjModel* m = model_.get();
+    mjData* d = data_[i].get();
+    mj_resetData(m, d);
+    Noise noise(seed_, episode_[i], offset_ + std::uint64_t(i));
+    task_.reset(m, d, noise);
+    mj_forward(m, d);
+    task_.anchor(m, d, &anchor_[2 * std::size_t(i)]);
+  }
+
+  template <class T>
+  std::vector<T> find(const std::vector<StateArray>& state, const char* name, int width) const {
+    for (const StateArray& s : state)
+      if (s.name == name) {
+        const auto* v = std::get_if<std::vector<T>>(&s.values);
+        GMI_REQUIRE(v && s.width == width && v->size() == std::size_t(num_envs_) * width,
+                    std::string("environment state '") + name + "' has the wrong type or shape");
+        return *v;
+      }
+    throw Error(std::string("environment state '") + name + "' is missing");
+  }
+
+  Task task_;
+  ModelPtr model_;
+  std::vector<DataPtr> data_;
+  ThreadPool pool_;
+  std::uint64_t seed_, offset_;
+  int nterms_ = 0, od_ = 0, ad_ = 0;
+  std::vector<double> anchor_;       ///< [N][2] where the next step's forward velocity is measured from
+  std::vector<int> elapsed_;
+  std::vector<std::uint64_t> episode_;
+  std::vector<double> ep_return_;
+  std::vector<int> ep_length_;
+  std::vector<double> ep_terms_;     ///< [N][terms] of the current episodes
+  std::vector<double> done_return_, done_length_, done_count_;
+  std::vector<double> done_terms_;   ///< [N][terms] of episodes finished since the last take
+  Staging<float> h_actions_, h_obs_, h_final_, h_reward_;
+  Staging<std::uint8_t> h_term_, h_trunc_;
+};
+
+}  // namespace gmi::envs::mujoco

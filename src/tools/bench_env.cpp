@@ -1,0 +1,85 @@
+// gmi_drl bench-env: raw environment throughput with random actions (the actions are drawn once,
+// uploaded once, and stepped through: what is timed is the environments, and for host-simulated
+// ones on GPU builds the copies of actions and results through pinned memory).
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <fstream>
+#include <random>
+
+#include "gmi_version.hpp"
+#include "kernels/core/error.hpp"
+#include "kernels/envs/mujoco/envs.hpp"
+#include "kernels/envs/registry.hpp"
+#include "src/config/config.hpp"
+#include "src/runtime/kokkos_scope.hpp"
+#include "src/tools/bench.hpp"
+
+namespace gmi::tools {
+
+void run_env_bench(const EnvBenchOptions& o) {
+  if (o.num_envs < 1) throw InputError("--num-envs: expected an integer >= 1");
+  if (o.steps < 1) throw InputError("--steps: expected an integer >= 1");
+  for (int t : o.threads)
+    if (t < 1) throw InputError(fmt::format("--threads: {} is not a thread count (>= 1)", t));
+  envs::check_env_name(o.name);
+  config::Overrides sets = config::parse_overrides(o.sets);
+  for (const auto& kv : sets)
+    if (kv.first.rfind("env.", 0) != 0) throw InputError("--set " + kv.first + ": bench-env takes env.* keys only");
+  sets.emplace_back("env.name", config::yaml_quote(o.name));
+  const config::Config cfg = config::parse("{}", "--set", sets);
+  const bool host = envs::mujoco::is_mujoco(o.name);
+  const std::vector<int> threads = host ? o.threads : std::vector<int>{1};
+  const int N = o.num_envs;
+  struct Point {
+    int threads;
+    double steps_per_s;
+  };
+  std::vector<Point> points;
+  ExecSpace space;
+  for (int t : threads) {
+    envs::EnvOverrides ov = config::env_overrides(cfg, t);
+    ov.mujoco.threads = t;
+    auto env = envs::make_vec_env(o.name, N, 1, 0, ov);
+    const envs::EnvSpec& s = env->spec();
+    const std::size_t od = s.obs_dim, ad = s.act_dim;
+    // 64 steps of random actions, cycled.
+    const int K = 64;
+    std::vector<float> a(std::size_t(K) * N * ad);
+    std::mt19937 g(7);
+    for (std::size_t j = 0; j < a.size(); ++j) {
+      const std::size_t k = j % ad;
+      if (s.discrete()) a[j] = float(g() % std::uint32_t(s.num_actions));
+      else a[j] = s.act_low[k] + (s.act_high[k] - s.act_low[k]) * std::uniform_real_distribution<float>(0, 1)(g);
+    }
+    View1<float> act("gmi::bench_env::actions", a.size()), obs("gmi::bench_env::obs", N * od),
+        fin("gmi::bench_env::final_obs", N * od), rew("gmi::bench_env::reward", N);
+    View1<std::uint8_t> term("gmi::bench_env::terminated", N), trunc("gmi::bench_env::truncated", N);
+    Kokkos::deep_copy(act, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(a.data(), a.size()));
+    env->reset_all(space, obs.data());
+    const envs::StepOutputs out{obs.data(), fin.data(), rew.data(), term.data(), trunc.data()};
+    for (int i = 0; i < o.warmup; ++i) env->step(space, act.data() + std::size_t(i % K) * N * ad, out);
+    space.fence();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < o.steps; ++i) env->step(space, act.data() + std::size_t(i % K) * N * ad, out);
+    space.fence();
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    points.push_back({t, double(o.steps) * N / sec});
+    spdlog::info("{} | {} envs | {} thread(s) | {:.0f} env steps/s", o.name, N, host ? t : 0, points.back().steps_per_s);
+  }
+  if (!o.json_path.empty()) {
+    std::ofstream j(o.json_path);
+    if (!j) throw InputError("--json: cannot write " + o.json_path);
+    j << "{\n  \"benchmark\": \"env_steps\",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION << "\",\n  \"device\": \""
+      << runtime::device_description() << "\",\n  \"env\": \"" << o.name << "\",\n  \"num_envs\": " << N
+      << ",\n  \"steps\": " << o.steps << ",\n  \"results\": [\n";
+    for (std::size_t i = 0; i < points.size(); ++i)
+      j << fmt::format("    {{\"threads\": {}, \"env_steps_per_s\": {:.1f}}}{}\n", points[i].threads,
+                       points[i].steps_per_s, i + 1 < points.size() ? "," : "");
+    j << "  ]\n}\n";
+    spdlog::info("wrote {}", o.json_path);
+  }
+}
+
+}  // namespace gmi::tools
