@@ -733,6 +733,9 @@ void derive(Config& c, int world_size) {
     throw InputError("config " + src + ": " + e.what());
   }
   if (world_size < 1) bad("world_size", "must be >= 1");
+  if (c.env.async_halves && !envs::mujoco::is_mujoco(c.env.name))
+    bad("env.async_halves", c.env.name + " steps on the device; only host-simulated environments (MuJoCo) step in halves");
+  if (c.env.async_halves && c.env.num_envs < 2) bad("env.async_halves", "needs env.num_envs >= 2 (two halves)");
   c.world_size = world_size;
   c.batch_size = std::int64_t(c.env.num_envs) * c.ppo.num_steps;
   if (c.batch_size > INT_MAX)

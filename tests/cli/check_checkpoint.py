@@ -26,8 +26,9 @@
             normalisers restored, envs re-seeded, a warning, the run finishes
   finished  --resume latest of a finished run: nothing to do, said so, exit status 0, no return
             invented, nothing written
-  mujoco    Hopper-v5 (host-simulated) on 2 GMIs: N iterations straight == N/2 then --resume,
-            simulator states and metrics (reward-term columns included) bit for bit
+  mujoco    Hopper-v5 (host-simulated) on 2 GMIs: N iterations straight == N/2 then --resume
+            (simulator states and metrics, reward-term columns included, bit for bit), and ~= a
+            run with env.async_halves (to rounding)
 
   check_checkpoint.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
@@ -493,6 +494,16 @@ def mode_mujoco(a):
     with h5py.File(ckpt(ref, iters), "r") as f:
         if f["experience/env/physics"].ndim != 2:
             fail("the checkpoint has no per-env simulator state")
+    # Two halves stepped beside the policy (env.async_halves): the same training (the same actions
+    # and random numbers); the policy's products over half the envs at a time may round
+    # differently (BLAS picks kernels by size), so the last bits may differ.
+    c = os.path.join(a.workdir, "halves")
+    run(a, 2, ["--config", cfg, "--run-dir", c, "--set", "env.async_halves=true"])
+    x, y = datasets(ckpt(ref, iters)), datasets(ckpt(c, iters))
+    for k in ["policy/params", "experience/env/physics", "experience/obs", "experience/env/episode_return",
+              "rng/env_episode"]:
+        if k in x and not np.allclose(x[k], y[k], rtol=1e-3, atol=1e-5):
+            fail(f"{k}: training with env.async_halves differs from training without")
 
 
 if __name__ == "__main__":

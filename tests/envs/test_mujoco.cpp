@@ -227,6 +227,39 @@ TEST(Mujoco, SaveAndLoadAreExact) {
   }
 }
 
+TEST(Mujoco, TwoHalvesSteppedAsynchronouslyEqualOneStep) {
+  const int n = 6;
+  ExecSpace space;
+  auto whole = make_vec_env("Ant-v5", n, 5, 0, with_threads(2));
+  auto halves = make_vec_env("Ant-v5", n, 5, 0, with_threads(2));
+  ASSERT_TRUE(halves->can_step_async());
+  const int od = whole->spec().obs_dim, ad = whole->spec().act_dim;
+  View1<float> act("act", std::size_t(n) * ad);
+  struct Out {
+    View1<float> obs, fin, rew;
+    View1<std::uint8_t> term, trunc;
+    explicit Out(int n, int od)
+        : obs("obs", std::size_t(n) * od), fin("fin", std::size_t(n) * od), rew("rew", n), term("term", n), trunc("trunc", n) {}
+    StepOutputs out() const { return {obs.data(), fin.data(), rew.data(), term.data(), trunc.data()}; }
+  } a(n, od), b(n, od);
+  whole->reset_all(space, a.obs.data());
+  halves->reset_all(space, b.obs.data());
+  std::mt19937 g(3);
+  for (int t = 0; t < 80; ++t) {
+    std::vector<float> h(std::size_t(n) * ad);
+    for (float& x : h) x = std::uniform_real_distribution<float>(-1, 1)(g);
+    Kokkos::deep_copy(act, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(h.data(), h.size()));
+    whole->step(space, act.data(), a.out());
+    halves->step_async(space, act.data(), b.out(), 0, 2);
+    halves->step_wait(space);
+    halves->step_async(space, act.data(), b.out(), 2, n);
+    halves->step_wait(space);
+    space.fence();
+    ASSERT_EQ(test::to_host(a.obs.data(), a.obs.extent(0)), test::to_host(b.obs.data(), b.obs.extent(0))) << "t " << t;
+    ASSERT_EQ(test::to_host(a.rew.data(), a.rew.extent(0)), test::to_host(b.rew.data(), b.rew.extent(0))) << "t " << t;
+  }
+}
+
 TEST(Mujoco, TimeLimitTruncatesAtGymnasiumsStepAndResets) {
   const Trace tr = rollout("HalfCheetah-v5", 2, 1001, 0, with_threads(1));
   for (int t = 0; t < 1001; ++t)

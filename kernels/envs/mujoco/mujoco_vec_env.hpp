@@ -98,64 +98,26 @@ class MujocoVecEnv final : public VecEnvBase {
     std::fill(done_length_.begin(), done_length_.end(), 0.0);
     std::fill(done_count_.begin(), done_count_.end(), 0.0);
     std::fill(done_terms_.begin(), done_terms_.end(), 0.0);
-    if (!device_is_host()) to_device(space, obs, h_obs_, std::size_t(num_envs_) * od_);
+    if (!device_is_host()) to_device(space, obs, h_obs_.data(), std::size_t(num_envs_) * od_);
   }
 
   void step(const ExecSpace& space, const float* actions, const StepOutputs& out) override {
-    const std::size_t N = num_envs_;
-    const float* act = actions;
-    StepOutputs h = out;  // where the threads write: host memory
-    if (!device_is_host()) {
-      // Also orders the previous step's copies out of the staging buffers before they are reused.
-      Kokkos::deep_copy(space, h_actions_, Unmanaged<const float, MemSpace>(actions, N * ad_));
-      act = h_actions_.data();
-      h = StepOutputs{h_obs_.data(), h_final_.data(), h_reward_.data(), h_term_.data(), h_trunc_.data()};
-    }
-    space.fence();
-    const int max_steps = spec_.max_episode_steps;
-    pool_.run(num_envs_, [&](int b, int e) {
-      const mjModel* m = model_.get();
-      std::vector<double> a(ad_), terms(std::max(1, nterms_));
-      for (int i = b; i < e; ++i) {
-        mjData* d = data_[i].get();
-        for (int k = 0; k < ad_; ++k) a[k] = act[std::size_t(i) * ad_ + k];
-        bool terminated = false;
-        const double r = task_.step(m, d, a.data(), &anchor_[2 * std::size_t(i)], terms.data(), terminated);
-        const int steps = elapsed_[i] + 1;
-        const bool truncated = steps >= max_steps;
-        h.reward[i] = float(r);
-        h.terminated[i] = terminated;
-        h.truncated[i] = truncated;
-        ep_return_[i] += r;
-        ep_length_[i] += 1;
-        for (int t = 0; t < nterms_; ++t) ep_terms_[i * nterms_ + t] += terms[t];
-        if (terminated || truncated) {
-          task_.observe(m, d, h.final_obs + std::size_t(i) * od_);
-          done_return_[i] += ep_return_[i];
-          done_length_[i] += ep_length_[i];
-          done_count_[i] += 1;
-          for (int t = 0; t < nterms_; ++t) {
-            done_terms_[i * nterms_ + t] += ep_terms_[i * nterms_ + t];
-            ep_terms_[i * nterms_ + t] = 0;
-          }
-          ++episode_[i];
-          reset_env(i);
-          elapsed_[i] = 0;
-          ep_return_[i] = 0;
-          ep_length_[i] = 0;
-        } else {
-          elapsed_[i] = steps;
-        }
-        task_.observe(m, d, h.next_obs + std::size_t(i) * od_);
-      }
-    });
-    if (!device_is_host()) {
-      to_device(space, out.next_obs, h_obs_, N * od_);
-      to_device(space, out.final_obs, h_final_, N * od_);
-      to_device(space, out.reward, h_reward_, N);
-      to_device(space, out.terminated, h_term_, N);
-      to_device(space, out.truncated, h_trunc_, N);
-    }
+    begin(space, actions, out, 0, num_envs_);
+    pool_.run(num_envs_, [this](int b, int e) { step_range(b, e); });
+    finish(space);
+  }
+
+  bool can_step_async() const override { return true; }
+
+  void step_async(const ExecSpace& space, const float* actions, const StepOutputs& out, int lo, int hi) override {
+    GMI_REQUIRE(0 <= lo && lo < hi && hi <= num_envs_, "step_async: the range must lie within the envs");
+    begin(space, actions, out, lo, hi);
+    pool_.start(hi - lo, [this, lo](int b, int e) { step_range(lo + b, lo + e); });
+  }
+
+  void step_wait(const ExecSpace& space) override {
+    pool_.wait();
+    finish(space);
   }
 
   EpisodeStats take_episode_stats(const ExecSpace&) override {
@@ -246,8 +208,77 @@ class MujocoVecEnv final : public VecEnvBase {
   using Unmanaged = Kokkos::View<T*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   template <class T>
-  static void to_device(const ExecSpace& space, T* dst, const Staging<T>& src, std::size_t n) {
-    Kokkos::deep_copy(space, Unmanaged<T, MemSpace>(dst, n), Unmanaged<T, PinnedSpace>(src.data(), n));
+  static void to_device(const ExecSpace& space, T* dst, T* src, std::size_t n) {
+    Kokkos::deep_copy(space, Unmanaged<T, MemSpace>(dst, n), Unmanaged<T, PinnedSpace>(src, n));
+  }
+
+  /// A step of envs [lo, hi): their actions in host memory (copied from the device on GPU
+  /// builds, which also orders the previous copies out of the staging buffers), and where the
+  /// threads write.
+  void begin(const ExecSpace& space, const float* actions, const StepOutputs& out, int lo, int hi) {
+    lo_ = lo, hi_ = hi, out_ = out;
+    act_ = actions;
+    host_ = out;
+    if (!device_is_host()) {
+      const std::size_t a0 = std::size_t(lo) * ad_, an = std::size_t(hi - lo) * ad_;
+      Kokkos::deep_copy(space, Unmanaged<float, PinnedSpace>(h_actions_.data() + a0, an),
+                        Unmanaged<const float, MemSpace>(actions + a0, an));
+      act_ = h_actions_.data();
+      host_ = StepOutputs{h_obs_.data(), h_final_.data(), h_reward_.data(), h_term_.data(), h_trunc_.data()};
+    }
+    space.fence();
+  }
+
+  /// Envs [b, e) one step (a worker's slice): Gymnasium's TimeLimit and same-step reset, the
+  /// statistics of finished episodes.
+  void step_range(int b, int e) {
+    const mjModel* m = model_.get();
+    const int max_steps = spec_.max_episode_steps;
+    const StepOutputs& h = host_;
+    std::vector<double> a(ad_), terms(std::max(1, nterms_));
+    for (int i = b; i < e; ++i) {
+      mjData* d = data_[i].get();
+      for (int k = 0; k < ad_; ++k) a[k] = act_[std::size_t(i) * ad_ + k];
+      bool terminated = false;
+      const double r = task_.step(m, d, a.data(), &anchor_[2 * std::size_t(i)], terms.data(), terminated);
+      const int steps = elapsed_[i] + 1;
+      const bool truncated = steps >= max_steps;
+      h.reward[i] = float(r);
+      h.terminated[i] = terminated;
+      h.truncated[i] = truncated;
+      ep_return_[i] += r;
+      ep_length_[i] += 1;
+      for (int t = 0; t < nterms_; ++t) ep_terms_[i * nterms_ + t] += terms[t];
+      if (terminated || truncated) {
+        task_.observe(m, d, h.final_obs + std::size_t(i) * od_);
+        done_return_[i] += ep_return_[i];
+        done_length_[i] += ep_length_[i];
+        done_count_[i] += 1;
+        for (int t = 0; t < nterms_; ++t) {
+          done_terms_[i * nterms_ + t] += ep_terms_[i * nterms_ + t];
+          ep_terms_[i * nterms_ + t] = 0;
+        }
+        ++episode_[i];
+        reset_env(i);
+        elapsed_[i] = 0;
+        ep_return_[i] = 0;
+        ep_length_[i] = 0;
+      } else {
+        elapsed_[i] = steps;
+      }
+      task_.observe(m, d, h.next_obs + std::size_t(i) * od_);
+    }
+  }
+
+  /// Queue the copies of envs [lo, hi)'s results to the device (GPU builds).
+  void finish(const ExecSpace& space) {
+    if (device_is_host()) return;
+    const std::size_t lo = lo_, n = hi_ - lo_;
+    to_device(space, out_.next_obs + lo * od_, h_obs_.data() + lo * od_, n * od_);
+    to_device(space, out_.final_obs + lo * od_, h_final_.data() + lo * od_, n * od_);
+    to_device(space, out_.reward + lo, h_reward_.data() + lo, n);
+    to_device(space, out_.terminated + lo, h_term_.data() + lo, n);
+    to_device(space, out_.truncated + lo, h_trunc_.data() + lo, n);
   }
 
   /// Gymnasium's reset: mj_resetData, the task's noisy qpos and qvel, mj_forward.
@@ -289,6 +320,10 @@ class MujocoVecEnv final : public VecEnvBase {
   std::vector<double> done_terms_;   ///< [N][terms] of episodes finished since the last take
   Staging<float> h_actions_, h_obs_, h_final_, h_reward_;
   Staging<std::uint8_t> h_term_, h_trunc_;
+  // The step in progress: its range, where its results go on the device, and in host memory.
+  int lo_ = 0, hi_ = 0;
+  const float* act_ = nullptr;
+  StepOutputs out_, host_;
 };
 
 }  // namespace gmi::envs::mujoco

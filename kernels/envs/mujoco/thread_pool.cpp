@@ -13,7 +13,7 @@ void slice(int n, int slots, int slot, int& begin, int& end) {
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
-  for (int s = 1; s < std::max(1, threads); ++s) workers_.emplace_back([this, s] { work(s); });
+  for (int s = 0; s < std::max(1, threads); ++s) workers_.emplace_back([this, s] { work(s); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -25,60 +25,60 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::run(int n, const std::function<void(int, int)>& f) {
-  if (workers_.empty()) {
+void ThreadPool::run(int n, std::function<void(int, int)> f) {
+  if (workers_.size() == 1) {  // no hand-off for one thread
     f(0, n);
     return;
   }
+  start(n, std::move(f));
+  wait();
+}
+
+void ThreadPool::start(int n, std::function<void(int, int)> f) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    job_ = &f;
+    job_ = std::move(f);
     n_ = n;
     pending_ = int(workers_.size());
     error_ = nullptr;
     ++generation_;
   }
   start_.notify_all();
-  int begin, end;
-  slice(n, size(), 0, begin, end);
-  std::exception_ptr mine;
-  try {
-    f(begin, end);
-  } catch (...) {
-    mine = std::current_exception();
-  }
+}
+
+void ThreadPool::wait() {
   std::unique_lock<std::mutex> lock(mu_);
   done_.wait(lock, [this] { return pending_ == 0; });
-  job_ = nullptr;
-  if (mine) std::rethrow_exception(mine);
-  if (error_) std::rethrow_exception(error_);
+  if (error_) {
+    std::exception_ptr e = error_;
+    error_ = nullptr;
+    std::rethrow_exception(e);
+  }
 }
 
 void ThreadPool::work(int slot) {
   unsigned seen = 0;
   for (;;) {
-    const std::function<void(int, int)>* job;
     int n;
     {
       std::unique_lock<std::mutex> lock(mu_);
       start_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
-      job = job_;
       n = n_;
     }
     int begin, end;
     slice(n, size(), slot, begin, end);
     std::exception_ptr e;
     try {
-      (*job)(begin, end);
+      if (begin < end) job_(begin, end);  // job_ is not replaced before every worker is done
     } catch (...) {
       e = std::current_exception();
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (e && !error_) error_ = e;
-      if (--pending_ == 0) done_.notify_one();
+      if (--pending_ == 0) done_.notify_all();
     }
   }
 }

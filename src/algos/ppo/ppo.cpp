@@ -151,6 +151,7 @@ PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
   const std::string& mode = cfg.device.fused_kernels;
   fused_rollout_ = rl::fused_act_supported(layout_) && (mode == "on" || (mode == "auto" && !device_is_host()));
   fused_update_ = rl::FusedUpdate::supported(layout_) && (mode == "on" || (mode == "auto" && !device_is_host()));
+  async_halves_ = cfg.env.async_halves && env_->can_step_async() && N_ >= 2;
   actor_roll_ = nn::MlpWorkspace<float>(layout_.actor, N_);
   critic_roll_ = nn::MlpWorkspace<float>(layout_.critic, N_);
   if (fused_update_) {
@@ -262,74 +263,101 @@ const float* PpoTrainer::policy_input(const float* raw_obs, int n) {
   return policy_in_.data();
 }
 
-void PpoTrainer::rollout() {
-  const std::size_t N = N_;
+void PpoTrainer::act(int t, int lo, int hi) {
+  const std::size_t N = N_, n = std::size_t(hi - lo);
   const float* params = params_.data();
   const bool continuous = layout_.continuous();
-  const bool fused = fused_rollout_;
-  for (int t = 0; t < T_; ++t) {
-    const std::size_t row = std::size_t(t) * N;
-    const float* obs = obs_.data() + row * od_;
-    float* actions = actions_.data() + row * ad_;
-    float* env_actions = continuous ? env_actions_.data() : actions;  // clipped copy if continuous
-    const std::uint64_t step = std::uint64_t(iteration_) * T_ + t;
-    if (fused) {
-      rl::FusedActArgs f;
-      f.N = N_;
-      f.obs_dim = od_;
-      f.act_dim = ad_;
-      f.num_actions = layout_.num_actions;
-      f.seed = std::uint64_t(cfg_.train.seed);
-      f.step = step;
-      f.env_offset = env_offset_;
-      f.clip_actions = cfg_.ppo.clip_actions;
-      f.params = params;
-      f.log_std = layout_.log_std;
-      f.obs = obs;
-      f.obs_stats = cfg_.ppo.normalize_obs ? obs_rms_.state().data() : nullptr;
-      f.obs_clip = float(cfg_.ppo.obs_clip);
-      f.act_low = act_low_.data();
-      f.act_high = act_high_.data();
-      f.actions = actions;
-      f.env_actions = env_actions;
-      f.logp = logp_.data() + row;
-      f.values = values_.data() + row;
-      f.tf32 = cfg_.device.matmul == "tf32";
-      rl::fused_act(space_, layout_, f);
-    } else {
-      const float* in = policy_input(obs, N_);
-      nn::mlp_forward(space_, layout_.actor, params, in, N_, actor_roll_);
-      nn::mlp_forward(space_, layout_.critic, params, in, N_, critic_roll_);
-      rl::SampleArgs s;
-      s.N = N_;
-      s.num_actions = layout_.num_actions;
-      s.act_dim = ad_;
-      s.seed = std::uint64_t(cfg_.train.seed);
-      s.step = step;
-      s.env_offset = env_offset_;
-      s.clip_actions = cfg_.ppo.clip_actions;
-      s.actor_out = actor_roll_.output(layout_.actor);
-      s.log_std = continuous ? params + layout_.log_std : nullptr;
-      s.act_low = act_low_.data();
-      s.act_high = act_high_.data();
-      s.critic_out = critic_roll_.output(layout_.critic);
-      s.actions = actions;
-      s.env_actions = env_actions;
-      s.logp = logp_.data() + row;
-      s.values = values_.data() + row;
-      rl::sample_actions(space_, s);
+  const std::size_t row = std::size_t(t) * N + std::size_t(lo);  // first sample of envs [lo, hi) at step t
+  const float* obs = obs_.data() + row * od_;
+  float* actions = actions_.data() + row * ad_;
+  float* env_actions = continuous ? env_actions_.data() + std::size_t(lo) * ad_ : actions;  // clipped copy if continuous
+  const std::uint64_t step = std::uint64_t(iteration_) * T_ + t;
+  if (fused_rollout_) {
+    rl::FusedActArgs f;
+    f.N = int(n);
+    f.obs_dim = od_;
+    f.act_dim = ad_;
+    f.num_actions = layout_.num_actions;
+    f.seed = std::uint64_t(cfg_.train.seed);
+    f.step = step;
+    f.env_offset = env_offset_ + std::uint64_t(lo);
+    f.clip_actions = cfg_.ppo.clip_actions;
+    f.params = params;
+    f.log_std = layout_.log_std;
+    f.obs = obs;
+    f.obs_stats = cfg_.ppo.normalize_obs ? obs_rms_.state().data() : nullptr;
+    f.obs_clip = float(cfg_.ppo.obs_clip);
+    f.act_low = act_low_.data();
+    f.act_high = act_high_.data();
+    f.actions = actions;
+    f.env_actions = env_actions;
+    f.logp = logp_.data() + row;
+    f.values = values_.data() + row;
+    f.tf32 = cfg_.device.matmul == "tf32";
+    rl::fused_act(space_, layout_, f);
+    return;
+  }
+  const float* in = policy_input(obs, int(n));
+  nn::mlp_forward(space_, layout_.actor, params, in, int(n), actor_roll_);
+  nn::mlp_forward(space_, layout_.critic, params, in, int(n), critic_roll_);
+  rl::SampleArgs s;
+  s.N = int(n);
+  s.num_actions = layout_.num_actions;
+  s.act_dim = ad_;
+  s.seed = std::uint64_t(cfg_.train.seed);
+  s.step = step;
+  s.env_offset = env_offset_ + std::uint64_t(lo);
+  s.clip_actions = cfg_.ppo.clip_actions;
+  s.actor_out = actor_roll_.output(layout_.actor);
+  s.log_std = continuous ? params + layout_.log_std : nullptr;
+  s.act_low = act_low_.data();
+  s.act_high = act_high_.data();
+  s.critic_out = critic_roll_.output(layout_.critic);
+  s.actions = actions;
+  s.env_actions = env_actions;
+  s.logp = logp_.data() + row;
+  s.values = values_.data() + row;
+  rl::sample_actions(space_, s);
+}
+
+envs::StepOutputs PpoTrainer::step_outputs(int t) const {
+  const std::size_t row = std::size_t(t) * N_;
+  envs::StepOutputs o;
+  o.next_obs = obs_.data() + (row + N_) * od_;
+  o.final_obs = final_obs_.data() + row * od_;
+  o.reward = rewards_.data() + row;
+  o.terminated = terminated_.data() + row;
+  o.truncated = truncated_.data() + row;
+  return o;
+}
+
+void PpoTrainer::rollout() {
+  const float* env_actions = layout_.continuous() ? env_actions_.data() : nullptr;
+  auto actions_of = [&](int t) { return env_actions ? env_actions : actions_.data() + std::size_t(t) * N_ * ad_; };
+  if (async_halves_) {
+    // Two halves of the envs: the device computes one half's actions while the host threads step
+    // the other (env.async_halves).  Every env sees the same actions as without halves (the same
+    // random numbers); only the last bits of the policy's products may differ.
+    const int h = N_ / 2;
+    act(0, 0, h);
+    env_->step_async(space_, actions_of(0), step_outputs(0), 0, h);
+    for (int t = 0; t < T_; ++t) {
+      act(t, h, N_);          // queued on the device while the threads step half A
+      env_->step_wait(space_);  // half A at step t done; its results are queued to the device
+      env_->step_async(space_, actions_of(t), step_outputs(t), h, N_);
+      if (t + 1 < T_) act(t + 1, 0, h);  // overlaps half B's step
+      env_->step_wait(space_);
+      if (t + 1 < T_) env_->step_async(space_, actions_of(t + 1), step_outputs(t + 1), 0, h);
     }
-    envs::StepOutputs o;
-    o.next_obs = obs_.data() + (row + N) * od_;
-    o.final_obs = final_obs_.data() + row * od_;
-    o.reward = rewards_.data() + row;
-    o.terminated = terminated_.data() + row;
-    o.truncated = truncated_.data() + row;
-    env_->step(space_, env_actions, o);
+  } else {
+    for (int t = 0; t < T_; ++t) {
+      act(t, 0, N_);
+      env_->step(space_, actions_of(t), step_outputs(t));
+    }
   }
   // V(s_T) for the bootstrap at the end of the rollout
-  const float* in = policy_input(obs_.data() + std::size_t(T_) * N * od_, N_);
-  nn::mlp_forward(space_, layout_.critic, params, in, N_, critic_roll_);
+  const float* in = policy_input(obs_.data() + std::size_t(T_) * N_ * od_, N_);
+  nn::mlp_forward(space_, layout_.critic, params_.data(), in, N_, critic_roll_);
   Kokkos::deep_copy(space_, last_values_,
                     Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                         critic_roll_.output(layout_.critic), N_));

@@ -98,12 +98,16 @@ class PpoTrainer {
 
   // ---- phases, public because CUDA device lambdas may not live in private member functions ----
   void rollout();
+  /// Actions, log-probabilities and values of envs [lo, hi) at step t of the rollout.
+  void act(int t, int lo, int hi);
   void bootstrap_truncated();
   void scale_rewards();
   void update(IterationMetrics& m);
 
  private:
   const float* policy_input(const float* raw_obs, int n);
+  /// Where step t of the rollout writes (every env).
+  envs::StepOutputs step_outputs(int t) const;
   bool data_parallel() const;
   rl::RunningMeanStd::HostSum host_sum() const;
 
@@ -135,6 +139,7 @@ class PpoTrainer {
   View1<float> grad_norms_;          ///< one per minibatch update of the iteration
   nn::MlpWorkspace<float> actor_roll_, critic_roll_, actor_mb_, critic_mb_;
   bool fused_rollout_ = false, fused_update_ = false;
+  bool async_halves_ = false;  ///< env.async_halves with an environment that steps asynchronously
   rl::FusedUpdate fused_;  ///< the fused update's plan and workspace
   View1<float> ones_;
   rl::RunningMeanStd obs_rms_, ret_rms_;
