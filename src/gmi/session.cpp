@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "kernels/core/error.hpp"
 #include "mpi/deadline.hpp"
@@ -136,6 +137,10 @@ Session::~Session() {
   // node has exited (MpsDaemon::~MpsDaemon).
   kokkos_.reset();
   mps_.reset();
+}
+
+int Session::default_env_threads() const {
+  return std::max(1, int(std::thread::hardware_concurrency()) / mpi::comm_size(comms_->node()));
 }
 
 void Session::check_memory(double device_bytes, double host_bytes, const std::string& drivers) const {

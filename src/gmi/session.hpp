@@ -55,6 +55,9 @@ class Session {
   /// sums gradients in the same order as before.
   std::unique_ptr<mpi::GradientReducer> make_reducer(std::size_t elements, const std::string& keep = "") const;
 
+  /// env.threads 0: the node's hardware threads shared among its GMIs (at least 1).
+  int default_env_threads() const;
+
   /// Before a trainer allocates: whether every GMI's `device_bytes` (and `host_bytes`) fit in
   /// what its GPU (the GPU's free memory shared by its GMIs, or the GMI's MPS memory limit) and
   /// its node's host memory have free.  Collective; throws the same gmi::InputError on every

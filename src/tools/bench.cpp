@@ -120,13 +120,14 @@ std::ofstream open_json(const std::string& path) {
 int run_bench(const BenchOptions& o, int* argc, char*** argv) {
   return runtime::run_mpi_command(argc, argv, "info", [&](mpi::Environment& mpi) {
     const int W = mpi.size();
-    const config::Config base = config::load(o.config_path, config::parse_overrides(o.sets), W);
+    config::Config base = config::load(o.config_path, config::parse_overrides(o.sets), W);
     for (int n : o.num_envs)
       if (n < 1 || n % W != 0 || std::int64_t(n / W) * base.ppo.num_steps % base.ppo.num_minibatches != 0)
         throw InputError(fmt::format("--num-envs: {} is not a positive count that splits evenly over {} "
                                      "GMI(s) with a batch (x ppo.num_steps {}) that divides into {} minibatches",
                                      n, W, base.ppo.num_steps, base.ppo.num_minibatches));
     instances::Session session(base, mpi);
+    if (base.env.threads == 0) base.env.threads = session.default_env_threads();
     const std::string table = session.layout_table();
     const std::string device = runtime::device_description();
     spdlog::info("gmi_drl {} bench | {} | {} | {} steps x {} epochs x {} minibatches | matmul {}",
