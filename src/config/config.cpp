@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <functional>
 #include <sstream>
+#include <tuple>
 
 #include "kernels/core/error.hpp"
 #include "kernels/envs/mujoco/envs.hpp"
@@ -326,56 +327,45 @@ const std::vector<Field>& schema() {
     // one that the environment does not take is an error naming it).
     const std::string kw = "Gymnasium v5 keyword argument of the MuJoCo environments; null: the environment's default";
     f.push_back(field<std::optional<int>>("env.frame_skip", "MuJoCo steps per environment step; " + kw,
-                                          GMI_KEY(env.frame_skip), [](const std::optional<int>& v) { return !v || *v >= 1; },
+                                          GMI_KEY(env.kwargs.frame_skip), [](const std::optional<int>& v) { return !v || *v >= 1; },
                                           "(>= 1)"));
-    for (auto [key, doc] : std::vector<std::pair<const char*, const char*>>{
-             {"forward_reward_weight", "weight of the forward-velocity reward"},
-             {"ctrl_cost_weight", "weight of the control cost"},
-             {"contact_cost_weight", "weight of the contact cost (Ant, Humanoid)"},
-             {"healthy_reward", "reward per step while healthy"},
-             {"reset_noise_scale", "scale of the initial-state noise"}}) {
-      auto access = [k = std::string(key)](Config& c) -> std::optional<double>& {
-        if (k == "forward_reward_weight") return c.env.forward_reward_weight;
-        if (k == "ctrl_cost_weight") return c.env.ctrl_cost_weight;
-        if (k == "contact_cost_weight") return c.env.contact_cost_weight;
-        if (k == "healthy_reward") return c.env.healthy_reward;
-        return c.env.reset_noise_scale;
-      };
-      f.push_back(field<std::optional<double>>(std::string("env.") + key, std::string(doc) + "; " + kw, access,
-                                               [](const std::optional<double>& v) { return !v || *v >= 0; }, "(>= 0)"));
-    }
-    for (auto [key, doc] : std::vector<std::pair<const char*, const char*>>{
-             {"terminate_when_unhealthy", "end the episode when the body leaves the healthy ranges"},
-             {"exclude_current_positions_from_observation", "leave the root's x (and y) out of the observation"},
-             {"include_cfrc_ext_in_observation", "external contact forces in the observation (Ant, Humanoid)"},
-             {"include_cinert_in_observation", "body inertias in the observation (Humanoid)"},
-             {"include_cvel_in_observation", "body velocities in the observation (Humanoid)"},
-             {"include_qfrc_actuator_in_observation", "actuator forces in the observation (Humanoid)"}}) {
-      auto access = [k = std::string(key)](Config& c) -> std::optional<bool>& {
-        if (k == "terminate_when_unhealthy") return c.env.terminate_when_unhealthy;
-        if (k == "exclude_current_positions_from_observation") return c.env.exclude_current_positions_from_observation;
-        if (k == "include_cfrc_ext_in_observation") return c.env.include_cfrc_ext_in_observation;
-        if (k == "include_cinert_in_observation") return c.env.include_cinert_in_observation;
-        if (k == "include_cvel_in_observation") return c.env.include_cvel_in_observation;
-        return c.env.include_qfrc_actuator_in_observation;
-      };
-      f.push_back(field<std::optional<bool>>(std::string("env.") + key, std::string(doc) + "; " + kw, access));
-    }
-    for (auto [key, doc] : std::vector<std::pair<const char*, const char*>>{
-             {"healthy_z_range", "healthy range of the root's height"},
-             {"healthy_angle_range", "healthy range of the torso's angle (Hopper, Walker2d)"},
-             {"healthy_state_range", "healthy range of every other state entry (Hopper)"},
-             {"contact_force_range", "contact forces are clipped to this range (Ant)"},
-             {"contact_cost_range", "the contact cost is clipped to this range (Humanoid)"}}) {
-      auto access = [k = std::string(key)](Config& c) -> std::optional<Range>& {
-        if (k == "healthy_z_range") return c.env.healthy_z_range;
-        if (k == "healthy_angle_range") return c.env.healthy_angle_range;
-        if (k == "healthy_state_range") return c.env.healthy_state_range;
-        if (k == "contact_force_range") return c.env.contact_force_range;
-        return c.env.contact_cost_range;
-      };
-      f.push_back(field<std::optional<Range>>(std::string("env.") + key, std::string(doc) + "; " + kw, access));
-    }
+    using envs::mujoco::Kwargs;
+    using Number = std::optional<double> Kwargs::*;
+    for (auto [key, doc, member] : std::vector<std::tuple<const char*, const char*, Number>>{
+             {"forward_reward_weight", "weight of the forward-velocity reward", &Kwargs::forward_reward_weight},
+             {"ctrl_cost_weight", "weight of the control cost", &Kwargs::ctrl_cost_weight},
+             {"contact_cost_weight", "weight of the contact cost (Ant, Humanoid)", &Kwargs::contact_cost_weight},
+             {"healthy_reward", "reward per step while healthy", &Kwargs::healthy_reward},
+             {"reset_noise_scale", "scale of the initial-state noise", &Kwargs::reset_noise_scale}})
+      f.push_back(field<std::optional<double>>(
+          std::string("env.") + key, std::string(doc) + "; " + kw,
+          [m = member](Config& c) -> std::optional<double>& { return c.env.kwargs.*m; },
+          [](const std::optional<double>& v) { return !v || *v >= 0; }, "(>= 0)"));
+    using Flag = std::optional<bool> Kwargs::*;
+    for (auto [key, doc, member] : std::vector<std::tuple<const char*, const char*, Flag>>{
+             {"terminate_when_unhealthy", "end the episode when the body leaves the healthy ranges",
+              &Kwargs::terminate_when_unhealthy},
+             {"exclude_current_positions_from_observation", "leave the root's x (and y) out of the observation",
+              &Kwargs::exclude_current_positions_from_observation},
+             {"include_cfrc_ext_in_observation", "external contact forces in the observation (Ant, Humanoid)",
+              &Kwargs::include_cfrc_ext_in_observation},
+             {"include_cinert_in_observation", "body inertias in the observation (Humanoid)",
+              &Kwargs::include_cinert_in_observation},
+             {"include_cvel_in_observation", "body velocities in the observation (Humanoid)",
+              &Kwargs::include_cvel_in_observation},
+             {"include_qfrc_actuator_in_observation", "actuator forces in the observation (Humanoid)",
+              &Kwargs::include_qfrc_actuator_in_observation}})
+      f.push_back(field<std::optional<bool>>(std::string("env.") + key, std::string(doc) + "; " + kw,
+                                             [m = member](Config& c) -> std::optional<bool>& { return c.env.kwargs.*m; }));
+    using Span = std::optional<Range> Kwargs::*;
+    for (auto [key, doc, member] : std::vector<std::tuple<const char*, const char*, Span>>{
+             {"healthy_z_range", "healthy range of the root's height", &Kwargs::healthy_z_range},
+             {"healthy_angle_range", "healthy range of the torso's angle (Hopper, Walker2d)", &Kwargs::healthy_angle_range},
+             {"healthy_state_range", "healthy range of every other state entry (Hopper)", &Kwargs::healthy_state_range},
+             {"contact_force_range", "contact forces are clipped to this range (Ant)", &Kwargs::contact_force_range},
+             {"contact_cost_range", "the contact cost is clipped to this range (Humanoid)", &Kwargs::contact_cost_range}})
+      f.push_back(field<std::optional<Range>>(std::string("env.") + key, std::string(doc) + "; " + kw,
+                                              [m = member](Config& c) -> std::optional<Range>& { return c.env.kwargs.*m; }));
     // policy
     f.push_back(field<std::vector<int>>("policy.actor_hidden", "hidden layer widths of the actor MLP",
                                         GMI_KEY(policy.actor_hidden), widths(),
@@ -701,25 +691,7 @@ envs::EnvOverrides env_overrides(const Config& c, int default_threads) {
   m.threads = c.env.threads > 0 ? c.env.threads : std::max(1, default_threads);
   m.async_halves = c.env.async_halves;
   m.model_path = c.env.model_path;
-  envs::mujoco::Kwargs& k = m.kwargs;
-  const EnvConfig& e = c.env;
-  k.frame_skip = e.frame_skip;
-  k.forward_reward_weight = e.forward_reward_weight;
-  k.ctrl_cost_weight = e.ctrl_cost_weight;
-  k.contact_cost_weight = e.contact_cost_weight;
-  k.healthy_reward = e.healthy_reward;
-  k.reset_noise_scale = e.reset_noise_scale;
-  k.terminate_when_unhealthy = e.terminate_when_unhealthy;
-  k.exclude_current_positions_from_observation = e.exclude_current_positions_from_observation;
-  k.include_cfrc_ext_in_observation = e.include_cfrc_ext_in_observation;
-  k.include_cinert_in_observation = e.include_cinert_in_observation;
-  k.include_cvel_in_observation = e.include_cvel_in_observation;
-  k.include_qfrc_actuator_in_observation = e.include_qfrc_actuator_in_observation;
-  k.healthy_z_range = e.healthy_z_range;
-  k.healthy_angle_range = e.healthy_angle_range;
-  k.healthy_state_range = e.healthy_state_range;
-  k.contact_force_range = e.contact_force_range;
-  k.contact_cost_range = e.contact_cost_range;
+  m.kwargs = c.env.kwargs;
   return o;
 }
 
@@ -728,7 +700,7 @@ void derive(Config& c, int world_size) {
   auto bad = [&](const std::string& key, const std::string& what) { fail(src, key, what); };
   // Keyword arguments the environment does not take (MuJoCo's own check names the key).
   try {
-    envs::mujoco::check_kwargs_for(c.env.name, env_overrides(c).mujoco.kwargs);
+    envs::mujoco::check_kwargs_for(c.env.name, c.env.kwargs);
   } catch (const InputError& e) {
     throw InputError("config " + src + ": " + e.what());
   }

@@ -4,12 +4,13 @@
 /// YAML (unknown keys, wrong types and out-of-range values are errors naming the key), with
 /// derived values computed in one place (derive()).  Every key is described once, in the schema
 /// in config.cpp, which also prints the reference table in README.md (`gmi_drl config reference`).
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "kernels/envs/mujoco/options.hpp"
 
 namespace gmi::config {
 
@@ -21,15 +22,9 @@ struct EnvConfig {
   int threads = 0;                   ///< worker threads per GMI; 0: the node's cores / its GMIs
   bool async_halves = false;         ///< step one half of the envs while the device acts for the other
   std::string model_path;            ///< model directory or XML file; "": Gymnasium's assets
-  /// Gymnasium v5 keyword arguments; unset (null): the environment's default.
-  std::optional<int> frame_skip;
-  std::optional<double> forward_reward_weight, ctrl_cost_weight, contact_cost_weight, healthy_reward,
-      reset_noise_scale;
-  std::optional<bool> terminate_when_unhealthy, exclude_current_positions_from_observation,
-      include_cfrc_ext_in_observation, include_cinert_in_observation, include_cvel_in_observation,
-      include_qfrc_actuator_in_observation;
-  std::optional<std::array<double, 2>> healthy_z_range, healthy_angle_range, healthy_state_range,
-      contact_force_range, contact_cost_range;
+  /// Gymnasium v5 keyword arguments (env.frame_skip, env.ctrl_cost_weight, ...); unset (null):
+  /// the environment's default.
+  envs::mujoco::Kwargs kwargs;
 };
 
 struct PolicyConfig {

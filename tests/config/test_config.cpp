@@ -135,9 +135,9 @@ TEST(Config, EmptyOrCommentOnlyFileIsAnError) {
 
 TEST(Config, MujocoKeywordArgumentsAreCheckedForTheEnvironment) {
   const Config c = parse("env: {name: Ant-v5, contact_force_range: [-2, .inf], terminate_when_unhealthy: false}", "t.yaml");
-  EXPECT_EQ((*c.env.contact_force_range)[0], -2.0);
-  EXPECT_TRUE(std::isinf((*c.env.contact_force_range)[1]));
-  EXPECT_EQ(parse(to_yaml(c), "r.yaml").env.contact_force_range, c.env.contact_force_range);
+  EXPECT_EQ((*c.env.kwargs.contact_force_range)[0], -2.0);
+  EXPECT_TRUE(std::isinf((*c.env.kwargs.contact_force_range)[1]));
+  EXPECT_EQ(parse(to_yaml(c), "r.yaml").env.kwargs.contact_force_range, c.env.kwargs.contact_force_range);
   EXPECT_EQ(error_of("env: {name: Hopper-v5, contact_cost_weight: 1}").rfind(
                 "config test.yaml: env.contact_cost_weight: Hopper-v5 has no such setting (it takes frame_skip", 0),
             0u);
