@@ -77,6 +77,9 @@ class MujocoVecEnv final : public VecEnvBase {
     }
     s.max_episode_steps = max_episode_steps > 0 ? max_episode_steps : Task::kMaxEpisodeSteps;
     s.reward_terms = Task::terms();
+    // mjData's buffer; its arena (~14 MB for these models) is reserved, and only touched as far
+    // as a step needs (measured: 256 Hopper envs, 68 MB resident).
+    s.host_bytes_per_env = double(sizeof(mjData)) + double(m->nbuffer);
     return s;
   }
 

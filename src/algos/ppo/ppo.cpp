@@ -49,7 +49,8 @@ nn::ActorCriticLayout PpoTrainer::policy_layout(const config::Config& cfg) {
 }
 
 MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg) {
-  const nn::ActorCriticLayout L = policy_layout(cfg);
+  const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
+  const nn::ActorCriticLayout L(make_spec(cfg, spec));
   const double N = cfg.env.num_envs, TN = double(cfg.ppo.num_steps) * N, B = double(cfg.minibatch_size);
   const double od = L.obs_dim, ad = L.act_dim, P = double(L.num_params);
   // MlpWorkspace: every layer's outputs, two gradient buffers of the widest layer, ones.
@@ -72,6 +73,8 @@ MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg) {
   m.device_bytes = bytes;
   // Checkpoints copy the state to the host: parameters, moments, this GMI's environments.
   if (!device_is_host()) m.host_bytes = 3 * 4 * P + N * (od + 16) * 8 + N * (od + 1) * 4;
+  // Host-simulated environments live in host memory (MuJoCo: mjData, ~0.5 MB per env).
+  m.host_bytes += N * spec.host_bytes_per_env;
   return m;
 }
 
