@@ -457,7 +457,7 @@ const std::vector<Field>& schema() {
                            GMI_KEY(train.max_nonfinite_updates), at_least(1), ">= 1"));
     f.push_back(field<AutoSeconds>(
         "train.stall_timeout_s",
-        "stalled-GMI watchdog: a GMI that makes no progress (no phase of an iteration ends) for this "
+        "stalled-GMI watchdog: a GMI that makes no progress (no rollout step, minibatch or phase ends) for this "
         "many seconds logs the phase it is in and ends the job; auto: max(300, 20 x the slowest "
         "iteration so far); off: no watchdog",
         GMI_KEY(train.stall_timeout_s),

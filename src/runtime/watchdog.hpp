@@ -3,7 +3,7 @@
 /// \brief The stalled-GMI watchdog (train.stall_timeout_s): a thread that ends the job when this
 /// GMI has made no progress for too long, whatever it is stuck in: a kernel that never returns, a
 /// deadlock, a file system that does not answer.  Progress is what mpi::progress() records (a
-/// phase of an iteration ending, a minibatch reduced).  On a stall it prints one line naming the
+/// phase of an iteration ending, a rollout step, a minibatch).  On a stall it prints one line naming the
 /// GMI, the phase and the iteration, and aborts the job (MPI_Abort, exit status 4).
 ///
 /// `auto` allows max(300 s, 20 x the slowest iteration so far): long enough for the first

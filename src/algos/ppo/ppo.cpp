@@ -351,11 +351,13 @@ void PpoTrainer::rollout() {
       if (t + 1 < T_) act(t + 1, 0, h);  // overlaps half B's step
       env_->step_wait(space_);
       if (t + 1 < T_) env_->step_async(space_, actions_of(t + 1), step_outputs(t + 1), 0, h);
+      mpi::progress().beat();
     }
   } else {
     for (int t = 0; t < T_; ++t) {
       act(t, 0, N_);
       env_->step(space_, actions_of(t), step_outputs(t));
+      mpi::progress().beat();  // a long rollout of host-simulated envs is progress, step by step
     }
   }
   // V(s_T) for the bootstrap at the end of the rollout
@@ -557,6 +559,7 @@ void PpoTrainer::update(IterationMetrics& m) {
             });
       }
       mpi::progress().minibatch(epoch, mb);
+      mpi::progress().beat();
       if (reducer_) reducer_->allreduce_mean(space_, grads, P);
       blas::nrm2<float>(space_, int(P), grads, grad_norms_.data() + k);
       aa.step = ++adam_step_;
