@@ -7,10 +7,10 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <thread>
 
+#include "mpi/environment.hpp"
 #include "mpi/progress.hpp"
 
 namespace gmi::mpi {
@@ -20,14 +20,6 @@ std::atomic<double> g_timeout{120.0};
 std::atomic<bool> g_giving_up{false};
 std::atomic<bool> g_abort_on_timeout{true};
 
-/// The line, then MPI_Abort (exit status 3), then _Exit should the abort not end this process.
-[[noreturn]] void print_and_abort(const std::string& line) {
-  std::fprintf(stderr, "gmi_drl: error: %s\n", line.c_str());
-  std::fflush(stdout);
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 3);
-  std::_Exit(3);
-}
 
 // ---- census ---------------------------------------------------------------------------------
 constexpr int kTag = 7301;
@@ -264,7 +256,8 @@ void give_up(const std::string& what, const std::vector<int>& peers, double wait
   if (!g_abort_on_timeout.load()) throw TimeoutError(line);
   if (me != reporter)  // the reporter's abort ends this process; if it does not come, say it here
     std::this_thread::sleep_for(std::chrono::duration<double>(census_grace() + 5.0));
-  print_and_abort(line);
+  std::fprintf(stderr, "gmi_drl: error: %s\n", line.c_str());
+  Environment::abort(3);
 }
 
 bool giving_up() { return g_giving_up.load(); }

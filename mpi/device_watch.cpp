@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 
 #include "kernels/core/error.hpp"
 #include "mpi/deadline.hpp"
+#include "mpi/environment.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <mpi.h>
@@ -30,6 +30,10 @@ const char* gate_kind_name(std::uint32_t kind) {
     case std::uint32_t(GateKind::ready): return "ready";
     default: return "?";
   }
+}
+
+std::string gate_wait_text(std::uint32_t kind, int world_rank, std::uint32_t call) {
+  return fmt::format("the within-GPU '{}' flag of rank {} (call {})", gate_kind_name(kind), world_rank, call);
 }
 
 std::uint64_t device_timeout_ns() { return std::uint64_t(timeout() * 1e9); }
@@ -152,9 +156,7 @@ class Watcher {
                    "gmi_drl: error: reduce.timeout_s (%g s) ran out and this GMI's main thread is blocked "
                    "(%s); ending the job\n",
                    timeout(), error_context().c_str());
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, 3);
-      std::_Exit(3);
+      Environment::abort(3);
     }).detach();
     // Release every gate (they test the word), then end NCCL's waits.
     volatile DeviceAbort* w = host_word_;
@@ -175,8 +177,7 @@ class Watcher {
         // 1. A gate ran out: it knows whom it waited for.
         const DeviceAbort a = read_word();
         if (a.flag == 1) {
-          fail(fmt::format("the within-GPU '{}' flag of rank {} (call {})", gate_kind_name(a.kind), a.peer, a.call),
-               {a.peer}, double(a.waited_ns) * 1e-9);
+          fail(gate_wait_text(a.kind, a.peer, a.call), {a.peer}, double(a.waited_ns) * 1e-9);
           failed = true;
         }
       }

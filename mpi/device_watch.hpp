@@ -37,6 +37,8 @@ struct DeviceAbort {
 /// The flags a gate waits for (mpi/gpu_shared.cpp): names for messages.
 enum class GateKind : std::uint32_t { arrive = 0, done = 1, ready = 2 };
 const char* gate_kind_name(std::uint32_t kind);
+/// What a gate waited for, for error lines: "the within-GPU 'arrive' flag of rank 3 (call 17)".
+std::string gate_wait_text(std::uint32_t kind, int world_rank, std::uint32_t call);
 
 /// The process's word, as its kernels address it (device pointer to mapped host memory on GPU
 /// builds); created, and the watch thread started, on first use.

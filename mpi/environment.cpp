@@ -55,10 +55,10 @@ void Environment::abort(int code) {
   std::_Exit(code);
 }
 
-void allreduce_sum(double* values, int n) {
+void allreduce_sum(double* values, int n, MPI_Comm comm) {
   MPI_Request req;
-  GMI_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req));
-  wait(req, MPI_COMM_WORLD, "MPI_Iallreduce (sum)");
+  GMI_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, comm, &req));
+  wait(req, comm, "MPI_Iallreduce (sum)");
 }
 
 void allreduce_max(double* values, int n) {

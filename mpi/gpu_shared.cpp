@@ -60,7 +60,6 @@ struct Peers {
   const float* input[kMaxGmisPerGpu];
   float* sums[kMaxGmisPerGpu];
   std::uint32_t* flags[kMaxGmisPerGpu];
-  int world[kMaxGmisPerGpu];  // MPI_COMM_WORLD ranks (messages)
   int m, r;
 };
 
@@ -87,12 +86,6 @@ void scale_into(const ExecSpace& space, float* dst, const float* src, std::size_
   Kokkos::parallel_for("gmi::mpi::GpuShared::copy_out", Range64(space, 0, std::int64_t(n)),
                        KOKKOS_LAMBDA(const std::int64_t i) { dst[i] = src[i] * s; });
 }
-
-#if !defined(KOKKOS_ENABLE_CUDA)
-std::string flag_text(std::uint32_t kind, int world_rank, std::uint32_t e) {
-  return fmt::format("the within-GPU '{}' flag of rank {} (call {})", gate_kind_name(kind), world_rank, e);
-}
-#endif
 
 #if defined(KOKKOS_ENABLE_CUDA)
 // Flags are written and polled across processes (one GPU, one or several contexts): release at
@@ -419,13 +412,12 @@ GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity, IntraSync sync)
     P.input[p] = impl_->peer[p];
     P.flags[p] = impl_->flags(impl_->peer[p]);
     P.sums[p] = impl_->peer[p] + impl_->cap;
-    P.world[p] = world_[p];
   }
 #if defined(KOKKOS_ENABLE_CUDA)
   Gate& g = impl_->gate;
   for (int p = 0; p < size_; ++p) {
     g.flags[p] = P.flags[p];
-    g.world[p] = P.world[p];
+    g.world[p] = world_[p];
   }
   g.m = size_;
   g.r = rank_;
@@ -466,9 +458,7 @@ void GpuShared::barrier() {
 #if !defined(KOKKOS_ENABLE_CUDA)
   GMI_MPI_CHECK(MPI_Win_sync(impl_->win));
 #endif
-  MPI_Request req;
-  GMI_MPI_CHECK(MPI_Ibarrier(comm_, &req));
-  wait(req, comm_, "the within-GPU barrier (MPI_Ibarrier)");
+  mpi::barrier(comm_, "the within-GPU barrier (MPI_Ibarrier)");
 #if !defined(KOKKOS_ENABLE_CUDA)
   GMI_MPI_CHECK(MPI_Win_sync(impl_->win));
 #endif
@@ -529,7 +519,7 @@ void GpuShared::host_flag_wait(const std::uint32_t* flag, std::uint32_t e, int f
   const Deadline d;
   for (unsigned spin = 1; !flag_reached(flag, e); ++spin) {
     if (spin % 256 == 0 && (d.expired() || interrupted()))
-      give_up(flag_text(kind, world_[from], e), {world_[from]}, d.elapsed());
+      give_up(gate_wait_text(kind, world_[from], e), {world_[from]}, d.elapsed());
     sched_yield();
   }
 }

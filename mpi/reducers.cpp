@@ -11,6 +11,7 @@
 #include "mpi/deadline.hpp"
 #include "mpi/device_group.hpp"
 #include "mpi/device_watch.hpp"
+#include "mpi/environment.hpp"
 #include "mpi/gpu_shared.hpp"
 #include "mpi/progress.hpp"
 
@@ -39,10 +40,7 @@ class ReducerBase : public GradientReducer {
     if (watched_ && size_ > 1) watch(space, name_, others_);
   }
   void allreduce_sum_host(double* values, int n) override {
-    if (size_ <= 1) return;
-    MPI_Request req;
-    GMI_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, world_, &req));
-    wait(req, world_, "MPI_Iallreduce of statistics");
+    if (size_ > 1) mpi::allreduce_sum(values, n, world_);
   }
   int size() const override { return size_; }
 
