@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -318,15 +319,20 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     watchdog.iteration_took(t_iter);
     progress.phase("statistics");
     progress.operation("");
-    // Aggregate over GMIs: episode sums add up; times are the slowest GMI's.
-    double sums[3] = {m.episode_return_sum, m.episode_length_sum, m.episodes};
+    // Aggregate over GMIs, in one sum and one maximum: episode sums (returns, lengths, counts,
+    // the reward terms) add up; losses and statistics are the mean over GMIs (each GMI saw its own
+    // minibatches); times are the slowest GMI's.
+    // sums: [0, 3) returns, lengths, episodes; [3, 9) losses and statistics; [9, ...) reward terms.
+    const std::size_t nterms = columns.size() - kColumns.size();
+    std::vector<double> sums = {m.episode_return_sum, m.episode_length_sum, m.episodes, m.policy_loss, m.value_loss,
+                                m.entropy, m.approx_kl, m.clip_frac, m.explained_variance};
+    sums.resize(9 + nterms, 0.0);
+    std::copy_n(m.episode_term_sums.begin(), std::min(nterms, m.episode_term_sums.size()), sums.begin() + 9);
     double times[3] = {m.time_rollout, m.time_update, t_iter};
-    mpi::allreduce_sum(sums, 3);
+    mpi::allreduce_sum(sums.data(), int(sums.size()));
     mpi::allreduce_max(times, 3);
-    // Losses and statistics: the mean over GMIs (each GMI saw its own minibatches).
-    double losses[6] = {m.policy_loss, m.value_loss, m.entropy, m.approx_kl, m.clip_frac, m.explained_variance};
-    mpi::allreduce_sum(losses, 6);
-    for (double& v : losses) v /= mpi.size();
+    double* losses = sums.data() + 3;
+    for (int k = 0; k < 6; ++k) losses[k] /= mpi.size();
     const double wall = wall_offset + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::int64_t steps = m.iteration * per_iteration;
     const double sps = double(per_iteration) / times[2];
@@ -336,11 +342,8 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     std::vector<double> row = {double(m.iteration), double(steps), wall, sps, ret, len, sums[2], losses[0],
                                losses[1], losses[2], losses[3], losses[4], losses[5],
                                m.grad_norm, m.learning_rate, double(m.updates), times[0], times[1], times[2]};
-    // Reward terms: summed over GMIs like the returns, per finished episode.
-    std::vector<double> terms = m.episode_term_sums;
-    terms.resize(columns.size() - kColumns.size(), 0.0);
-    if (!terms.empty()) mpi::allreduce_sum(terms.data(), int(terms.size()));
-    for (double t : terms) row.push_back(sums[2] > 0 ? t / sums[2] : std::nan(""));
+    // Reward terms: per finished episode, like the returns.
+    for (std::size_t k = 0; k < nterms; ++k) row.push_back(sums[2] > 0 ? sums[9 + k] / sums[2] : std::nan(""));
     history.values.insert(history.values.end(), row.begin(), row.end());
     if (csv) csv->row(row);
     if (m.iteration % cfg.train.log_interval == 0 || m.iteration == cfg.num_iterations) {

@@ -42,6 +42,17 @@ nn::ActorCriticSpec make_spec(const config::Config& c, const envs::EnvSpec& e) {
   return s;
 }
 
+/// device.fused_kernels: "on" uses every fused kernel that fits.  "auto" follows measurements on
+/// an H100 (postprocess/results/2026-11-2[12]_h100_*): since the fused step stages each layer's
+/// weights in shared memory it beats the layered step at 4096 to 65536 envs per GMI (22.2 vs
+/// 27.5 ms per rollout at 65536); the fused update (two kernels per minibatch, no per-sample
+/// device-memory traffic) is used on GPUs whenever the networks fit; host builds are faster with
+/// OpenBLAS.
+bool fused_wanted(const config::Config& c) {
+  const std::string& mode = c.device.fused_kernels;
+  return mode == "on" || (mode == "auto" && !device_is_host());
+}
+
 }  // namespace
 
 nn::ActorCriticLayout PpoTrainer::policy_layout(const config::Config& cfg) {
@@ -62,7 +73,7 @@ MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg) {
   double floats = 4 * P;                                   // params, gradients, Adam moments
   floats += TN * (2 * od + ad + 6) + N * (2 * od + ad + 3);  // rollout storage and per-env rows
   floats += workspace(L.actor, N) + workspace(L.critic, N);  // the rollout's layered workspaces
-  const bool fused = rl::FusedUpdate::supported(L) && cfg.device.fused_kernels != "off" && !device_is_host();
+  const bool fused = rl::FusedUpdate::supported(L) && fused_wanted(cfg);  // as the trainer decides
   if (fused)
     floats += 2.0 * std::min(B / 32 + 1, 2048.0) * P;  // per-team partial sums and accumulators (upper bound)
   else
@@ -145,15 +156,8 @@ PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
   loss_stats_ = View1<rl::LossStats>("gmi::ppo::loss_stats", updates);
   grad_norms_ = View1<float>("gmi::ppo::grad_norms", updates);
 
-  // device.fused_kernels: "on" uses every fused kernel that fits.  "auto" follows measurements on
-  // an H100 (postprocess/results/2026-11-2[12]_h100_*): since the fused step stages each layer's
-  // weights in shared memory it beats the layered step at 4096 to 65536 envs per GMI (22.2 vs
-  // 27.5 ms per rollout at 65536); the fused update (two kernels per minibatch, no per-sample
-  // device-memory traffic) is used on GPUs whenever the networks fit; host builds are faster with
-  // OpenBLAS.
-  const std::string& mode = cfg.device.fused_kernels;
-  fused_rollout_ = rl::fused_act_supported(layout_) && (mode == "on" || (mode == "auto" && !device_is_host()));
-  fused_update_ = rl::FusedUpdate::supported(layout_) && (mode == "on" || (mode == "auto" && !device_is_host()));
+  fused_rollout_ = rl::fused_act_supported(layout_) && fused_wanted(cfg);
+  fused_update_ = rl::FusedUpdate::supported(layout_) && fused_wanted(cfg);
   async_halves_ = cfg.env.async_halves && env_->can_step_async() && N_ >= 2;
   actor_roll_ = nn::MlpWorkspace<float>(layout_.actor, N_);
   critic_roll_ = nn::MlpWorkspace<float>(layout_.critic, N_);
