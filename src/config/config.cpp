@@ -684,11 +684,11 @@ Config from_node(YAML::Node root, const std::string& source, const Overrides& ov
 
 }  // namespace
 
-envs::EnvOverrides env_overrides(const Config& c, int default_threads) {
+envs::EnvOverrides env_overrides(const Config& c) {
   envs::EnvOverrides o;
   o.max_episode_steps = c.env.max_episode_steps;
   envs::mujoco::Options& m = o.mujoco;
-  m.threads = c.env.threads > 0 ? c.env.threads : std::max(1, default_threads);
+  m.threads = std::max(1, c.env.threads);
   m.async_halves = c.env.async_halves;
   m.model_path = c.env.model_path;
   m.kwargs = c.env.kwargs;
@@ -788,6 +788,17 @@ Overrides parse_overrides(const std::vector<std::string>& sets) {
     out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
   }
   return out;
+}
+
+Config env_only(const std::string& name, const std::vector<std::string>& sets, const std::string& tool,
+                const Overrides& extra) {
+  envs::check_env_name(name);
+  Overrides o = parse_overrides(sets);
+  for (const auto& kv : o)
+    if (kv.first.rfind("env.", 0) != 0) throw InputError("--set " + kv.first + ": " + tool + " takes env.* keys only");
+  o.emplace_back("env.name", yaml_quote(name));
+  o.insert(o.end(), extra.begin(), extra.end());
+  return parse("{}", "--set", o);
 }
 
 std::string yaml_quote(const std::string& s) {

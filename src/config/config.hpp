@@ -140,8 +140,8 @@ struct EnvOverrides;
 namespace gmi::config {
 
 /// What the environment registry needs of env.* (time limit, MuJoCo's keyword arguments, threads
-/// with 0 resolved to `default_threads`, model path).
-envs::EnvOverrides env_overrides(const Config& c, int default_threads = 1);
+/// (0, not yet resolved to the node's share: 1), model path).
+envs::EnvOverrides env_overrides(const Config& c);
 
 /// `key.path=value` overrides, in command-line order.
 using Overrides = std::vector<std::pair<std::string, std::string>>;
@@ -154,6 +154,11 @@ Config load(const std::string& path, const Overrides& overrides = {}, int world_
 /// Parse YAML text (for tests and for configs stored in checkpoints).
 Config parse(const std::string& yaml_text, const std::string& source_name,
              const Overrides& overrides = {}, int world_size = 1);
+/// The config of a command that runs one environment alone (`gmi_drl env`, `gmi_drl bench-env`):
+/// every default, env.name = `name`, then the --set strings `sets` (env.* keys only: another is an
+/// error naming `tool`) and `extra`, checked as a config's are.
+Config env_only(const std::string& name, const std::vector<std::string>& sets, const std::string& tool,
+                const Overrides& extra = {});
 /// Compute derived values and check constraints between keys.
 void derive(Config& c, int world_size);
 /// The fully resolved configuration as YAML (every key, defaults filled in).

@@ -23,12 +23,7 @@ void run_env_bench(const EnvBenchOptions& o) {
   if (o.steps < 1) throw InputError("--steps: expected an integer >= 1");
   for (int t : o.threads)
     if (t < 1) throw InputError(fmt::format("--threads: {} is not a thread count (>= 1)", t));
-  envs::check_env_name(o.name);
-  config::Overrides sets = config::parse_overrides(o.sets);
-  for (const auto& kv : sets)
-    if (kv.first.rfind("env.", 0) != 0) throw InputError("--set " + kv.first + ": bench-env takes env.* keys only");
-  sets.emplace_back("env.name", config::yaml_quote(o.name));
-  const config::Config cfg = config::parse("{}", "--set", sets);
+  const config::Config cfg = config::env_only(o.name, o.sets, "bench-env");
   const bool host = envs::mujoco::is_mujoco(o.name);
   const std::vector<int> threads = host ? o.threads : std::vector<int>{1};
   const int N = o.num_envs;
@@ -39,7 +34,7 @@ void run_env_bench(const EnvBenchOptions& o) {
   std::vector<Point> points;
   ExecSpace space;
   for (int t : threads) {
-    envs::EnvOverrides ov = config::env_overrides(cfg, t);
+    envs::EnvOverrides ov = config::env_overrides(cfg);
     ov.mujoco.threads = t;
     auto env = envs::make_vec_env(o.name, N, 1, 0, ov);
     const envs::EnvSpec& s = env->spec();

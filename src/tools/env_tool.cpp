@@ -62,14 +62,9 @@ std::vector<float> read_actions(const std::string& path, const envs::EnvSpec& sp
 }  // namespace
 
 void run_env_tool(const EnvToolOptions& o) {
-  envs::check_env_name(o.name);
-  // env.* settings (--set) are checked as a config's are, for this environment.
-  config::Overrides sets = config::parse_overrides(o.sets);
-  for (const auto& kv : sets)
-    if (kv.first.rfind("env.", 0) != 0) throw InputError("--set " + kv.first + ": gmi_drl env takes env.* keys only");
-  sets.emplace_back("env.name", config::yaml_quote(o.name));
-  if (o.max_episode_steps > 0) sets.emplace_back("env.max_episode_steps", std::to_string(o.max_episode_steps));
-  const config::Config cfg = config::parse("{}", "--set", sets);
+  config::Overrides extra;
+  if (o.max_episode_steps > 0) extra.emplace_back("env.max_episode_steps", std::to_string(o.max_episode_steps));
+  const config::Config cfg = config::env_only(o.name, o.sets, "gmi_drl env", extra);
   const envs::EnvOverrides ov = config::env_overrides(cfg);
   const envs::EnvSpec spec = envs::env_spec(o.name, ov);
   if (o.num_envs < 1) throw InputError("--num-envs: expected an integer >= 1");
