@@ -37,13 +37,25 @@ Entry entry() {
                }};
 }
 
+/// A host-simulated MuJoCo task (kernels/envs/mujoco/; in a build without MuJoCo it says so).
+Entry mujoco_entry(const std::string& name) {
+  return Entry{name, [name](const EnvOverrides& o) { return mujoco::spec(name, o); },
+               [name](int n, std::uint64_t seed, std::uint64_t offset, const EnvOverrides& o) {
+                 return mujoco::make(name, n, seed, offset, o);
+               }};
+}
+
 const std::vector<Entry>& registry() {
-  static const std::vector<Entry> r = {
-      entry<CartPole>(),
-      entry<Acrobot>(),
-      entry<Pendulum>(),
-      entry<MountainCarContinuous>(),
-  };
+  static const std::vector<Entry> r = [] {
+    std::vector<Entry> r = {
+        entry<CartPole>(),
+        entry<Acrobot>(),
+        entry<Pendulum>(),
+        entry<MountainCarContinuous>(),
+    };
+    for (const std::string& name : mujoco::names()) r.push_back(mujoco_entry(name));
+    return r;
+  }();
   return r;
 }
 
@@ -52,7 +64,7 @@ const Entry& find(const std::string& name) {
     if (e.name == name) return e;
   std::ostringstream s;
   s << "unknown environment '" << name << "': expected one of";
-  for (const auto& n : env_names()) s << " " << n;
+  for (const auto& e : registry()) s << " " << e.name;
   throw InputError(s.str());
 }
 
@@ -61,16 +73,12 @@ const Entry& find(const std::string& name) {
 std::vector<std::string> env_names() {
   std::vector<std::string> names;
   for (const auto& e : registry()) names.push_back(e.name);
-  for (const auto& n : mujoco::names()) names.push_back(n);
   return names;
 }
 
-void check_env_name(const std::string& name) {
-  if (!mujoco::is_mujoco(name)) find(name);
-}
+void check_env_name(const std::string& name) { find(name); }
 
 EnvSpec env_spec(const std::string& name, const EnvOverrides& overrides) {
-  if (mujoco::is_mujoco(name)) return mujoco::spec(name, overrides);
   return find(name).spec(overrides);
 }
 
@@ -78,7 +86,6 @@ std::unique_ptr<VecEnvBase> make_vec_env(const std::string& name, int num_envs, 
                                          std::uint64_t global_offset,
                                          const EnvOverrides& overrides) {
   GMI_REQUIRE(num_envs > 0, "make_vec_env: num_envs must be positive");
-  if (mujoco::is_mujoco(name)) return mujoco::make(name, num_envs, seed, global_offset, overrides);
   return find(name).make(num_envs, seed, global_offset, overrides);
 }
 

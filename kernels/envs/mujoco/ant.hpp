@@ -24,22 +24,20 @@ struct Ant {
     bool exclude_current_positions_from_observation = true, include_cfrc_ext_in_observation = true;
   };
   static Params params(const Kwargs& k) {
-    check_kwargs(k, kName, {"frame_skip", "forward_reward_weight", "ctrl_cost_weight", "contact_cost_weight",
-                            "healthy_reward", "terminate_when_unhealthy", "healthy_z_range", "contact_force_range",
-                            "reset_noise_scale", "exclude_current_positions_from_observation",
-                            "include_cfrc_ext_in_observation"});
     Params p;
-    take(k.frame_skip, p.frame_skip);
-    take(k.forward_reward_weight, p.forward_reward_weight);
-    take(k.ctrl_cost_weight, p.ctrl_cost_weight);
-    take(k.contact_cost_weight, p.contact_cost_weight);
-    take(k.healthy_reward, p.healthy_reward);
-    take(k.terminate_when_unhealthy, p.terminate_when_unhealthy);
-    take(k.healthy_z_range, p.healthy_z_range);
-    take(k.contact_force_range, p.contact_force_range);
-    take(k.reset_noise_scale, p.reset_noise_scale);
-    take(k.exclude_current_positions_from_observation, p.exclude_current_positions_from_observation);
-    take(k.include_cfrc_ext_in_observation, p.include_cfrc_ext_in_observation);
+    KwargReader r(k, kName);
+    GMI_MUJOCO_TAKE(r, p, frame_skip);
+    GMI_MUJOCO_TAKE(r, p, forward_reward_weight);
+    GMI_MUJOCO_TAKE(r, p, ctrl_cost_weight);
+    GMI_MUJOCO_TAKE(r, p, contact_cost_weight);
+    GMI_MUJOCO_TAKE(r, p, healthy_reward);
+    GMI_MUJOCO_TAKE(r, p, terminate_when_unhealthy);
+    GMI_MUJOCO_TAKE(r, p, healthy_z_range);
+    GMI_MUJOCO_TAKE(r, p, contact_force_range);
+    GMI_MUJOCO_TAKE(r, p, reset_noise_scale);
+    GMI_MUJOCO_TAKE(r, p, exclude_current_positions_from_observation);
+    GMI_MUJOCO_TAKE(r, p, include_cfrc_ext_in_observation);
+    r.done();
     return p;
   }
   explicit Ant(const Params& params) : p(params) {}
@@ -56,8 +54,7 @@ struct Ant {
 
   double step(const mjModel* m, mjData* d, const double* action, double a[2], double* terms, bool& terminated) const {
     simulate(m, d, action, p.frame_skip);
-    const double x_velocity = (d->xpos[3 * kMainBody] - a[0]) / (m->opt.timestep * p.frame_skip);
-    anchor(m, d, a);
+    const double x_velocity = forward_velocity(*this, m, d, a, p.frame_skip);
     bool ok = p.healthy_z_range[0] <= d->qpos[2] && d->qpos[2] <= p.healthy_z_range[1];
     for (int k = 0; k < m->nq && ok; ++k) ok = std::isfinite(d->qpos[k]);
     for (int k = 0; k < m->nv && ok; ++k) ok = std::isfinite(d->qvel[k]);

@@ -19,14 +19,14 @@ struct HalfCheetah {
     bool exclude_current_positions_from_observation = true;
   };
   static Params params(const Kwargs& k) {
-    check_kwargs(k, kName, {"frame_skip", "forward_reward_weight", "ctrl_cost_weight", "reset_noise_scale",
-                            "exclude_current_positions_from_observation"});
     Params p;
-    take(k.frame_skip, p.frame_skip);
-    take(k.forward_reward_weight, p.forward_reward_weight);
-    take(k.ctrl_cost_weight, p.ctrl_cost_weight);
-    take(k.reset_noise_scale, p.reset_noise_scale);
-    take(k.exclude_current_positions_from_observation, p.exclude_current_positions_from_observation);
+    KwargReader r(k, kName);
+    GMI_MUJOCO_TAKE(r, p, frame_skip);
+    GMI_MUJOCO_TAKE(r, p, forward_reward_weight);
+    GMI_MUJOCO_TAKE(r, p, ctrl_cost_weight);
+    GMI_MUJOCO_TAKE(r, p, reset_noise_scale);
+    GMI_MUJOCO_TAKE(r, p, exclude_current_positions_from_observation);
+    r.done();
     return p;
   }
   explicit HalfCheetah(const Params& params) : p(params) {}
@@ -38,8 +38,7 @@ struct HalfCheetah {
 
   double step(const mjModel* m, mjData* d, const double* action, double a[2], double* terms, bool& terminated) const {
     simulate(m, d, action, p.frame_skip);
-    const double x_velocity = (d->qpos[0] - a[0]) / (m->opt.timestep * p.frame_skip);
-    anchor(m, d, a);
+    const double x_velocity = forward_velocity(*this, m, d, a, p.frame_skip);
     terms[0] = p.forward_reward_weight * x_velocity;
     terms[1] = -p.ctrl_cost_weight * sum_squares(action, m->nu);
     terminated = false;

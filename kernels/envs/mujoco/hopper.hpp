@@ -22,20 +22,19 @@ struct Hopper {
     bool exclude_current_positions_from_observation = true;
   };
   static Params params(const Kwargs& k) {
-    check_kwargs(k, kName, {"frame_skip", "forward_reward_weight", "ctrl_cost_weight", "healthy_reward",
-                            "terminate_when_unhealthy", "healthy_state_range", "healthy_z_range",
-                            "healthy_angle_range", "reset_noise_scale", "exclude_current_positions_from_observation"});
     Params p;
-    take(k.frame_skip, p.frame_skip);
-    take(k.forward_reward_weight, p.forward_reward_weight);
-    take(k.ctrl_cost_weight, p.ctrl_cost_weight);
-    take(k.healthy_reward, p.healthy_reward);
-    take(k.terminate_when_unhealthy, p.terminate_when_unhealthy);
-    take(k.healthy_state_range, p.healthy_state_range);
-    take(k.healthy_z_range, p.healthy_z_range);
-    take(k.healthy_angle_range, p.healthy_angle_range);
-    take(k.reset_noise_scale, p.reset_noise_scale);
-    take(k.exclude_current_positions_from_observation, p.exclude_current_positions_from_observation);
+    KwargReader r(k, kName);
+    GMI_MUJOCO_TAKE(r, p, frame_skip);
+    GMI_MUJOCO_TAKE(r, p, forward_reward_weight);
+    GMI_MUJOCO_TAKE(r, p, ctrl_cost_weight);
+    GMI_MUJOCO_TAKE(r, p, healthy_reward);
+    GMI_MUJOCO_TAKE(r, p, terminate_when_unhealthy);
+    GMI_MUJOCO_TAKE(r, p, healthy_state_range);
+    GMI_MUJOCO_TAKE(r, p, healthy_z_range);
+    GMI_MUJOCO_TAKE(r, p, healthy_angle_range);
+    GMI_MUJOCO_TAKE(r, p, reset_noise_scale);
+    GMI_MUJOCO_TAKE(r, p, exclude_current_positions_from_observation);
+    r.done();
     return p;
   }
   explicit Hopper(const Params& params) : p(params) {}
@@ -56,9 +55,7 @@ struct Hopper {
 
   double step(const mjModel* m, mjData* d, const double* action, double a[2], double* terms, bool& terminated) const {
     simulate(m, d, action, p.frame_skip);
-    const double dt = m->opt.timestep * p.frame_skip;
-    const double x_velocity = (d->qpos[0] - a[0]) / dt;
-    anchor(m, d, a);
+    const double x_velocity = forward_velocity(*this, m, d, a, p.frame_skip);
     const bool ok = healthy(m, d);
     terms[0] = p.forward_reward_weight * x_velocity;
     terms[1] = -p.ctrl_cost_weight * sum_squares(action, m->nu);

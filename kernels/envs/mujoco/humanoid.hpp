@@ -25,26 +25,23 @@ struct Humanoid {
          include_cfrc_ext_in_observation = true;
   };
   static Params params(const Kwargs& k) {
-    check_kwargs(k, kName, {"frame_skip", "forward_reward_weight", "ctrl_cost_weight", "contact_cost_weight",
-                            "contact_cost_range", "healthy_reward", "terminate_when_unhealthy", "healthy_z_range",
-                            "reset_noise_scale", "exclude_current_positions_from_observation",
-                            "include_cinert_in_observation", "include_cvel_in_observation",
-                            "include_qfrc_actuator_in_observation", "include_cfrc_ext_in_observation"});
     Params p;
-    take(k.frame_skip, p.frame_skip);
-    take(k.forward_reward_weight, p.forward_reward_weight);
-    take(k.ctrl_cost_weight, p.ctrl_cost_weight);
-    take(k.contact_cost_weight, p.contact_cost_weight);
-    take(k.contact_cost_range, p.contact_cost_range);
-    take(k.healthy_reward, p.healthy_reward);
-    take(k.terminate_when_unhealthy, p.terminate_when_unhealthy);
-    take(k.healthy_z_range, p.healthy_z_range);
-    take(k.reset_noise_scale, p.reset_noise_scale);
-    take(k.exclude_current_positions_from_observation, p.exclude_current_positions_from_observation);
-    take(k.include_cinert_in_observation, p.include_cinert_in_observation);
-    take(k.include_cvel_in_observation, p.include_cvel_in_observation);
-    take(k.include_qfrc_actuator_in_observation, p.include_qfrc_actuator_in_observation);
-    take(k.include_cfrc_ext_in_observation, p.include_cfrc_ext_in_observation);
+    KwargReader r(k, kName);
+    GMI_MUJOCO_TAKE(r, p, frame_skip);
+    GMI_MUJOCO_TAKE(r, p, forward_reward_weight);
+    GMI_MUJOCO_TAKE(r, p, ctrl_cost_weight);
+    GMI_MUJOCO_TAKE(r, p, contact_cost_weight);
+    GMI_MUJOCO_TAKE(r, p, contact_cost_range);
+    GMI_MUJOCO_TAKE(r, p, healthy_reward);
+    GMI_MUJOCO_TAKE(r, p, terminate_when_unhealthy);
+    GMI_MUJOCO_TAKE(r, p, healthy_z_range);
+    GMI_MUJOCO_TAKE(r, p, reset_noise_scale);
+    GMI_MUJOCO_TAKE(r, p, exclude_current_positions_from_observation);
+    GMI_MUJOCO_TAKE(r, p, include_cinert_in_observation);
+    GMI_MUJOCO_TAKE(r, p, include_cvel_in_observation);
+    GMI_MUJOCO_TAKE(r, p, include_qfrc_actuator_in_observation);
+    GMI_MUJOCO_TAKE(r, p, include_cfrc_ext_in_observation);
+    r.done();
     return p;
   }
   explicit Humanoid(const Params& params) : p(params) {}
@@ -61,10 +58,7 @@ struct Humanoid {
 
   double step(const mjModel* m, mjData* d, const double* action, double a[2], double* terms, bool& terminated) const {
     simulate(m, d, action, p.frame_skip);
-    double after[2];
-    mass_center(m, d, after);
-    const double x_velocity = (after[0] - a[0]) / (m->opt.timestep * p.frame_skip);
-    a[0] = after[0], a[1] = after[1];
+    const double x_velocity = forward_velocity(*this, m, d, a, p.frame_skip);
     const bool ok = strictly_inside(d->qpos[2], p.healthy_z_range);
     const double contact = clip(p.contact_cost_weight * sum_squares(d->cfrc_ext, 6 * m->nbody), p.contact_cost_range[0],
                                 p.contact_cost_range[1]);

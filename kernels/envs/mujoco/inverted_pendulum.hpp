@@ -18,10 +18,11 @@ struct InvertedPendulum {
     double reset_noise_scale = 0.01;
   };
   static Params params(const Kwargs& k) {
-    check_kwargs(k, kName, {"frame_skip", "reset_noise_scale"});
     Params p;
-    take(k.frame_skip, p.frame_skip);
-    take(k.reset_noise_scale, p.reset_noise_scale);
+    KwargReader r(k, kName);
+    GMI_MUJOCO_TAKE(r, p, frame_skip);
+    GMI_MUJOCO_TAKE(r, p, reset_noise_scale);
+    r.done();
     return p;
   }
   explicit InvertedPendulum(const Params& params) : p(params) {}

@@ -66,14 +66,14 @@ double Noise::normal() {
 
 // ---- keyword arguments ------------------------------------------------------------------------
 
-void check_kwargs(const Kwargs& k, const char* env, std::initializer_list<const char*> accepted) {
-  k.for_each([&](const char* name, bool set) {
+void KwargReader::done() const {
+  k_.for_each([&](const char* name, bool set) {
     if (!set) return;
-    for (const char* a : accepted)
+    for (const char* a : taken_)
       if (std::string(a) == name) return;
     std::string list;
-    for (const char* a : accepted) list += (list.empty() ? "" : ", ") + std::string(a);
-    throw InputError(fmt::format("env.{}: {} has no such setting (it takes {})", name, env,
+    for (const char* a : taken_) list += (list.empty() ? "" : ", ") + std::string(a);
+    throw InputError(fmt::format("env.{}: {} has no such setting (it takes {})", name, env_,
                                  list.empty() ? "none of the MuJoCo environments' keyword arguments" : list));
   });
 }
@@ -129,13 +129,14 @@ DataPtr make_data(const mjModel* m) {
 namespace {
 struct Entry {
   std::string name;
+  std::function<void(const Kwargs&)> check_kwargs;
   std::function<EnvSpec(const EnvOverrides&)> spec;
   std::function<std::unique_ptr<VecEnvBase>(int, std::uint64_t, std::uint64_t, const EnvOverrides&)> make;
 };
 
 template <class Task>
 Entry entry() {
-  return Entry{Task::kName,
+  return Entry{Task::kName, [](const Kwargs& k) { Task::params(k); },
                [](const EnvOverrides& o) {
                  const Task task(Task::params(o.mujoco.kwargs));
                  const ModelPtr m = load_model(Task::kXml, o.mujoco.model_path);
@@ -174,14 +175,9 @@ bool is_mujoco(const std::string& name) {
 EnvSpec spec(const std::string& name, const EnvOverrides& o) { return find(name).spec(o); }
 
 void check_kwargs_for(const std::string& name, const Kwargs& k) {
-  if (name == Hopper::kName) Hopper::params(k);
-  else if (name == HalfCheetah::kName) HalfCheetah::params(k);
-  else if (name == Walker2d::kName) Walker2d::params(k);
-  else if (name == Ant::kName) Ant::params(k);
-  else if (name == Humanoid::kName) Humanoid::params(k);
-  else if (name == InvertedPendulum::kName) InvertedPendulum::params(k);
-  else if (name == Swimmer::kName) Swimmer::params(k);
-  else check_kwargs(k, name.c_str(), {});
+  for (const auto& e : registry())
+    if (e.name == name) return e.check_kwargs(k);
+  KwargReader(k, name.c_str()).done();  // not MuJoCo's: takes none
 }
 
 std::unique_ptr<VecEnvBase> make(const std::string& name, int num_envs, std::uint64_t seed, std::uint64_t offset,

@@ -97,10 +97,7 @@ class MujocoVecEnv final : public VecEnvBase {
         task_.observe(model_.get(), data_[i].get(), o + std::size_t(i) * od_);
       }
     });
-    std::fill(done_return_.begin(), done_return_.end(), 0.0);
-    std::fill(done_length_.begin(), done_length_.end(), 0.0);
-    std::fill(done_count_.begin(), done_count_.end(), 0.0);
-    std::fill(done_terms_.begin(), done_terms_.end(), 0.0);
+    clear_done();
     if (!device_is_host()) to_device(space, obs, h_obs_.data(), std::size_t(num_envs_) * od_);
   }
 
@@ -132,21 +129,14 @@ class MujocoVecEnv final : public VecEnvBase {
       s.count += done_count_[i];
       for (int t = 0; t < nterms_; ++t) s.term_sums[t] += done_terms_[i * nterms_ + t];
     }
-    std::fill(done_return_.begin(), done_return_.end(), 0.0);
-    std::fill(done_length_.begin(), done_length_.end(), 0.0);
-    std::fill(done_count_.begin(), done_count_.end(), 0.0);
-    std::fill(done_terms_.begin(), done_terms_.end(), 0.0);
+    clear_done();
     return s;
   }
 
   std::vector<StateArray> save_state(const ExecSpace& space) const override {
     space.fence();
-    const mjModel* m = model_.get();
-    const int k = mj_stateSize(m, kStateSpec);
-    std::vector<double> physics(std::size_t(num_envs_) * k);
-    for (int i = 0; i < num_envs_; ++i) mj_getState(m, data_[i].get(), physics.data() + std::size_t(i) * k, kStateSpec);
     std::vector<StateArray> s;
-    s.push_back(StateArray{"physics", false, std::move(physics), k});
+    s.push_back(StateArray{"physics", false, physics_state(), state_size()});
     s.push_back(StateArray{"anchor", false, anchor_, 2});
     s.push_back(StateArray{"elapsed", false, elapsed_, 1});
     s.push_back(StateArray{"episode", true, episode_, 1});
@@ -165,14 +155,15 @@ class MujocoVecEnv final : public VecEnvBase {
   void load_state(const ExecSpace& space, const std::vector<StateArray>& state) override {
     space.fence();
     const mjModel* m = model_.get();
-    const std::vector<double> physics = find<double>(state, "physics", mj_stateSize(m, kStateSpec));
+    const int k = state_size();
+    const std::vector<double> physics = find<double>(state, "physics", k);
     for (int i = 0; i < num_envs_; ++i) {
       mjData* d = data_[i].get();
       // Exact: the next mj_step computes everything from this state; nothing reads the derived
       // quantities before it (the observation the next rollout starts from is in the checkpoint,
       // and the forward velocity is measured from the saved anchor).
       mj_resetData(m, d);
-      mj_setState(m, d, physics.data() + std::size_t(i) * mj_stateSize(m, kStateSpec), kStateSpec);
+      mj_setState(m, d, physics.data() + std::size_t(i) * k, kStateSpec);
     }
     anchor_ = find<double>(state, "anchor", 2);
     elapsed_ = find<int>(state, "elapsed", 1);
@@ -190,16 +181,14 @@ class MujocoVecEnv final : public VecEnvBase {
 
   std::vector<StateArray> simulator_state() const override {
     const mjModel* m = model_.get();
-    const int k = mj_stateSize(m, kStateSpec);
-    std::vector<double> qpos, qvel, st(std::size_t(num_envs_) * k);
+    std::vector<double> qpos, qvel;
     for (int i = 0; i < num_envs_; ++i) {
       const mjData* d = data_[i].get();
       qpos.insert(qpos.end(), d->qpos, d->qpos + m->nq);
       qvel.insert(qvel.end(), d->qvel, d->qvel + m->nv);
-      mj_getState(m, d, st.data() + std::size_t(i) * k, kStateSpec);
     }
     return {StateArray{"qpos", false, std::move(qpos), int(m->nq)}, StateArray{"qvel", false, std::move(qvel), int(m->nv)},
-            StateArray{"state", false, std::move(st), k}};
+            StateArray{"state", false, physics_state(), state_size()}};
   }
 
  private:
@@ -209,6 +198,23 @@ class MujocoVecEnv final : public VecEnvBase {
   using Staging = Kokkos::View<T*, PinnedSpace>;
   template <class T, class Space>
   using Unmanaged = Kokkos::View<T*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  int state_size() const { return mj_stateSize(model_.get(), kStateSpec); }
+  /// Every env's state (kStateSpec), [N][state_size()].
+  std::vector<double> physics_state() const {
+    const int k = state_size();
+    std::vector<double> s(std::size_t(num_envs_) * k);
+    for (int i = 0; i < num_envs_; ++i) mj_getState(model_.get(), data_[i].get(), s.data() + std::size_t(i) * k, kStateSpec);
+    return s;
+  }
+
+  /// Forget the statistics of finished episodes (after they were taken, or on a reset).
+  void clear_done() {
+    std::fill(done_return_.begin(), done_return_.end(), 0.0);
+    std::fill(done_length_.begin(), done_length_.end(), 0.0);
+    std::fill(done_count_.begin(), done_count_.end(), 0.0);
+    std::fill(done_terms_.begin(), done_terms_.end(), 0.0);
+  }
 
   template <class T>
   static void to_device(const ExecSpace& space, T* dst, T* src, std::size_t n) {

@@ -15,7 +15,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -67,12 +66,39 @@ inline float* put(float* out, const double* x, int n, double lo = -INFINITY, dou
   return out;
 }
 
-/// Throws gmi::InputError naming env.<key> for every set keyword argument `env` does not take.
-void check_kwargs(const Kwargs& k, const char* env, std::initializer_list<const char*> accepted);
+/// Reads the keyword arguments a task takes into its Params, each named once:
+///   KwargReader r(kwargs, kName);
+///   GMI_MUJOCO_TAKE(r, params, frame_skip);  // Kwargs::frame_skip, if set, into params.frame_skip
+///   r.done();
+/// done() throws gmi::InputError naming env.<key> for a set argument the task did not take (and
+/// the ones it takes, in the order taken).
+class KwargReader {
+ public:
+  KwargReader(const Kwargs& k, const char* env) : k_(k), env_(env) {}
+  const Kwargs& kwargs() const { return k_; }
+  template <class T>
+  void take(const char* name, const std::optional<T>& v, T& field) {
+    taken_.push_back(name);
+    if (v) field = *v;
+  }
+  void done() const;
 
-template <class T>
-void take(const std::optional<T>& v, T& field) {
-  if (v) field = *v;
+ private:
+  const Kwargs& k_;
+  const char* env_;
+  std::vector<const char*> taken_;
+};
+
+/// Kwargs::name into params.name (a task's Params use the keyword arguments' names).
+#define GMI_MUJOCO_TAKE(reader, params, name) (reader).take(#name, (reader).kwargs().name, (params).name)
+
+/// The forward velocity of a step and the anchor moved on: (x of task.anchor() after the step -
+/// x before) / (the model's timestep x frame_skip), as Gymnasium measures it.
+template <class Task>
+double forward_velocity(const Task& task, const mjModel* m, const mjData* d, double a[2], int frame_skip) {
+  const double before = a[0];
+  task.anchor(m, d, a);
+  return (a[0] - before) / (m->opt.timestep * frame_skip);
 }
 
 /// The mass-weighted centre of the bodies' inertial frames, x and y (Gymnasium's mass_center).

@@ -22,19 +22,18 @@ struct Walker2d {
     bool exclude_current_positions_from_observation = true;
   };
   static Params params(const Kwargs& k) {
-    check_kwargs(k, kName, {"frame_skip", "forward_reward_weight", "ctrl_cost_weight", "healthy_reward",
-                            "terminate_when_unhealthy", "healthy_z_range", "healthy_angle_range",
-                            "reset_noise_scale", "exclude_current_positions_from_observation"});
     Params p;
-    take(k.frame_skip, p.frame_skip);
-    take(k.forward_reward_weight, p.forward_reward_weight);
-    take(k.ctrl_cost_weight, p.ctrl_cost_weight);
-    take(k.healthy_reward, p.healthy_reward);
-    take(k.terminate_when_unhealthy, p.terminate_when_unhealthy);
-    take(k.healthy_z_range, p.healthy_z_range);
-    take(k.healthy_angle_range, p.healthy_angle_range);
-    take(k.reset_noise_scale, p.reset_noise_scale);
-    take(k.exclude_current_positions_from_observation, p.exclude_current_positions_from_observation);
+    KwargReader r(k, kName);
+    GMI_MUJOCO_TAKE(r, p, frame_skip);
+    GMI_MUJOCO_TAKE(r, p, forward_reward_weight);
+    GMI_MUJOCO_TAKE(r, p, ctrl_cost_weight);
+    GMI_MUJOCO_TAKE(r, p, healthy_reward);
+    GMI_MUJOCO_TAKE(r, p, terminate_when_unhealthy);
+    GMI_MUJOCO_TAKE(r, p, healthy_z_range);
+    GMI_MUJOCO_TAKE(r, p, healthy_angle_range);
+    GMI_MUJOCO_TAKE(r, p, reset_noise_scale);
+    GMI_MUJOCO_TAKE(r, p, exclude_current_positions_from_observation);
+    r.done();
     return p;
   }
   explicit Walker2d(const Params& params) : p(params) {}
@@ -46,8 +45,7 @@ struct Walker2d {
 
   double step(const mjModel* m, mjData* d, const double* action, double a[2], double* terms, bool& terminated) const {
     simulate(m, d, action, p.frame_skip);
-    const double x_velocity = (d->qpos[0] - a[0]) / (m->opt.timestep * p.frame_skip);
-    anchor(m, d, a);
+    const double x_velocity = forward_velocity(*this, m, d, a, p.frame_skip);
     const bool ok = strictly_inside(d->qpos[1], p.healthy_z_range) && strictly_inside(d->qpos[2], p.healthy_angle_range);
     terms[0] = p.forward_reward_weight * x_velocity;
     terms[1] = -p.ctrl_cost_weight * sum_squares(action, m->nu);
