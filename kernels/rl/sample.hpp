@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// \brief Sampling actions from the policy during a rollout, on the device.  Random bits for env
+/// \brief Choosing actions from the policy's outputs on the device: sampled during a rollout, or
+/// the distribution's mode (argmax of the logits, the Gaussian's mean) when deterministic.  Random bits for env
 /// e at global step s come from philox(seed, {s << 8 | block, tag(kAction, e)}): cuRAND's Philox
 /// on GPUs, Random123's on hosts.
 #include <cstdint>
@@ -19,16 +20,17 @@ struct SampleArgs {
   std::uint64_t step = 0;        ///< global step index of this rollout step
   std::uint64_t env_offset = 0;  ///< global index of env 0 of this rank
   bool clip_actions = true;
+  bool deterministic = false;  ///< the mode instead of a sample (evaluation)
   const float* actor_out = nullptr;  ///< [N][out]
   const float* log_std = nullptr;    ///< [act_dim]
   const float* act_low = nullptr;    ///< [act_dim] action-space bounds (continuous)
   const float* act_high = nullptr;
-  const float* critic_out = nullptr;  ///< [N] values
+  const float* critic_out = nullptr;  ///< [N] values (nullptr: none, with values nullptr)
   // outputs
-  float* actions = nullptr;      ///< [N][act_dim] as sampled (stored for the update)
+  float* actions = nullptr;      ///< [N][act_dim] as chosen (stored for the update)
   float* env_actions = nullptr;  ///< [N][act_dim] sent to the env (clipped); may equal actions
-  float* logp = nullptr;         ///< [N]
-  float* values = nullptr;       ///< [N] copy of critic_out into the rollout storage
+  float* logp = nullptr;         ///< [N] (nullptr: not wanted)
+  float* values = nullptr;       ///< [N] copy of critic_out into the rollout storage (or nullptr)
 };
 
 inline void sample_actions(const ExecSpace& space, const SampleArgs& args) {
@@ -36,15 +38,21 @@ inline void sample_actions(const ExecSpace& space, const SampleArgs& args) {
   Kokkos::parallel_for(
       "gmi::rl::sample_actions", Range(space, 0, a.N), KOKKOS_LAMBDA(const int i) {
         const std::uint64_t hi = rng::tag(rng::kAction, a.env_offset + i);
-        a.values[i] = a.critic_out[i];
+        if (a.values) a.values[i] = a.critic_out[i];
         if (a.num_actions > 0) {
           const float* y = a.actor_out + std::size_t(i) * a.num_actions;
           const float lse = logsumexp(y, a.num_actions);
-          const auto bits = rng::philox(a.seed, a.step << 8, hi);
-          const int act = categorical_sample(y, a.num_actions, lse, rng::uniform01(bits.v[0]));
+          int act = 0;
+          if (a.deterministic) {
+            for (int k = 1; k < a.num_actions; ++k)
+              if (y[k] > y[act]) act = k;
+          } else {
+            const auto bits = rng::philox(a.seed, a.step << 8, hi);
+            act = categorical_sample(y, a.num_actions, lse, rng::uniform01(bits.v[0]));
+          }
           a.actions[i] = float(act);
           if (a.env_actions != a.actions) a.env_actions[i] = float(act);
-          a.logp[i] = y[act] - lse;
+          if (a.logp) a.logp[i] = y[act] - lse;
         } else {
           const float* mean = a.actor_out + std::size_t(i) * a.act_dim;
           float* out = a.actions + std::size_t(i) * a.act_dim;
@@ -52,9 +60,11 @@ inline void sample_actions(const ExecSpace& space, const SampleArgs& args) {
           float lp = 0;
           for (int j0 = 0; j0 < a.act_dim; j0 += 4) {
             const auto bits = rng::philox(a.seed, (a.step << 8) | std::uint64_t(j0 / 4), hi);
-            float z[4];
-            rng::normal2(bits.v[0], bits.v[1], z[0], z[1]);
-            rng::normal2(bits.v[2], bits.v[3], z[2], z[3]);
+            float z[4] = {0, 0, 0, 0};
+            if (!a.deterministic) {
+              rng::normal2(bits.v[0], bits.v[1], z[0], z[1]);
+              rng::normal2(bits.v[2], bits.v[3], z[2], z[3]);
+            }
             for (int k = 0; k < 4 && j0 + k < a.act_dim; ++k) {
               const int j = j0 + k;
               const float act = mean[j] + math::exp(a.log_std[j]) * z[k];
@@ -63,7 +73,7 @@ inline void sample_actions(const ExecSpace& space, const SampleArgs& args) {
               lp += -0.5f * z[k] * z[k] - a.log_std[j] - float(kHalfLog2Pi);
             }
           }
-          a.logp[i] = lp;
+          if (a.logp) a.logp[i] = lp;
         }
       });
 }

@@ -15,6 +15,7 @@
 #include "src/tools/bench.hpp"
 #include "src/tools/checkpoint_tool.hpp"
 #include "src/tools/env_tool.hpp"
+#include "src/tools/eval.hpp"
 
 namespace gmi::cli {
 namespace {
@@ -63,7 +64,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> sets;
   std::string run_dir;
   std::int64_t seed = -1;
-  app.add_option("--config", train.config_path, "training configuration (YAML)")
+  app.add_option("--config", train.config_paths,
+                 "training configuration (YAML); repeat it to lay files on top of each other: "
+                 "--config base.yaml --config tuned.yaml (a later file's keys win)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(CLI::ExistingFile);
   app.add_option("--set", sets, "override a config key: --set ppo.gamma=0.995 (repeatable)")
       ->expected(1)
@@ -116,7 +121,9 @@ int main(int argc, char** argv) {
   // gmi_drl bench ppo
   tools::BenchOptions bench;
   auto* bench_cmd = app.add_subcommand("bench", "benchmarks (print numbers, write JSON)");
-  bench_cmd->add_option("--config", bench.config_path, "base configuration (YAML)")
+  bench_cmd->add_option("--config", bench.config_paths, "base configuration (YAML; repeatable, later files on top)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->required()->check(CLI::ExistingFile);
   bench_cmd->add_option("--num-envs", bench.num_envs, "environment counts to measure (comma separated)")
       ->delimiter(',')->required();
@@ -160,6 +167,23 @@ int main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   eb_cmd->add_option("--json", eb.json_path, "write results here");
 
+  // gmi_drl eval
+  tools::EvalOptions ev;
+  auto* ev_cmd = app.add_subcommand("eval", "run a trained policy from a checkpoint (rollouts only): N episodes' return and length, env steps/s");
+  ev_cmd->add_option("--checkpoint", ev.checkpoint, "checkpoint (HDF5) of a training run")->required();
+  ev_cmd->add_option("--episodes", ev.episodes, "completed episodes to evaluate (all GMIs together)")->check(at_least(1));
+  ev_cmd->add_flag("--deterministic", ev.deterministic, "the distribution's mode (argmax / mean) instead of samples");
+  ev_cmd->add_option("--num-envs", ev.num_envs, "envs per GMI (default: the checkpoint's env.num_envs, at most the episodes)")
+      ->check(at_least(1));
+  ev_cmd->add_option("--seed", ev.seed, "seed of the initial states and of sampled actions")->check(at_least(0));
+  ev_cmd->add_option("--set", ev.sets, "an env.* setting, e.g. --set env.max_episode_steps=200 (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  ev_cmd->add_option("--out", ev.out, "write the trajectories (HDF5; one file per GMI under mpirun)");
+  ev_cmd->add_option("--json", ev.json, "write the results here");
+  ev_cmd->add_option("--log-level", ev.log_level, "trace, debug, info, warn or error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -185,6 +209,7 @@ int main(int argc, char** argv) {
   if (ckpt_verify->parsed()) return guarded([&] { tools::verify_checkpoint(ckpt_file); });
   if (bench_cmd->parsed()) return tools::run_bench(bench, &argc, &argv);
   if (rb_cmd->parsed()) return tools::run_reduce_bench(rb, &argc, &argv);
+  if (ev_cmd->parsed()) return tools::run_eval(ev, &argc, &argv);
   if (eb_cmd->parsed()) {
     runtime::setup_logging(0);
     return guarded([&] {
@@ -193,7 +218,7 @@ int main(int argc, char** argv) {
     });
   }
 
-  if (train.config_path.empty() && train.resume.empty()) {
+  if (train.config_paths.empty() && train.resume.empty()) {
     std::fprintf(stderr, "gmi_drl: error: --config is required to train, or --resume to continue a run (see gmi_drl --help)\n");
     return 2;
   }

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// \brief The `gmi_drl` command line (CLI11): training (default), `env`, `config`, `bench`.
+/// \brief The `gmi_drl` command line (CLI11): training (default), `env`, `eval`, `config`, `checkpoint`, `bench*`.
 namespace gmi::cli {
 
 /// Parses arguments and runs the command.  Returns the process exit status:

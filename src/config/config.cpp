@@ -734,7 +734,11 @@ Config parse(const std::string& yaml_text, const std::string& source_name,
   return from_node(root, source_name, overrides, world_size);
 }
 
-Config load(const std::string& path, const Overrides& overrides, int world_size) {
+namespace {
+
+/// Read one config file; an empty one is an error naming it, and so is a key it has that the
+/// schema does not.
+YAML::Node load_file(const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -749,7 +753,38 @@ Config load(const std::string& path, const Overrides& overrides, int world_size)
   if (!root.IsDefined() || root.IsNull())
     throw InputError("config " + path + ": the file has no keys (empty, or only comments); expected a YAML "
                      "mapping such as 'env: {name: CartPole-v1}' (write '{}' to train with every default)");
-  return from_node(root, path, overrides, world_size);
+  if (!root.IsMap()) throw InputError("config " + path + ": expected a YAML mapping at the top level");
+  check_keys(root, "", path);
+  return root;
+}
+
+/// `over`'s keys replace `base`'s, section by section (a value that is a list replaces the list).
+void merge_into(YAML::Node base, const YAML::Node& over) {
+  for (const auto& kv : over) {
+    const std::string key = kv.first.Scalar();
+    YAML::Node b = base[key];
+    if (kv.second.IsMap() && b.IsDefined() && b.IsMap())
+      merge_into(b, kv.second);
+    else
+      base[key] = YAML::Clone(kv.second);
+  }
+}
+
+}  // namespace
+
+Config load(const std::string& path, const Overrides& overrides, int world_size) {
+  return load(std::vector<std::string>{path}, overrides, world_size);
+}
+
+Config load(const std::vector<std::string>& paths, const Overrides& overrides, int world_size) {
+  if (paths.empty()) throw InputError("--config: no configuration file given");
+  YAML::Node root = YAML::Clone(load_file(paths[0]));
+  std::string source = paths[0];
+  for (std::size_t i = 1; i < paths.size(); ++i) {
+    merge_into(root, load_file(paths[i]));
+    source += " + " + paths[i];
+  }
+  return from_node(root, source, overrides, world_size);
 }
 
 std::string to_yaml(const Config& c) {

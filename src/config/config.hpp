@@ -151,6 +151,10 @@ Overrides parse_overrides(const std::vector<std::string>& sets);
 
 /// Read a YAML file, apply overrides, validate, derive.  Throws gmi::InputError (one line).
 Config load(const std::string& path, const Overrides& overrides = {}, int world_size = 1);
+/// Several files, each on top of the ones before (`--config base.yaml --config tuned.yaml`): a
+/// later file's keys replace the earlier files' keys, section by section.  Each file is checked
+/// for unknown keys on its own, so an error names the file that has the key.
+Config load(const std::vector<std::string>& paths, const Overrides& overrides = {}, int world_size = 1);
 /// Parse YAML text (for tests and for configs stored in checkpoints).
 Config parse(const std::string& yaml_text, const std::string& source_name,
              const Overrides& overrides = {}, int world_size = 1);

@@ -101,7 +101,7 @@ ResumeChoice choose_checkpoint(const TrainOptions& o, int world_size) {
     try {
       if (o.resume == "latest") {
         std::string dir;
-        if (!o.config_path.empty()) dir = config::load(o.config_path, o.overrides, world_size).train.run_dir;
+        if (!o.config_paths.empty()) dir = config::load(o.config_paths, o.overrides, world_size).train.run_dir;
         for (const auto& kv : o.overrides)
           if (kv.first == "train.run_dir") dir = config::parse("{}", "--run-dir", {kv}).train.run_dir;
         if (dir.empty())
@@ -109,7 +109,7 @@ ResumeChoice choose_checkpoint(const TrainOptions& o, int world_size) {
         const checkpoint::Store store(dir, 1);
         r.path = checkpoint::newest_valid(store.list(), store.dir());
         if (r.path.empty()) {
-          if (o.config_path.empty())
+          if (o.config_paths.empty())
             throw InputError("--resume latest: no checkpoint in " + store.dir() + " and no --config to start a new run");
           spdlog::warn("--resume latest: no checkpoint in {} yet; starting a new run", store.dir());
         }
@@ -133,8 +133,8 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   SignalRequests signals;  // from the start: a signal during set-up is acted on at the first boundary
   const ResumeChoice resume = choose_checkpoint(o, mpi.size());
   config::Config cfg;
-  if (!o.config_path.empty()) {
-    cfg = config::load(o.config_path, o.overrides, mpi.size());
+  if (!o.config_paths.empty()) {
+    cfg = config::load(o.config_paths, o.overrides, mpi.size());
     if (!resume.path.empty()) {
       check_resume_config(cfg, config::parse(resume.config, resume.path, {}, mpi.size()), resume.path);
     }
@@ -145,7 +145,8 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   StallWatchdog watchdog(cfg.train.stall_timeout_s);
   mpi::Progress& progress = mpi::progress();
   progress.phase("set-up");
-  std::string dir = cfg.train.run_dir.empty() ? default_run_dir(o.config_path) : cfg.train.run_dir;
+  std::string dir = cfg.train.run_dir;
+  if (dir.empty()) dir = default_run_dir(o.config_paths.empty() ? std::string() : o.config_paths.front());
   dir = mpi::broadcast_string(dir);  // one directory, even if ranks' clocks differ
   cfg.train.run_dir = dir;
   const checkpoint::Store store(dir, cfg.checkpoint.keep);
@@ -166,7 +167,7 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
                device_description(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count());
   spdlog::info("layout: {}", table);
-  spdlog::info("config {} -> run directory {}", o.config_path.empty() ? resume.path : o.config_path, dir);
+  spdlog::info("config {} -> run directory {}", o.config_paths.empty() ? resume.path : cfg.source, dir);
 
   // Rank 0 verified the file; a read failing now on some rank only (the file changed under us)
   // is that rank's failure, which ends the job, not an input error the others would wait on.

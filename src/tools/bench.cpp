@@ -120,7 +120,7 @@ std::ofstream open_json(const std::string& path) {
 int run_bench(const BenchOptions& o, int* argc, char*** argv) {
   return runtime::run_mpi_command(argc, argv, "info", [&](mpi::Environment& mpi) {
     const int W = mpi.size();
-    config::Config base = config::load(o.config_path, config::parse_overrides(o.sets), W);
+    config::Config base = config::load(o.config_paths, config::parse_overrides(o.sets), W);
     for (int n : o.num_envs)
       if (n < 1 || n % W != 0 || std::int64_t(n / W) * base.ppo.num_steps % base.ppo.num_minibatches != 0)
         throw InputError(fmt::format("--num-envs: {} is not a positive count that splits evenly over {} "
@@ -149,7 +149,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     if (!o.json_path.empty() && mpi.rank() == 0) {
       std::ofstream j = open_json(o.json_path);
       j << "{\n  \"benchmark\": \"ppo_end_to_end\",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION
-        << "\",\n  \"device\": " << json_string(device) << ",\n  \"config\": " << json_string(o.config_path)
+        << "\",\n  \"device\": " << json_string(device) << ",\n  \"config\": " << json_string(base.source)
         << ",\n  \"seed\": " << base.train.seed << ",\n  " << layout_json(session)
         << ",\n  \"reduce\": " << json_string(reducer ? reducer->name() : "none") << ",\n  \"env\": \""
         << base.env.name << "\",\n  \"num_steps\": " << base.ppo.num_steps << ",\n  \"update_epochs\": "

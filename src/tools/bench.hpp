@@ -9,7 +9,7 @@
 namespace gmi::tools {
 
 struct BenchOptions {
-  std::string config_path;
+  std::vector<std::string> config_paths;
   std::vector<int> num_envs;
   std::vector<std::string> sets;
   int iterations = 10;

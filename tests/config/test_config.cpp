@@ -133,6 +133,40 @@ TEST(Config, EmptyOrCommentOnlyFileIsAnError) {
   EXPECT_EQ(load(path).env.name, "CartPole-v1");
 }
 
+TEST(Config, LaterFilesLayOnEarlierOnes) {
+  const std::string base = ::testing::TempDir() + "gmi_overlay_base.yaml";
+  const std::string top = ::testing::TempDir() + "gmi_overlay_top.yaml";
+  std::ofstream(base) << "env: {name: Pendulum-v1, num_envs: 16}\nppo: {num_steps: 64, gamma: 0.9}\n"
+                         "policy: {actor_hidden: [32, 32, 32]}\n";
+  std::ofstream(top) << "env: {num_envs: 128}\ngmi: {per_gpu: 4}\npolicy: {actor_hidden: [8]}\n";
+  const Config c = load(std::vector<std::string>{base, top}, {{"ppo.gamma", "0.5"}});
+  EXPECT_EQ(c.env.name, "Pendulum-v1");  // from the base, untouched by the overlay's env section
+  EXPECT_EQ(c.env.num_envs, 128);        // the overlay wins
+  EXPECT_EQ(c.ppo.num_steps, 64);
+  EXPECT_EQ(c.gmi.per_gpu, 4);
+  EXPECT_EQ(c.policy.actor_hidden, std::vector<int>({8}));  // a list is replaced, not merged
+  EXPECT_DOUBLE_EQ(c.ppo.gamma, 0.5);    // --set applies last
+  EXPECT_EQ(c.source, base + " + " + top);
+  EXPECT_EQ(c.batch_size, 128 * 64);     // derived from the merged values
+  // An unknown key is named with the file that has it.
+  std::ofstream(top) << "env: {num_env: 128}\n";
+  try {
+    load(std::vector<std::string>{base, top});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(top), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("env.num_env"), std::string::npos) << e.what();
+  }
+  // A key that is fine alone but not with the base is named too (checked after merging).
+  std::ofstream(top) << "ppo: {num_minibatches: 7}\n";
+  try {
+    load(std::vector<std::string>{base, top});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("ppo.num_minibatches"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Config, MujocoKeywordArgumentsAreCheckedForTheEnvironment) {
   const Config c = parse("env: {name: Ant-v5, contact_force_range: [-2, .inf], terminate_when_unhealthy: false}", "t.yaml");
   EXPECT_EQ((*c.env.kwargs.contact_force_range)[0], -2.0);

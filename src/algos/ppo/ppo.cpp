@@ -28,19 +28,6 @@ View1<T> alloc(const char* label, std::size_t n) {
   return View1<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
 }
 
-nn::ActorCriticSpec make_spec(const config::Config& c, const envs::EnvSpec& e) {
-  nn::ActorCriticSpec s;
-  s.obs_dim = e.obs_dim;
-  s.act_dim = e.act_dim;
-  s.num_actions = e.num_actions;
-  s.actor_hidden = c.policy.actor_hidden;
-  s.critic_hidden = c.policy.critic_hidden;
-  s.activation = nn::parse_activation(c.policy.activation);
-  s.log_std_init = c.policy.log_std_init;
-  s.actor_output_gain = c.policy.actor_output_gain;
-  s.critic_output_gain = c.policy.critic_output_gain;
-  return s;
-}
 
 /// device.fused_kernels: "on" uses every fused kernel that fits.  "auto" follows measurements on
 /// an H100 (postprocess/results/2026-11-2[12]_h100_*): since the fused step stages each layer's
@@ -55,13 +42,27 @@ bool fused_wanted(const config::Config& c) {
 
 }  // namespace
 
+nn::ActorCriticSpec policy_spec(const config::Config& c, const envs::EnvSpec& e) {
+  nn::ActorCriticSpec s;
+  s.obs_dim = e.obs_dim;
+  s.act_dim = e.act_dim;
+  s.num_actions = e.num_actions;
+  s.actor_hidden = c.policy.actor_hidden;
+  s.critic_hidden = c.policy.critic_hidden;
+  s.activation = nn::parse_activation(c.policy.activation);
+  s.log_std_init = c.policy.log_std_init;
+  s.actor_output_gain = c.policy.actor_output_gain;
+  s.critic_output_gain = c.policy.critic_output_gain;
+  return s;
+}
+
 nn::ActorCriticLayout PpoTrainer::policy_layout(const config::Config& cfg) {
-  return nn::ActorCriticLayout(make_spec(cfg, envs::env_spec(cfg.env.name, config::env_overrides(cfg))));
+  return nn::ActorCriticLayout(policy_spec(cfg, envs::env_spec(cfg.env.name, config::env_overrides(cfg))));
 }
 
 MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg) {
   const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
-  const nn::ActorCriticLayout L(make_spec(cfg, spec));
+  const nn::ActorCriticLayout L(policy_spec(cfg, spec));
   const double N = cfg.env.num_envs, TN = double(cfg.ppo.num_steps) * N, B = double(cfg.minibatch_size);
   const double od = L.obs_dim, ad = L.act_dim, P = double(L.num_params);
   // MlpWorkspace: every layer's outputs, two gradient buffers of the widest layer, ones.
@@ -103,7 +104,7 @@ PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
   const std::uint64_t seed = std::uint64_t(cfg.train.seed);
   env_ = envs::make_vec_env(cfg.env.name, cfg.env.num_envs, seed, env_offset, ov);
   const envs::EnvSpec& spec = env_->spec();
-  const nn::ActorCriticSpec acs = make_spec(cfg, spec);
+  const nn::ActorCriticSpec acs = policy_spec(cfg, spec);
   layout_ = nn::ActorCriticLayout(acs);
   N_ = cfg.env.num_envs;
   T_ = cfg.ppo.num_steps;

@@ -61,6 +61,9 @@ struct MemoryNeeds {
   double host_bytes = 0;    ///< host memory besides (checkpoint copies); 0 on host builds
 };
 
+/// The actor-critic that `cfg`'s policy.* keys describe for an environment of spec `env`.
+nn::ActorCriticSpec policy_spec(const config::Config& cfg, const envs::EnvSpec& env);
+
 class PpoTrainer {
  public:
   /// \param env_offset global index of this GMI's first environment

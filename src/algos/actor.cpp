@@ -1,0 +1,63 @@
+#include "src/algos/actor.hpp"
+
+#include "kernels/core/error.hpp"
+#include "kernels/rl/sample.hpp"
+
+namespace gmi::algos {
+namespace {
+
+template <class T>
+View1<T> to_device(const char* label, const std::vector<T>& v) {
+  View1<T> d(std::string(label), v.size());
+  Kokkos::deep_copy(d, Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v.data(), v.size()));
+  return d;
+}
+
+}  // namespace
+
+Actor::Actor(const nn::ActorCriticLayout& layout, const std::vector<float>& params, const std::vector<double>& obs_rms,
+             const ActorOptions& options, int capacity)
+    : layout_(layout), options_(options) {
+  GMI_REQUIRE(params.size() == layout.num_params, "actor: parameter count does not match the policy layout");
+  params_ = to_device("gmi::actor::params", params);
+  policy_in_ = View1<float>("gmi::actor::policy_in", std::size_t(capacity) * layout.obs_dim);
+  std::vector<float> low = options.act_low, high = options.act_high;
+  low.resize(layout.act_dim, 0.0f);
+  high.resize(layout.act_dim, 0.0f);
+  act_low_ = to_device("gmi::actor::act_low", low);
+  act_high_ = to_device("gmi::actor::act_high", high);
+  obs_rms_ = rl::RunningMeanStd(layout.obs_dim);
+  if (options.normalize_obs) {
+    GMI_REQUIRE(obs_rms.size() == obs_rms_.state().extent(0), "actor: observation normaliser has the wrong size");
+    Kokkos::deep_copy(obs_rms_.state(), to_device("gmi::actor::obs_rms", obs_rms));
+  }
+  ws_ = nn::MlpWorkspace<float>(layout.actor, capacity);
+}
+
+void Actor::act(const ExecSpace& space, const float* obs, int n, bool deterministic, std::uint64_t seed,
+                std::uint64_t step, std::uint64_t env_offset, float* actions, float* env_actions) {
+  const float* in = obs;
+  if (options_.normalize_obs) {
+    obs_rms_.normalize(space, obs, policy_in_.data(), n, options_.obs_clip);
+    in = policy_in_.data();
+  }
+  nn::mlp_forward(space, layout_.actor, params_.data(), in, n, ws_);
+  rl::SampleArgs s;
+  s.N = n;
+  s.num_actions = layout_.num_actions;
+  s.act_dim = layout_.act_dim;
+  s.seed = seed;
+  s.step = step;
+  s.env_offset = env_offset;
+  s.clip_actions = options_.clip_actions;
+  s.deterministic = deterministic;
+  s.actor_out = ws_.output(layout_.actor);
+  s.log_std = layout_.continuous() ? params_.data() + layout_.log_std : nullptr;
+  s.act_low = act_low_.data();
+  s.act_high = act_high_.data();
+  s.actions = actions;
+  s.env_actions = env_actions;
+  rl::sample_actions(space, s);
+}
+
+}  // namespace gmi::algos

@@ -1,0 +1,333 @@
+#include "src/tools/eval.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+
+#include "gmi_version.hpp"
+#include "kernels/core/error.hpp"
+#include "kernels/envs/registry.hpp"
+#include "mpi/deadline.hpp"
+#include "src/algos/actor.hpp"
+#include "src/algos/ppo/ppo.hpp"
+#include "src/checkpoint/checkpoint.hpp"
+#include "src/gmi/session.hpp"
+#include "src/io/h5.hpp"
+#include "src/runtime/mpi_command.hpp"
+
+namespace gmi::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <class T>
+std::vector<T> to_host(const View1<T>& v) {
+  std::vector<T> h(v.extent(0));
+  Kokkos::deep_copy(Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(h.data(), h.size()), v);
+  return h;
+}
+
+/// Appends a device buffer's first `n` values to a host vector (trajectory recording).
+template <class T>
+void append(std::vector<T>& to, const View1<T>& from, std::size_t n) {
+  const std::size_t at = to.size();
+  to.resize(at + n);
+  Kokkos::deep_copy(Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(to.data() + at, n),
+                    Kokkos::subview(from, std::make_pair(std::size_t(0), n)));
+}
+
+struct Summary {
+  double mean = 0, std = 0, min = 0, max = 0;
+};
+
+Summary summarize(const std::vector<double>& v) {
+  Summary s;
+  if (v.empty()) return s;
+  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+  double sq = 0;
+  for (double x : v) sq += (x - s.mean) * (x - s.mean);
+  s.std = std::sqrt(sq / double(v.size()));  // population std, as numpy's default
+  s.min = *std::min_element(v.begin(), v.end());
+  s.max = *std::max_element(v.begin(), v.end());
+  return s;
+}
+
+/// Per-env episode bookkeeping on the device: only the first `target` episodes of an env count;
+/// the return and length of counted episode k of env i go to slot base(i) + k.
+struct EpisodeCounter {
+  View1<double> ep_ret, returns;
+  View1<int> ep_len, done, target, base, lengths;
+  /// After a step: accumulate, record finished episodes; returns the episodes still to come.
+  int count(const ExecSpace& space, const View1<float>& reward, const View1<std::uint8_t>& term,
+            const View1<std::uint8_t>& trunc) const;
+};
+
+int EpisodeCounter::count(const ExecSpace& space, const View1<float>& reward, const View1<std::uint8_t>& term,
+                          const View1<std::uint8_t>& trunc) const {
+  const auto r = reward;
+  const auto te = term;
+  const auto tr = trunc;
+  const auto ret = ep_ret;
+  const auto len = ep_len;
+  const auto dn = done;
+  const auto tg = target;
+  const auto bs = base;
+  const auto R = returns;
+  const auto L = lengths;
+  int left = 0;
+  Kokkos::parallel_reduce(
+      "gmi::eval::count_episodes", Range(space, 0, int(r.extent(0))),
+      KOKKOS_LAMBDA(const int i, int& remaining) {
+        ret(i) += double(r(i));
+        len(i) += 1;
+        if (te(i) || tr(i)) {
+          if (dn(i) < tg(i)) {
+            R(bs(i) + dn(i)) = ret(i);
+            L(bs(i) + dn(i)) = len(i);
+            dn(i) += 1;
+          }
+          ret(i) = 0;
+          len(i) = 0;
+        }
+        remaining += tg(i) - dn(i);
+      },
+      left);
+  return left;
+}
+
+/// `path` with ".gmi<r>" before its extension (one trajectory file per GMI).
+std::string per_gmi_path(const std::string& path, int rank) {
+  const auto dot = path.rfind('.');
+  const auto slash = path.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return fmt::format("{}.gmi{}", path, rank);
+  return fmt::format("{}.gmi{}{}", path.substr(0, dot), rank, path.substr(dot));
+}
+
+std::string json_list(const std::vector<double>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += fmt::format("{}{:.6g}", i ? ", " : "", v[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+int run_eval(const EvalOptions& o, int* argc, char*** argv) {
+  return runtime::run_mpi_command(argc, argv, o.log_level, [&](mpi::Environment& mpi) {
+    const int W = mpi.size(), rank = mpi.rank();
+    if (o.episodes < 1) throw InputError("--episodes: expected an integer >= 1");
+    config::Overrides ov = config::parse_overrides(o.sets);
+    for (const auto& kv : ov)
+      if (kv.first.rfind("env.", 0) != 0 || kv.first == "env.name")
+        throw InputError("--set " + kv.first + ": gmi_drl eval takes env.* settings only (not env.name)");
+    // Rank 0 checks the whole file (every checksum); every rank gets its answer or its error.
+    std::string error, saved;
+    checkpoint::Meta meta;
+    if (rank == 0) {
+      try {
+        meta = checkpoint::verify(o.checkpoint);
+        saved = meta.config;
+      } catch (const InputError& e) {
+        error = e.what();
+      }
+    }
+    error = mpi::broadcast_string(error);
+    if (!error.empty()) throw InputError(error);
+    saved = mpi::broadcast_string(saved);
+
+    // The training config, with what evaluation changes: the envs per GMI, env.* settings.  The
+    // rollout and minibatch sizes play no part here; they are set so that any env count is valid.
+    const int per_gmi_episodes = o.episodes / W + (rank < o.episodes % W ? 1 : 0);
+    const config::Config trained = config::parse(saved, o.checkpoint, {}, 1);
+    int E = o.num_envs;
+    if (E == 0) E = std::max(1, std::min(trained.env.num_envs, (o.episodes + W - 1) / W));
+    ov.emplace_back("env.num_envs", std::to_string(E));
+    ov.emplace_back("ppo.num_steps", "1");
+    ov.emplace_back("ppo.num_minibatches", "1");
+    config::Config cfg = config::parse(saved, o.checkpoint, ov, W);
+    mpi::set_timeout(cfg.reduce.timeout_s);
+
+    instances::Session session(cfg, mpi);
+    if (cfg.env.threads == 0) cfg.env.threads = session.default_env_threads();
+    const int gmi = session.me().gmi_rank;
+    const checkpoint::Contents c = checkpoint::read(o.checkpoint, -1);
+    const std::uint64_t seed = std::uint64_t(o.seed);
+    auto env = envs::make_vec_env(cfg.env.name, E, seed, std::uint64_t(gmi) * E, config::env_overrides(cfg));
+    const envs::EnvSpec& spec = env->spec();
+    const nn::ActorCriticLayout layout(algos::policy_spec(cfg, spec));
+    if (c.state.params.size() != layout.num_params)
+      throw InputError(fmt::format("{}: /policy/params has {} values but the policy of its config needs {}",
+                                   o.checkpoint, c.state.params.size(), layout.num_params));
+    algos::ActorOptions ao;
+    ao.normalize_obs = cfg.ppo.normalize_obs;
+    ao.obs_clip = float(cfg.ppo.obs_clip);
+    ao.clip_actions = cfg.ppo.clip_actions;
+    ao.act_low = spec.act_low;
+    ao.act_high = spec.act_high;
+    algos::Actor actor(layout, c.state.params, c.state.obs_rms, ao, E);
+
+    // Episodes per env: as even as possible, and only the first `target` episodes of an env
+    // count, so short episodes are not over-represented (finishing first is no advantage).
+    std::vector<int> target(E), base(E);
+    for (int i = 0, b = 0; i < E; ++i) {
+      target[i] = per_gmi_episodes / E + (i < per_gmi_episodes % E ? 1 : 0);
+      base[i] = b;
+      b += target[i];
+    }
+    const std::size_t od = spec.obs_dim, ad = spec.act_dim, n = std::size_t(E);
+    ExecSpace space;
+    View1<float> obs("gmi::eval::obs", n * od), final_obs("gmi::eval::final_obs", n * od);
+    View1<float> actions("gmi::eval::actions", n * ad), env_actions("gmi::eval::env_actions", n * ad);
+    View1<float> reward("gmi::eval::reward", n);
+    View1<std::uint8_t> term("gmi::eval::terminated", n), trunc("gmi::eval::truncated", n);
+    EpisodeCounter counter;
+    counter.ep_ret = View1<double>("gmi::eval::ep_return", n);
+    counter.ep_len = View1<int>("gmi::eval::ep_length", n);
+    counter.done = View1<int>("gmi::eval::done", n);
+    counter.target = View1<int>("gmi::eval::target", n);
+    counter.base = View1<int>("gmi::eval::base", n);
+    counter.returns = View1<double>("gmi::eval::returns", std::max(1, per_gmi_episodes));
+    counter.lengths = View1<int>("gmi::eval::lengths", std::max(1, per_gmi_episodes));
+    {
+      auto ht = Kokkos::create_mirror_view(counter.target);
+      auto hb = Kokkos::create_mirror_view(counter.base);
+      for (int i = 0; i < E; ++i) ht(i) = target[i], hb(i) = base[i];
+      Kokkos::deep_copy(counter.target, ht);
+      Kokkos::deep_copy(counter.base, hb);
+    }
+    const bool continuous = !spec.discrete();
+    float* env_act = continuous ? env_actions.data() : actions.data();
+
+    // Trajectories (--out): what the agent saw and did at every step, and the simulator state.
+    const bool record = !o.out.empty();
+    std::vector<float> rec_obs, rec_act, rec_env_act, rec_reward;
+    std::vector<std::uint8_t> rec_term, rec_trunc;
+    std::vector<envs::StateArray> rec_sim = record ? env->simulator_state() : std::vector<envs::StateArray>{};
+    for (auto& a : rec_sim) std::get<std::vector<double>>(a.values).clear();
+
+    spdlog::info("eval {} | {} | {} episode(s) over {} GMI(s) x {} envs | {} | seed {}", o.checkpoint, spec.name,
+                 o.episodes, W, E, o.deterministic ? "deterministic (mode)" : "sampled actions", o.seed);
+    env->reset_all(space, obs.data(), 0);
+    envs::StepOutputs out;
+    out.next_obs = obs.data();
+    out.final_obs = final_obs.data();
+    out.reward = reward.data();
+    out.terminated = term.data();
+    out.truncated = trunc.data();
+    const auto t0 = Clock::now();
+    auto last_log = t0;
+    std::int64_t steps = 0;
+    // A bound no evaluation can need: every counted episode at its time limit, one after another.
+    const std::int64_t max_steps =
+        std::int64_t(spec.max_episode_steps) * (per_gmi_episodes / E + 2) + 1;
+    int remaining = per_gmi_episodes;
+    while (true) {
+      // Every GMI takes part in the check (a bounded all-reduce), so all stop together.
+      double left = remaining;
+      mpi::allreduce_sum(&left, 1);
+      if (left == 0) break;
+      if (Clock::now() - last_log > std::chrono::seconds(10)) {
+        spdlog::info("eval: {} of {} episodes done ({} env steps per GMI so far)", o.episodes - std::int64_t(left),
+                     o.episodes, steps * E);
+        last_log = Clock::now();
+      }
+      const int chunk = record ? 1 : 8;  // steps between checks
+      for (int k = 0; k < chunk && remaining > 0; ++k) {
+        if (steps >= max_steps)
+          throw Error(fmt::format("eval: {} episodes not done after {} steps per env (the time limit is {})",
+                                  remaining, steps, spec.max_episode_steps));
+        actor.act(space, obs.data(), E, o.deterministic, seed, std::uint64_t(steps), std::uint64_t(gmi) * E,
+                  actions.data(), env_act);
+        if (record) {
+          append(rec_obs, obs, n * od);
+          append(rec_act, actions, n * ad);
+          if (continuous) append(rec_env_act, env_actions, n * ad);
+        }
+        env->step(space, env_act, out);
+        ++steps;
+        const int left_here = counter.count(space, reward, term, trunc);
+        remaining = left_here;
+        if (record) {
+          append(rec_reward, reward, n);
+          append(rec_term, term, n);
+          append(rec_trunc, trunc, n);
+          if (!rec_sim.empty()) {
+            space.fence();
+            const auto now = env->simulator_state();
+            for (std::size_t a = 0; a < rec_sim.size(); ++a) {
+              auto& to = std::get<std::vector<double>>(rec_sim[a].values);
+              const auto& from = std::get<std::vector<double>>(now[a].values);
+              to.insert(to.end(), from.begin(), from.end());
+            }
+          }
+        }
+      }
+    }
+    space.fence();
+    double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    mpi::allreduce_max(&secs, 1);
+    double total_steps = double(steps) * E;
+    mpi::allreduce_sum(&total_steps, 1);
+
+    // Merge the episodes on every rank (each GMI fills its own slice of the global list).
+    const std::vector<double> my_r = to_host(counter.returns);
+    const std::vector<int> my_l = to_host(counter.lengths);
+    int first = 0;
+    for (int r = 0; r < rank; ++r) first += o.episodes / W + (r < o.episodes % W ? 1 : 0);
+    std::vector<double> all_r(o.episodes, 0.0), all_l(o.episodes, 0.0);
+    for (int k = 0; k < per_gmi_episodes; ++k) all_r[first + k] = my_r[k], all_l[first + k] = my_l[k];
+    mpi::allreduce_sum(all_r.data(), o.episodes);
+    mpi::allreduce_sum(all_l.data(), o.episodes);
+    const Summary R = summarize(all_r), L = summarize(all_l);
+    const double rate = total_steps / std::max(secs, 1e-9);
+    spdlog::info("eval: {} episodes: return {:.2f} +- {:.2f} (min {:.2f}, max {:.2f}), length {:.1f} +- {:.1f}; "
+                 "{:.0f} env steps in {:.2f} s = {:.0f} env steps/s ({} GMI(s) x {} envs)",
+                 o.episodes, R.mean, R.std, R.min, R.max, L.mean, L.std, total_steps, secs, rate, W, E);
+
+    if (record) {
+      const std::string path = W > 1 ? per_gmi_path(o.out, rank) : o.out;
+      const hsize_t T = hsize_t(steps);
+      io::H5Handle f = io::create_file(path);
+      io::write(f, "obs", rec_obs.data(), {T, n, od});
+      io::write(f, "action", rec_act.data(), {T, n, ad});
+      if (continuous) io::write(f, "env_action", rec_env_act.data(), {T, n, ad});
+      io::write(f, "reward", rec_reward.data(), {T, n});
+      io::write(f, "terminated", rec_term.data(), {T, n});
+      io::write(f, "truncated", rec_trunc.data(), {T, n});
+      for (const envs::StateArray& a : rec_sim)
+        io::write(f, a.name, std::get<std::vector<double>>(a.values).data(), {T, n, hsize_t(a.width)});
+      std::vector<double> mine_r(my_r.begin(), my_r.begin() + per_gmi_episodes);
+      std::vector<std::int64_t> mine_l(my_l.begin(), my_l.begin() + per_gmi_episodes);
+      io::write(f, "episode_return", mine_r.data(), {hsize_t(per_gmi_episodes)});
+      io::write(f, "episode_length", mine_l.data(), {hsize_t(per_gmi_episodes)});
+      io::write_attribute(f, "env", spec.name);
+      io::write_attribute(f, "checkpoint", o.checkpoint);
+      io::write_attribute(f, "deterministic", std::int64_t(o.deterministic));
+      io::write_attribute(f, "seed", std::int64_t(o.seed));
+      io::write_attribute(f, "first_env", std::int64_t(gmi) * E);
+      spdlog::info("wrote {} ({} steps x {} envs; simulator state after each step: {})", path, steps, E,
+                   rec_sim.empty() ? "none for this environment" : "yes");
+    }
+    if (!o.json.empty() && rank == 0) {
+      std::ofstream j(o.json);
+      if (!j) throw InputError(o.json + ": cannot write");
+      j << fmt::format(
+          "{{\n  \"tool\": \"eval\",\n  \"gmi_drl_version\": \"{}\",\n  \"checkpoint\": \"{}\",\n  \"env\": \"{}\",\n"
+          "  \"device\": \"{}\",\n  \"gmis\": {},\n  \"envs_per_gmi\": {},\n  \"deterministic\": {},\n  \"seed\": {},\n"
+          "  \"episodes\": {},\n  \"return_mean\": {:.6g},\n  \"return_std\": {:.6g},\n  \"return_min\": {:.6g},\n"
+          "  \"return_max\": {:.6g},\n  \"length_mean\": {:.6g},\n  \"length_std\": {:.6g},\n  \"env_steps\": {:.0f},\n"
+          "  \"seconds\": {:.6g},\n  \"env_steps_per_s\": {:.6g},\n  \"returns\": {},\n  \"lengths\": {}\n}}\n",
+          GMI_DRL_VERSION, o.checkpoint, spec.name, runtime::device_description(), W, E,
+          o.deterministic ? "true" : "false", o.seed, o.episodes, R.mean, R.std, R.min, R.max, L.mean, L.std,
+          total_steps, secs, rate, json_list(all_r), json_list(all_l));
+      spdlog::info("wrote {}", o.json);
+    }
+    return 0;
+  });
+}
+
+}  // namespace gmi::tools

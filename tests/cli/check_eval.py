@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""`gmi_drl eval` on a trained policy, through the real command line:
+
+  trained   train CartPole-v1 with config/cartpole_ppo.yaml, then evaluate its final checkpoint:
+            deterministic (mode) over 100 episodes reaches >= 475; the JSON has exactly 100
+            episodes whose statistics match its summary; the same seed gives the same episodes;
+            the trajectory file (--out) holds every step, and the returns of the episodes it
+            counted are the sums of its rewards; under mpiexec -n 2 the 100 episodes are split
+            over the GMIs, merged on rank 0, and each GMI writes its own trajectory file
+
+  check_eval.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
+"""
+import json
+import os
+import subprocess
+
+import h5py
+import numpy as np
+
+import harness
+from harness import env_for
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run(cmd, cwd):
+    p = subprocess.run(cmd, cwd=cwd, env=env_for(), capture_output=True, text=True, timeout=900)
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit status {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p.stdout + p.stderr
+
+
+def counted_returns(path):
+    """Rebuild from the trajectory the returns eval counted: per env, its first `target` episodes,
+    in the order eval stores them (env by env)."""
+    f = h5py.File(path, "r")
+    reward, done = f["reward"][()], f["terminated"][()] | f["truncated"][()]
+    n_eps, n_envs = len(f["episode_return"]), reward.shape[1]
+    target = [n_eps // n_envs + (1 if i < n_eps % n_envs else 0) for i in range(n_envs)]
+    out = []
+    for i in range(n_envs):
+        ret, got = 0.0, []
+        for t in range(reward.shape[0]):
+            ret += float(reward[t, i])
+            if done[t, i]:
+                got.append(ret)
+                ret = 0.0
+        assert len(got) >= target[i], (i, len(got), target[i])
+        out += got[:target[i]]
+    return np.array(out), f["episode_return"][()], f["obs"].shape
+
+
+def mode_trained(a):
+    w = a.workdir
+    run([a.gmi, "--config", os.path.join(ROOT, "config/cartpole_ppo.yaml"), "--run-dir", "run",
+         "--log-level", "warn"], w)
+    ckpts = sorted(os.listdir(os.path.join(w, "run/checkpoints")))
+    ckpt = os.path.join("run/checkpoints", ckpts[-1])
+
+    ev = [a.gmi, "eval", "--checkpoint", ckpt, "--episodes", "100", "--deterministic"]
+    out = run(ev + ["--json", "det.json", "--out", "traj.h5", "--num-envs", "16"], w)
+    print(out.strip().splitlines()[-3])
+    j = json.load(open(os.path.join(w, "det.json")))
+    assert j["episodes"] == 100 and len(j["returns"]) == 100 and len(j["lengths"]) == 100, j
+    assert abs(np.mean(j["returns"]) - j["return_mean"]) < 1e-3 * max(1, abs(j["return_mean"])), j
+    assert abs(np.std(j["returns"]) - j["return_std"]) < 1e-3 * max(1, j["return_std"]), j
+    assert j["return_mean"] >= 475, f"deterministic return {j['return_mean']} < 475"
+    assert j["env_steps"] >= sum(j["lengths"]), j
+    assert j["deterministic"] is True and j["envs_per_gmi"] == 16
+
+    rebuilt, recorded, shape = counted_returns(os.path.join(w, "traj.h5"))
+    assert shape[1:] == (16, 4), shape
+    np.testing.assert_allclose(np.sort(rebuilt), np.sort(recorded), rtol=1e-5)
+    np.testing.assert_allclose(rebuilt, recorded, rtol=1e-5)
+    np.testing.assert_allclose(np.sort(recorded), np.sort(j["returns"]), rtol=1e-5)
+
+    # Sampled actions: reproducible from the seed, different with another seed.
+    run(ev[:-1] + ["--json", "s1.json", "--seed", "7"], w)
+    run(ev[:-1] + ["--json", "s2.json", "--seed", "7"], w)
+    s1, s2 = (json.load(open(os.path.join(w, f))) for f in ("s1.json", "s2.json"))
+    assert s1["returns"] == s2["returns"], "the same seed gave other episodes"
+
+    # Two GMIs: the episodes are split and merged; one trajectory file per GMI.
+    run([a.mpiexec, "-n", "2", a.gmi] + ev[1:] + ["--json", "mpi.json", "--out", "trajm.h5", "--num-envs", "8"], w)
+    m = json.load(open(os.path.join(w, "mpi.json")))
+    assert m["gmis"] == 2 and m["episodes"] == 100 and len(m["returns"]) == 100, m
+    assert m["return_mean"] >= 475, m
+    for r in (0, 1):
+        rebuilt, recorded, _ = counted_returns(os.path.join(w, f"trajm.gmi{r}.h5"))
+        assert len(recorded) == 50, len(recorded)
+        np.testing.assert_allclose(rebuilt, recorded, rtol=1e-5)
+    print(f"deterministic {j['return_mean']:.1f} +- {j['return_std']:.1f}; sampled (seed 7) "
+          f"{s1['return_mean']:.1f}; 2 GMIs {m['return_mean']:.1f}")
+
+
+if __name__ == "__main__":
+    harness.main("check_eval", ["trained"], globals())
