@@ -23,6 +23,7 @@ else()
 endif()
 find_package(spdlog REQUIRED)
 find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)  # JSON of benchmarks and tune probes (header-only)
 
 # Counter-based host random numbers (Philox4x32-10, bit-identical to cuRAND's Philox).
 find_path(GMI_RANDOM123_INCLUDE_DIR Random123/philox.h)

@@ -7,7 +7,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config python3 python3-pip
       libopenmpi-dev openmpi-bin libhdf5-openmpi-dev libtrilinos-kokkos-dev libopenblas-dev
-      librandom123-dev libyaml-cpp-dev libspdlog-dev libcli11-dev googletest libgtest-dev)
+      librandom123-dev libyaml-cpp-dev libspdlog-dev libcli11-dev nlohmann-json3-dev googletest libgtest-dev)
 [ "${1:-}" = "--test" ] && pkgs+=(slurm-wlm munge)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"

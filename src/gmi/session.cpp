@@ -1,6 +1,7 @@
 #include "src/gmi/session.hpp"
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -186,6 +187,36 @@ void Session::check_memory(double device_bytes, double host_bytes, const std::st
   int failed = error.empty() ? -1 : mpi::comm_rank(MPI_COMM_WORLD);
   GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
   if (failed >= 0) throw InputError(mpi::broadcast_string(error, MPI_COMM_WORLD, failed));
+}
+
+double Session::memory_in_use() const {
+#if defined(KOKKOS_ENABLE_CUDA)
+  std::size_t free_b = 0, total_b = 0;
+  GMI_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return double(total_b - free_b) / layout().gmis_per_gpu[me().global_gpu];
+#else
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) * 1024.0;  // kilobytes on Linux
+#endif
+}
+
+double Session::memory_budget() const {
+#if defined(KOKKOS_ENABLE_CUDA)
+  std::size_t free_b = 0, total_b = 0;
+  GMI_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  // Under an MPS memory limit the GMI's context sees its own allowance as the total.
+  const bool own_limit = settings_.backend == "mps" && !settings_.memory_limit.empty();
+  return own_limit ? double(total_b) : double(total_b) / layout().gmis_per_gpu[me().global_gpu];
+#else
+  double total = 0;
+  std::ifstream mi("/proc/meminfo");
+  std::string key, unit;
+  double kb = 0;
+  while (mi >> key >> kb >> unit)
+    if (key == "MemTotal:") total = kb * 1024.0;
+  return total / mpi::comm_size(comms_->node());
+#endif
 }
 
 std::string Session::layout_table() const {

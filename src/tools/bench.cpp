@@ -46,6 +46,7 @@ struct Result {
   std::int64_t steps_per_iteration = 0;  ///< all GMIs together
   double steps_per_s = 0, rollout_ms = 0, update_ms = 0, iteration_ms = 0;
   double kernels = 0, copies = 0, blas = 0, setup_s = 0;
+  double memory_per_gmi = 0;  ///< bytes, the most any GMI used (Session::memory_in_use)
   std::string path;  ///< fused or layered kernels
 };
 
@@ -54,8 +55,23 @@ double max_over_ranks(double v) {
   return v;
 }
 
-Result measure(const config::Config& base, int total, int warmup, int iterations, int world,
-               int gmi_rank, mpi::GradientReducer* reducer) {
+/// One iteration of the mode: rollout + update (train) or a rollout alone (serve).
+void iterate(algos::PpoTrainer& trainer, bool serve, double& rollout, double& update) {
+  if (!serve) {
+    const auto m = trainer.iterate();
+    rollout += m.time_rollout;
+    update += m.time_update;
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  trainer.rollout();
+  Kokkos::fence();
+  rollout += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Result measure(const config::Config& base, int total, int warmup, int iterations, bool serve,
+               const instances::Session& session, mpi::GradientReducer* reducer) {
+  const int world = session.layout().size(), gmi_rank = session.me().gmi_rank;
   const int n = total / world;
   config::Config cfg = base;
   cfg.env.num_envs = n;
@@ -69,24 +85,22 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   algos::PpoTrainer trainer(cfg, std::uint64_t(gmi_rank) * n, reducer);
   r.setup_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   r.path = trainer.kernels();
-  for (int i = 0; i < warmup; ++i) trainer.iterate();
   double rollout = 0, update = 0;
+  for (int i = 0; i < warmup; ++i) iterate(trainer, serve, rollout, update);
+  rollout = update = 0;
   GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   const auto t1 = std::chrono::steady_clock::now();
-  for (int i = 0; i < iterations; ++i) {
-    const auto m = trainer.iterate();
-    rollout += m.time_rollout;
-    update += m.time_update;
-  }
+  for (int i = 0; i < iterations; ++i) iterate(trainer, serve, rollout, update);
   const double total_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
   r.steps_per_s = double(r.steps_per_iteration) * iterations / total_s;
   r.rollout_ms = 1e3 * max_over_ranks(rollout) / iterations;
   r.update_ms = 1e3 * max_over_ranks(update) / iterations;
   r.iteration_ms = 1e3 * total_s / iterations;
+  r.memory_per_gmi = max_over_ranks(session.memory_in_use());
   g_kernels = g_copies = 0;
   const auto b0 = blas::call_count();
   count_launches(true);
-  trainer.iterate();
+  iterate(trainer, serve, rollout, update);
   count_launches(false);
   r.kernels = double(g_kernels);
   r.copies = double(g_copies);
@@ -120,6 +134,8 @@ std::ofstream open_json(const std::string& path) {
 int run_bench(const BenchOptions& o, int* argc, char*** argv) {
   return runtime::run_mpi_command(argc, argv, "info", [&](mpi::Environment& mpi) {
     const int W = mpi.size();
+    if (o.mode != "train" && o.mode != "serve") throw InputError("--mode: expected train or serve, got '" + o.mode + "'");
+    const bool serve = o.mode == "serve";
     config::Config base = config::load(o.config_paths, config::parse_overrides(o.sets), W);
     for (int n : o.num_envs)
       if (n < 1 || n % W != 0 || std::int64_t(n / W) * base.ppo.num_steps % base.ppo.num_minibatches != 0)
@@ -130,25 +146,30 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     if (base.env.threads == 0) base.env.threads = session.default_env_threads();
     const std::string table = session.layout_table();
     const std::string device = runtime::device_description();
-    spdlog::info("gmi_drl {} bench | {} | {} | {} steps x {} epochs x {} minibatches | matmul {}",
-                 GMI_DRL_VERSION, device, base.env.name, base.ppo.num_steps, base.ppo.update_epochs,
-                 base.ppo.num_minibatches, base.device.matmul);
+    spdlog::info("gmi_drl {} bench ({}) | {} | {} | {} steps x {} epochs x {} minibatches | matmul {}",
+                 GMI_DRL_VERSION, serve ? "serve: rollouts only" : "train: rollout + update", device, base.env.name,
+                 base.ppo.num_steps, base.ppo.update_epochs, base.ppo.num_minibatches, base.device.matmul);
     spdlog::info("layout: {}", table);
     std::unique_ptr<mpi::GradientReducer> reducer;
     if (W > 1) reducer = session.make_reducer(algos::PpoTrainer::policy_layout(base).num_params);
     std::vector<Result> results;
-    spdlog::info("{:>9} {:>8} {:>14} {:>12} {:>11} {:>11} {:>9} {:>8} {:>7}  {}", "num_envs", "per GMI",
-                 "env steps/s", "iteration ms", "rollout ms", "update ms", "kernels", "blas", "copies", "path");
+    spdlog::info("{:>9} {:>8} {:>14} {:>12} {:>11} {:>11} {:>9} {:>8} {:>7} {:>9}  {}", "num_envs", "per GMI",
+                 "env steps/s", "iteration ms", "rollout ms", "update ms", "kernels", "blas", "copies", "MiB/GMI",
+                 "path");
     for (int n : o.num_envs) {
-      const Result r = measure(base, n, o.warmup, o.iterations, W, session.me().gmi_rank, reducer.get());
+      const Result r = measure(base, n, o.warmup, o.iterations, serve, session, reducer.get());
       results.push_back(r);
-      spdlog::info("{:>9} {:>8} {:>14.0f} {:>12.2f} {:>11.2f} {:>11.2f} {:>9.0f} {:>8.0f} {:>7.0f}  {}", n,
+      spdlog::info("{:>9} {:>8} {:>14.0f} {:>12.2f} {:>11.2f} {:>11.2f} {:>9.0f} {:>8.0f} {:>7.0f} {:>9.0f}  {}", n,
                    r.envs_per_gmi, r.steps_per_s, r.iteration_ms, r.rollout_ms, r.update_ms, r.kernels,
-                   r.blas, r.copies, r.path);
+                   r.blas, r.copies, r.memory_per_gmi / double(1 << 20), r.path);
     }
+    double budget = -session.memory_budget();
+    mpi::allreduce_max(&budget, 1);  // the smallest share any GMI has
     if (!o.json_path.empty() && mpi.rank() == 0) {
       std::ofstream j = open_json(o.json_path);
-      j << "{\n  \"benchmark\": \"ppo_end_to_end\",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION
+      j << "{\n  \"benchmark\": \"" << (serve ? "ppo_serve" : "ppo_end_to_end") << "\",\n  \"mode\": \"" << o.mode
+        << "\",\n  \"memory_budget_per_gmi\": " << fmt::format("{:.0f}", -budget)
+        << ",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION
         << "\",\n  \"device\": " << json_string(device) << ",\n  \"config\": " << json_string(base.source)
         << ",\n  \"seed\": " << base.train.seed << ",\n  " << layout_json(session)
         << ",\n  \"reduce\": " << json_string(reducer ? reducer->name() : "none") << ",\n  \"env\": \""
@@ -162,9 +183,10 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
             "    {{\"num_envs\": {}, \"envs_per_gmi\": {}, \"env_steps_per_iteration\": {}, \"env_steps_per_s\": {:.1f}, "
             "\"iteration_ms\": {:.3f}, \"rollout_ms\": {:.3f}, \"update_ms\": {:.3f}, "
             "\"kokkos_kernels_per_iteration\": {:.0f}, \"blas_calls_per_iteration\": {:.0f}, "
-            "\"deep_copies_per_iteration\": {:.0f}, \"setup_s\": {:.3f}, \"kernels\": \"{}\"}}{}\n",
+            "\"deep_copies_per_iteration\": {:.0f}, \"setup_s\": {:.3f}, \"memory_per_gmi\": {:.0f}, "
+            "\"kernels\": \"{}\"}}{}\n",
             r.num_envs, r.envs_per_gmi, r.steps_per_iteration, r.steps_per_s, r.iteration_ms, r.rollout_ms,
-            r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.path,
+            r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.memory_per_gmi, r.path,
             i + 1 < results.size() ? "," : "");
       }
       j << "  ]\n}\n";

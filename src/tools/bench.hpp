@@ -14,6 +14,7 @@ struct BenchOptions {
   std::vector<std::string> sets;
   int iterations = 10;
   int warmup = 3;
+  std::string mode = "train";  ///< train: rollout + update; serve: rollouts only (policy inference + env steps)
   std::string json_path;
 };
 

@@ -1,0 +1,528 @@
+#include "src/gmi/tune.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "gmi_version.hpp"
+#include "kernels/core/error.hpp"
+#include "src/config/config.hpp"
+#include "src/runtime/logging.hpp"
+
+namespace gmi::tuning {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string gib(double b) { return fmt::format("{:.2f} GiB", b / double(1ull << 30)); }
+
+std::string rate(double r) {
+  if (r >= 1e6) return fmt::format("{:.2f} M", r / 1e6);
+  if (r >= 1e3) return fmt::format("{:.1f} k", r / 1e3);
+  return fmt::format("{:.0f}", r);
+}
+
+/// "80G", "512M", "1.5T", "123456" (bytes).
+double parse_bytes(const std::string& s, const std::string& what) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = used ? s.substr(used) : "";
+  const double mult = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0
+                                       : unit == "T" ? 1099511627776.0 : -1;
+  if (!used || mult < 0 || !(v > 0)) throw InputError(what + ": expected a size such as 80G or 512M, got '" + s + "'");
+  return v * mult;
+}
+
+/// The paper's estimate(): a probe runs every GMI of one GPU, so the job's GPUs multiply it.
+double estimate(double top_per_gpu, int gpus) { return top_per_gpu * gpus; }
+
+/// Sat = R_top / R_mem (Algorithm 1, lines 17-19).  Memory that did not grow: saturated only if
+/// throughput did not grow either.
+double saturation(double top, double pre_top, double mem, double pre_mem) {
+  const double r_top = (top - pre_top) / pre_top;
+  const double r_mem = (mem - pre_mem) / pre_mem;
+  if (r_mem > 1e-9) return r_top / r_mem;
+  return r_top > 0 ? std::numeric_limits<double>::infinity() : r_top < 0 ? -std::numeric_limits<double>::infinity() : 0;
+}
+
+std::string sat_text(double s) {
+  if (std::isnan(s)) return "-";
+  if (std::isinf(s)) return s > 0 ? "inf" : "-inf";
+  return fmt::format("{:.3f}", s);
+}
+
+}  // namespace
+
+std::vector<int> parse_env_counts(const std::string& text) {
+  std::vector<int> out;
+  auto number = [&](const std::string& t) {
+    std::size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(t, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (!used || used != t.size() || v < 1 || v > (1 << 30))
+      throw InputError("--env-counts: '" + t + "' is not a positive env count (expected lo..hi or a,b,c)");
+    return int(v);
+  };
+  const auto dots = text.find("..");
+  if (dots != std::string::npos) {
+    const int lo = number(text.substr(0, dots)), hi = number(text.substr(dots + 2));
+    if (hi < lo) throw InputError("--env-counts: " + text + ": the upper end is below the lower one");
+    for (long long n = lo; n <= hi; n *= 2) out.push_back(int(n));
+  } else {
+    std::stringstream ss(text);
+    std::string t;
+    while (std::getline(ss, t, ',')) out.push_back(number(t));
+    if (!std::is_sorted(out.begin(), out.end()) || std::adjacent_find(out.begin(), out.end()) != out.end())
+      throw InputError("--env-counts: " + text + ": expected increasing counts");
+  }
+  if (out.empty()) throw InputError("--env-counts: no env count in '" + text + "'");
+  return out;
+}
+
+SearchResult search(const std::vector<int>& gmis, const std::vector<int>& envs, double alpha, int gpus,
+                    double gpu_memory, double budget_s, const ProbeFn& probe) {
+  SearchResult r;
+  double max_top = -std::numeric_limits<double>::infinity();
+  auto out_of_time = [&] { return budget_s > 0 && r.seconds >= budget_s; };
+  for (int g : gmis) {
+    double pre_top = 0, pre_mem = 0;
+    std::vector<std::pair<double, double>> seen;  // (envs, memory) of this GMI count's probes
+    bool stop = false;
+    for (int n : envs) {
+      Point p;
+      p.gmis = g;
+      p.envs = n;
+      p.sat = std::nan("");
+      if (stop) {
+        p.status = "not visited";
+        r.points.push_back(p);
+        continue;
+      }
+      if (out_of_time()) {
+        p.status = "cut";
+        p.note = "time budget spent";
+        r.cut = true;
+        r.points.push_back(p);
+        continue;
+      }
+      // Eq. 4: project memory from the last two probes; skip what cannot fit in a GMI's share.
+      if (seen.size() >= 2 && gpu_memory > 0) {
+        const auto [e1, m1] = seen[seen.size() - 2];
+        const auto [e2, m2] = seen[seen.size() - 1];
+        const double mp = (double(n) - e2) / (e2 - e1) * (m2 - m1) + m2;
+        p.budget = gpu_memory / g;
+        if (mp > p.budget) {
+          p.status = "skipped";
+          p.mem = mp;
+          p.note = fmt::format("projected {} per GMI > its share {}", gib(mp), gib(p.budget));
+          r.points.push_back(p);
+          stop = true;
+          continue;
+        }
+      }
+      Point m = probe(g, n);
+      m.sat = std::nan("");
+      r.seconds += m.seconds;
+      if (m.status == "probed" || m.status == "failed") ++r.probes;
+      if (gpu_memory <= 0 && m.budget > 0) gpu_memory = m.budget * g;  // the first report sets the GPU's memory
+      if (m.status != "probed") {
+        // Out of memory, an error or a timeout: a larger env count will not do better.
+        r.points.push_back(m);
+        stop = true;
+        continue;
+      }
+      seen.emplace_back(double(n), m.mem);
+      m.system = estimate(m.top, gpus);
+      if (pre_top > 0 && pre_mem > 0) {
+        m.sat = saturation(m.top, pre_top, m.mem, pre_mem);
+        if (m.sat < alpha) {
+          m.status = "saturated";
+          stop = true;
+        }
+      }
+      pre_top = m.top;
+      pre_mem = m.mem;
+      // Every measured point competes for best (the paper's listing skips the first point of a GMI
+      // count and the one that saturates; both were measured, and keeping them loses nothing).
+      if (m.system > max_top) {
+        max_top = m.system;
+        r.best = int(r.points.size());
+      }
+      r.points.push_back(m);
+    }
+  }
+  if (r.best >= 0) r.points[r.best].chosen = true;
+  return r;
+}
+
+namespace {
+
+/// Splits a launcher command line ("srun --mpi=pmix") into words.
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> w;
+  std::stringstream ss(s);
+  std::string t;
+  while (ss >> t) w.push_back(t);
+  return w;
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw Error("cannot find the gmi_drl executable (/proc/self/exe)");
+  return p.string();
+}
+
+/// The last line of `log` that says what went wrong (an error line if there is one).
+std::string failure_text(const std::string& log) {
+  std::ifstream in(log);
+  std::string line, last, error;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    last = line;
+    if (line.find("error") != std::string::npos || line.find("fatal") != std::string::npos) error = line;
+  }
+  std::string t = error.empty() ? last : error;
+  if (t.size() > 300) t = t.substr(0, 300) + "...";
+  return t;
+}
+
+/// Runs argv with stdout and stderr to `log`, in its own process group; kills the group after
+/// `timeout_s`.  Returns the exit status, 128 + signal, or -1 on a timeout.
+int run_process(const std::vector<std::string>& argv, const std::string& log, double timeout_s) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawnattr_t at;
+  posix_spawnattr_init(&at);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&at, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], &fa, &at, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  if (rc != 0) throw InputError(fmt::format("--launcher: cannot start '{}': {}", argv[0], std::strerror(rc)));
+  const auto t0 = Clock::now();
+  int status = 0;
+  while (true) {
+    const pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (seconds_since(t0) > timeout_s) {
+      kill(-pid, SIGTERM);
+      for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+json point_json(const Point& p) {
+  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  return json{{"gmis_per_gpu", p.gmis}, {"envs_per_gmi", p.envs},   {"status", p.status},
+              {"note", p.note},         {"samples_per_s", num(p.top)}, {"system_samples_per_s", num(p.system)},
+              {"memory_per_gmi", num(p.mem)}, {"memory_budget_per_gmi", num(p.budget)},
+              {"sat", num(p.sat)},      {"seconds", p.seconds},       {"chosen", p.chosen}};
+}
+
+/// The result table, one row per grid point.
+std::string table(const SearchResult& r, int gpus) {
+  std::string t = fmt::format("{:>5} {:>8} {:>14} {:>14} {:>11} {:>11} {:>7} {:>7}  {}\n", "GMIs", "envs/GMI",
+                              "samples/s/GPU", fmt::format("est. {} GPU(s)", gpus), "mem/GMI", "share/GMI", "Sat",
+                              "s", "status");
+  for (const Point& p : r.points) {
+    const bool measured = p.status == "probed" || p.status == "saturated";
+    t += fmt::format("{:>5} {:>8} {:>14} {:>14} {:>11} {:>11} {:>7} {:>7}  {}{}{}\n", p.gmis, p.envs,
+                     measured ? rate(p.top) : "-", measured ? rate(p.system) : "-",
+                     p.mem > 0 ? gib(p.mem) : "-", p.budget > 0 ? gib(p.budget) : "-", sat_text(p.sat),
+                     p.seconds > 0 ? fmt::format("{:.1f}", p.seconds) : "-", p.status,
+                     p.note.empty() ? "" : ": " + p.note, p.chosen ? "   <== chosen" : "");
+  }
+  return t;
+}
+
+/// An --exhaustive JSON's measurements as a probe function (Algorithm 1 replayed on them).
+ProbeFn replay_probe(const json& j, const std::string& path) {
+  std::map<std::pair<int, int>, Point> m;
+  for (const auto& e : j.at("points")) {
+    Point p;
+    p.gmis = e.at("gmis_per_gpu");
+    p.envs = e.at("envs_per_gmi");
+    p.status = e.at("status");
+    if (p.status == "saturated") p.status = "probed";
+    if (p.status != "probed" && p.status != "failed") continue;
+    p.note = e.value("note", "");
+    p.top = e["samples_per_s"].is_number() ? e["samples_per_s"].get<double>() : 0;
+    p.mem = e["memory_per_gmi"].is_number() ? e["memory_per_gmi"].get<double>() : 0;
+    p.budget = e["memory_budget_per_gmi"].is_number() ? e["memory_budget_per_gmi"].get<double>() : 0;
+    p.seconds = e.value("seconds", 0.0);
+    m[{p.gmis, p.envs}] = p;
+  }
+  return [m, path](int g, int n) {
+    const auto it = m.find({g, n});
+    if (it == m.end())
+      throw InputError(fmt::format("--replay {}: no measurement of {} GMIs x {} envs (was it an --exhaustive run of "
+                                   "this grid?)", path, g, n));
+    return it->second;
+  };
+}
+
+}  // namespace
+
+int run_tune(const TuneOptions& o) {
+  runtime::setup_logging(0);
+  try {
+    const auto t0 = Clock::now();
+    if (o.max_gmis_per_gpu < 1) throw InputError("--max-gmis-per-gpu: expected an integer >= 1");
+    if (!(o.alpha >= 0)) throw InputError("--alpha: expected a number >= 0");
+    if (o.mode != "train" && o.mode != "serve") throw InputError("--mode: expected train or serve");
+    const std::vector<int> envs = parse_env_counts(o.env_counts);
+    std::vector<int> gmis;
+    for (int g = o.max_gmis_per_gpu; g >= 1; --g) gmis.push_back(g);
+    const double gpu_memory = o.gpu_memory.empty() ? 0 : parse_bytes(o.gpu_memory, "--gpu-memory");
+    const config::Overrides sets = config::parse_overrides(o.sets);
+    for (const auto& kv : sets)
+      if (kv.first == "gmi.per_gpu" || kv.first == "env.num_envs")
+        throw InputError("--set " + kv.first + ": tune chooses it (give --max-gmis-per-gpu / --env-counts instead)");
+    const config::Config base = config::load(o.config_paths, sets, 1);
+
+    std::string launcher = o.launcher;
+    if (launcher.empty()) launcher = std::getenv("SLURM_JOB_ID") ? "srun" : "mpirun";
+    const std::vector<std::string> launch = words(launcher);
+    if (launch.empty()) throw InputError("--launcher: empty");
+    const bool srun = std::filesystem::path(launch[0]).filename() == "srun";
+    std::string workdir = o.workdir;
+    if (workdir.empty()) {
+      char stamp[32];
+      const std::time_t now = std::time(nullptr);
+      std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+      workdir = std::string("tune-") + stamp;
+    }
+    const std::string exe = self_exe();
+
+    // A candidate whose config is invalid (e.g. a batch that ppo.num_minibatches does not divide)
+    // is not launched: the config says why.
+    ProbeFn probe;
+    if (!o.replay.empty()) {
+      std::ifstream in(o.replay);
+      if (!in) throw InputError("--replay " + o.replay + ": cannot open file");
+      json j;
+      try {
+        j = json::parse(in);
+      } catch (const json::exception& e) {
+        throw InputError("--replay " + o.replay + ": not JSON (" + e.what() + ")");
+      }
+      probe = replay_probe(j, o.replay);
+    } else {
+      std::filesystem::create_directories(workdir);
+      probe = [&](int g, int n) {
+        Point p;
+        p.gmis = g;
+        p.envs = n;
+        try {
+          config::Overrides ov = sets;
+          ov.emplace_back("env.num_envs", std::to_string(n));
+          ov.emplace_back("gmi.per_gpu", std::to_string(g));
+          config::load(o.config_paths, ov, g);
+        } catch (const InputError& e) {
+          p.status = "invalid";
+          p.note = e.what();
+          return p;
+        }
+        const std::string stem = fmt::format("{}/probe-{}x{}", workdir, g, n);
+        std::vector<std::string> argv = launch;
+        argv.insert(argv.end(), {srun ? "-n" : "-np", std::to_string(g), exe, "bench"});
+        for (const auto& c : o.config_paths) argv.insert(argv.end(), {"--config", c});
+        for (const auto& s : o.sets) argv.insert(argv.end(), {"--set", s});
+        argv.insert(argv.end(), {"--set", fmt::format("gmi.per_gpu={}", g), "--num-envs", std::to_string(g * n),
+                                 "--iterations", std::to_string(o.probe_iterations), "--warmup",
+                                 std::to_string(o.probe_warmup), "--mode", o.mode, "--json", stem + ".json"});
+        std::filesystem::remove(stem + ".json");
+        const auto tp = Clock::now();
+        const int rc = run_process(argv, stem + ".log", o.probe_timeout_s);
+        p.seconds = seconds_since(tp);
+        if (rc != 0) {
+          p.status = "failed";
+          p.note = rc < 0 ? fmt::format("timed out after {:.0f} s ({}.log)", o.probe_timeout_s, stem)
+                          : fmt::format("exit status {}: {} ({}.log)", rc, failure_text(stem + ".log"), stem);
+          return p;
+        }
+        try {
+          std::ifstream in(stem + ".json");
+          const json j = json::parse(in);
+          const json& res = j.at("results").at(0);
+          p.top = res.at("env_steps_per_s");
+          p.mem = res.at("memory_per_gmi");
+          p.budget = j.at("memory_budget_per_gmi");
+          p.status = "probed";
+        } catch (const std::exception& e) {
+          p.status = "failed";
+          p.note = fmt::format("no usable result in {}.json ({})", stem, e.what());
+        }
+        return p;
+      };
+    }
+    // The progress line of each probe, around the probe function.
+    int k = 0;
+    const ProbeFn logged = [&](int g, int n) {
+      Point p = probe(g, n);
+      ++k;
+      if (p.status == "probed")
+        spdlog::info("[probe {}] {} GMI(s)/GPU x {} envs/GMI: {} samples/s per GPU, {} per GMI (share {}), {:.1f} s", k,
+                     g, n, rate(p.top), gib(p.mem), gib(p.budget), p.seconds);
+      else
+        spdlog::warn("[probe {}] {} GMI(s)/GPU x {} envs/GMI: {}: {}", k, g, n, p.status, p.note);
+      return p;
+    };
+
+    spdlog::info("gmi_drl {} tune | {} | mode {} | {} GMI count(s) x {} env count(s) | alpha {} | {}{}", GMI_DRL_VERSION,
+                 base.env.name, o.mode, gmis.size(), envs.size(), o.alpha,
+                 o.replay.empty() ? "launcher '" + launcher + "'" : "replaying " + o.replay,
+                 o.exhaustive ? " | exhaustive" : "");
+    const double budget_s = o.budget_minutes * 60;
+    SearchResult r;
+    SearchResult algo;  // with --exhaustive: Algorithm 1 replayed on the full grid's measurements
+    if (o.exhaustive) {
+      std::map<std::pair<int, int>, Point> grid;
+      double spent = 0;
+      for (int g : gmis)
+        for (int n : envs) {
+          Point p;
+          if (budget_s > 0 && spent >= budget_s) {
+            p.gmis = g, p.envs = n, p.status = "cut", p.note = "time budget spent";
+            r.cut = true;
+          } else {
+            p = logged(g, n);
+            spent += p.seconds;
+            if (p.status == "probed" || p.status == "failed") ++r.probes;
+          }
+          p.system = p.status == "probed" ? estimate(p.top, o.gpus) : 0;
+          p.sat = std::nan("");
+          grid[{g, n}] = p;
+          r.points.push_back(p);
+        }
+      r.seconds = spent;
+      double best = -1;
+      for (std::size_t i = 0; i < r.points.size(); ++i)
+        if (r.points[i].status == "probed" && r.points[i].system > best) best = r.points[i].system, r.best = int(i);
+      if (r.best >= 0) r.points[r.best].chosen = true;
+      algo = search(gmis, envs, o.alpha, o.gpus, gpu_memory, 0, [&](int g, int n) { return grid.at({g, n}); });
+    } else {
+      r = search(gmis, envs, o.alpha, o.gpus, gpu_memory, budget_s, logged);
+    }
+    const double took = seconds_since(t0);
+
+    std::cout << table(r, o.gpus);
+    std::string summary;
+    if (r.best < 0) {
+      summary = "no candidate ran successfully; see the probes' logs in " + workdir;
+    } else {
+      const Point& b = r.points[r.best];
+      summary = fmt::format("chosen: {} GMI(s) per GPU x {} envs per GMI: {} samples/s per GPU ({} est. for {} GPU(s)); "
+                            "{} probe(s), {:.1f} s of probing, {:.1f} s in all{}",
+                            b.gmis, b.envs, rate(b.top), rate(b.system), o.gpus, r.probes, r.seconds, took,
+                            r.cut ? "; the search was cut by --budget-minutes, this is the best found so far" : "");
+    }
+    spdlog::info("{}", summary);
+    std::string compare;
+    if (o.exhaustive && algo.best >= 0 && r.best >= 0) {
+      const Point& a = algo.points[algo.best];
+      const Point& b = r.points[r.best];
+      compare = fmt::format("Algorithm 1 on these measurements: {} GMI(s) x {} envs, {:.1f} % of the best; {} of {} "
+                            "probes, {:.1f} s of {:.1f} s of probing ({:.0f} %)",
+                            a.gmis, a.envs, 100.0 * a.system / b.system, algo.probes, r.probes, algo.seconds,
+                            r.seconds, r.seconds > 0 ? 100.0 * algo.seconds / r.seconds : 0.0);
+      spdlog::info("{}", compare);
+    }
+    if (!o.out.empty() && r.best >= 0) {
+      const Point& b = r.points[r.best];
+      std::ofstream y(o.out);
+      if (!y) throw InputError("--out " + o.out + ": cannot write");
+      y << fmt::format("# gmi_drl tune ({}, mode {}): {} on {}\n# {}\n# use: mpirun -np {} gmi_drl", GMI_DRL_VERSION,
+                       o.mode, base.env.name, base.source, summary, b.gmis * o.gpus);
+      for (const auto& c : o.config_paths) y << " --config " << c;
+      y << " --config " << o.out << "\n";
+      y << fmt::format("gmi:\n  per_gpu: {}\nenv:\n  num_envs: {}\n", b.gmis, b.envs);
+      spdlog::info("wrote {}", o.out);
+    }
+    if (!o.json.empty()) {
+      json j;
+      j["tool"] = "tune";
+      j["gmi_drl_version"] = GMI_DRL_VERSION;
+      j["config"] = base.source;
+      j["env"] = base.env.name;
+      j["mode"] = o.mode;
+      j["alpha"] = o.alpha;
+      j["gpus"] = o.gpus;
+      j["exhaustive"] = o.exhaustive;
+      j["launcher"] = o.replay.empty() ? launcher : "replay " + o.replay;
+      j["probe_iterations"] = o.probe_iterations;
+      j["probe_warmup"] = o.probe_warmup;
+      j["cut"] = r.cut;
+      j["probes"] = r.probes;
+      j["probe_seconds"] = r.seconds;
+      j["tune_seconds"] = took;
+      j["points"] = json::array();
+      for (const Point& p : r.points) j["points"].push_back(point_json(p));
+      if (r.best >= 0) j["chosen"] = point_json(r.points[r.best]);
+      if (o.exhaustive && algo.best >= 0) {
+        j["algorithm1"] = {{"chosen", point_json(algo.points[algo.best])},
+                           {"probes", algo.probes},
+                           {"probe_seconds", algo.seconds}};
+      }
+      std::ofstream f(o.json);
+      if (!f) throw InputError("--json " + o.json + ": cannot write");
+      f << j.dump(2) << "\n";
+      spdlog::info("wrote {}", o.json);
+    }
+    return r.best >= 0 ? 0 : 1;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "gmi_drl: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gmi_drl: fatal: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace gmi::tuning

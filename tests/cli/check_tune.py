@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""`gmi_drl tune` with real probes (each a fresh `mpiexec -np G gmi_drl bench`) on a tiny grid:
+2..1 GMIs x 4, 8, 16 envs per GMI of CartPole.
+
+  probes    --exhaustive probes all 6 points, chooses the best it measured, and reports what
+            Algorithm 1 would choose on the same measurements; --replay of its JSON makes that
+            same choice; the overlay it writes trains as is (`--config base --config tuned.yaml`
+            under mpiexec -n G); a probe that fails (out of memory) and one that hangs
+            (--probe-timeout) are recorded and the search goes on; --budget-minutes cuts the
+            search after the first probe and keeps the best so far
+
+  check_tune.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
+"""
+import json
+import os
+import re
+import subprocess
+
+import harness
+from harness import env_for
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BASE = "env: {name: CartPole-v1}\nppo: {num_steps: 32, num_minibatches: 2, update_epochs: 2}\n"
+GRID = ["--max-gmis-per-gpu", "2", "--env-counts", "4,8,16", "--probe-iterations", "2", "--probe-warmup", "1"]
+
+
+def tune(a, args, extra_env=None, status=0):
+    p = subprocess.run([a.gmi, "tune", "--config", "base.yaml"] + GRID + args, cwd=a.workdir,
+                       env=env_for(extra_env), capture_output=True, text=True, timeout=600)
+    if p.returncode != status:
+        raise SystemExit(f"tune {args}: exit status {p.returncode}, expected {status}\n{p.stdout}\n{p.stderr}")
+    return p.stdout + p.stderr
+
+
+def keys(path):
+    """per_gpu and num_envs of a config file (tune's overlay, or a run's resolved config.yaml)."""
+    text = open(path).read()
+    g = re.search(r"^gmi:\n(?:  .*\n)*?  per_gpu: (\d+)$", text, re.M)
+    n = re.search(r"^env:\n(?:  .*\n)*?  num_envs: (\d+)$", text, re.M)
+    assert g and n, text
+    return int(g.group(1)), int(n.group(1))
+
+
+def points(j):
+    return {(p["gmis_per_gpu"], p["envs_per_gmi"]): p for p in j["points"]}
+
+
+def mode_probes(a):
+    w = a.workdir
+    open(os.path.join(w, "base.yaml"), "w").write(BASE)
+
+    # The whole grid, and Algorithm 1 on its measurements.
+    out = tune(a, ["--exhaustive", "--json", "ex.json", "--out", "tuned.yaml", "--workdir", "p1",
+                   "--launcher", a.mpiexec])
+    ex = json.load(open(os.path.join(w, "ex.json")))
+    pts = points(ex)
+    assert len(pts) == 6 and all(p["status"] == "probed" for p in pts.values()), out
+    best = max(pts.values(), key=lambda p: p["system_samples_per_s"])
+    assert ex["chosen"]["gmis_per_gpu"] == best["gmis_per_gpu"] and ex["chosen"]["envs_per_gmi"] == best["envs_per_gmi"]
+    assert all(p["memory_per_gmi"] > 0 and p["memory_budget_per_gmi"] > 0 for p in pts.values())
+    assert "algorithm1" in ex and ex["probes"] == 6, ex.keys()
+    assert "<== chosen" in out and "Algorithm 1 on these measurements" in out, out
+
+    # Replaying the measurements: the search itself, without processes, chooses as reported.
+    tune(a, ["--replay", "ex.json", "--json", "re.json"])
+    re_ = json.load(open(os.path.join(w, "re.json")))
+    a1 = ex["algorithm1"]["chosen"]
+    assert (re_["chosen"]["gmis_per_gpu"], re_["chosen"]["envs_per_gmi"]) == (a1["gmis_per_gpu"], a1["envs_per_gmi"])
+    assert re_["probes"] == ex["algorithm1"]["probes"] <= 6
+
+    # The overlay trains as is.
+    g, n = keys(os.path.join(w, "tuned.yaml"))
+    assert (g, n) == (best["gmis_per_gpu"], best["envs_per_gmi"]), (g, n)
+    subprocess.run([a.mpiexec, "-n", str(g), a.gmi, "--config", "base.yaml", "--config", "tuned.yaml",
+                    "--set", f"train.total_env_steps={2 * 32 * n * g}", "--run-dir", "run", "--log-level", "warn"],
+                   cwd=w, env=env_for(), check=True, timeout=300)
+    assert keys(os.path.join(w, "run/config.yaml")) == (g, n)
+
+    # A probe that fails and one that hangs: recorded, and the search goes on.
+    flaky = f"{HERE}/flaky_launcher.py {a.mpiexec}"
+    out = tune(a, ["--json", "flaky.json", "--workdir", "p2", "--launcher", flaky, "--probe-timeout", "5",
+                   "--alpha", "0"], {"FLAKY_FAIL": "2x8", "FLAKY_HANG": "1x4"})
+    fl = points(json.load(open(os.path.join(w, "flaky.json"))))
+    assert fl[(2, 4)]["status"] == "probed", fl
+    assert fl[(2, 8)]["status"] == "failed" and "not enough device memory" in fl[(2, 8)]["note"], fl[(2, 8)]
+    assert fl[(2, 16)]["status"] == "not visited"
+    assert fl[(1, 4)]["status"] == "failed" and "timed out after 5 s" in fl[(1, 4)]["note"], fl[(1, 4)]
+    assert fl[(2, 4)]["chosen"], fl
+    assert fl[(1, 4)]["seconds"] < 30
+
+    # The time budget: spent after the first probe; the best so far is reported.
+    out = tune(a, ["--json", "cut.json", "--workdir", "p3", "--launcher", a.mpiexec, "--budget-minutes", "0.0001"])
+    cut = json.load(open(os.path.join(w, "cut.json")))
+    assert cut["cut"] and cut["probes"] == 1 and cut["chosen"]["gmis_per_gpu"] == 2, cut
+    assert "the search was cut by --budget-minutes" in out, out
+    print(f"exhaustive best {best['gmis_per_gpu']}x{best['envs_per_gmi']}, Algorithm 1 {a1['gmis_per_gpu']}x"
+          f"{a1['envs_per_gmi']} with {ex['algorithm1']['probes']} of 6 probes")
+
+
+if __name__ == "__main__":
+    harness.main("check_tune", ["probes"], globals())
