@@ -97,3 +97,15 @@ if(GMI_WITH_MUJOCO)
     set(GMI_HAVE_MUJOCO ON)
   endif()
 endif()
+
+# ONNX (gmi_drl export --onnx): the ONNX protobuf schema and its checker from Debian's
+# libonnx-dev.  Without it the build goes on and `gmi_drl export` says "built without ONNX".
+option(GMI_WITH_ONNX "Build gmi_drl export --onnx when ONNX is found" ON)
+set(GMI_HAVE_ONNX OFF)
+if(GMI_WITH_ONNX)
+  find_package(ONNX CONFIG QUIET)
+  find_package(Protobuf QUIET)
+  if(TARGET onnx AND TARGET onnx_proto AND Protobuf_FOUND)
+    set(GMI_HAVE_ONNX ON)
+  endif()
+endif()

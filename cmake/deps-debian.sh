@@ -2,12 +2,13 @@
 # Install what gmi_drl's CPU build needs on Debian 12 / Ubuntu 22.04+ (idempotent; uses sudo when
 # not root), MuJoCo's wheel (its C library) included.  With --test also what the tests need: the
 # Python packages they compare against and plot with (Gymnasium with its MuJoCo environments,
-# h5py, matplotlib, pytest) and a Slurm to submit jobs to (slurm-wlm, munge;
-# tests/slurm/local-slurm.sh starts it on localhost).
+# h5py, matplotlib, pytest; onnx and onnxruntime to check exported models) and a Slurm to submit
+# jobs to (slurm-wlm, munge; tests/slurm/local-slurm.sh starts it on localhost).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config python3 python3-pip
       libopenmpi-dev openmpi-bin libhdf5-openmpi-dev libtrilinos-kokkos-dev libopenblas-dev
-      librandom123-dev libyaml-cpp-dev libspdlog-dev libcli11-dev nlohmann-json3-dev googletest libgtest-dev)
+      librandom123-dev libyaml-cpp-dev libspdlog-dev libcli11-dev nlohmann-json3-dev googletest libgtest-dev
+      libonnx-dev libprotobuf-dev)
 [ "${1:-}" = "--test" ] && pkgs+=(slurm-wlm munge)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -30,8 +31,8 @@ if ! python3 -c "import mujoco" 2>/dev/null; then
   pip_install mujoco
 fi
 if [ "${1:-}" = "--test" ]; then
-  if ! python3 -c "import gymnasium, gymnasium.envs.mujoco, h5py, numpy, matplotlib, pytest" 2>/dev/null; then
-    echo "deps-debian: installing gymnasium[mujoco] h5py numpy matplotlib pytest (pip)"
-    pip_install "gymnasium[mujoco]" h5py numpy matplotlib pytest
+  if ! python3 -c "import gymnasium, gymnasium.envs.mujoco, h5py, numpy, matplotlib, pytest, onnx, onnxruntime" 2>/dev/null; then
+    echo "deps-debian: installing gymnasium[mujoco] h5py numpy matplotlib pytest onnx onnxruntime (pip)"
+    pip_install "gymnasium[mujoco]" h5py numpy matplotlib pytest onnx onnxruntime
   fi
 fi

@@ -17,6 +17,7 @@
 #include "src/tools/checkpoint_tool.hpp"
 #include "src/tools/env_tool.hpp"
 #include "src/tools/eval.hpp"
+#include "src/tools/export.hpp"
 
 namespace gmi::cli {
 namespace {
@@ -187,6 +188,13 @@ int main(int argc, char** argv) {
   ev_cmd->add_option("--log-level", ev.log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
 
+  // gmi_drl export
+  tools::ExportOptions ex;
+  auto* ex_cmd = app.add_subcommand("export", "write a checkpoint's actor (observation normalisation included) as ONNX");
+  ex_cmd->add_option("--checkpoint", ex.checkpoint, "checkpoint (HDF5) of a training run")->required();
+  ex_cmd->add_option("--onnx", ex.onnx, "the ONNX file to write")->required();
+  ex_cmd->add_option("--opset", ex.opset, "ONNX opset version")->check(CLI::Range(13, 21));
+
   // gmi_drl tune
   tuning::TuneOptions tu;
   auto* tu_cmd = app.add_subcommand(
@@ -244,6 +252,10 @@ int main(int argc, char** argv) {
   if (rb_cmd->parsed()) return tools::run_reduce_bench(rb, &argc, &argv);
   if (ev_cmd->parsed()) return tools::run_eval(ev, &argc, &argv);
   if (tu_cmd->parsed()) return tuning::run_tune(tu);
+  if (ex_cmd->parsed()) {
+    runtime::setup_logging(0);
+    return guarded([&] { tools::run_export(ex); });
+  }
   if (eb_cmd->parsed()) {
     runtime::setup_logging(0);
     return guarded([&] {

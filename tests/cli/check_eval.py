@@ -8,6 +8,12 @@
             counted are the sums of its rewards; under mpiexec -n 2 the 100 episodes are split
             over the GMIs, merged on rank 0, and each GMI writes its own trajectory file
 
+  export    `gmi_drl export --onnx` of short runs of Pendulum-v1 (continuous, observation
+            normalisation on), CartPole-v1 (discrete) and, in builds with MuJoCo, Hopper-v5: the
+            model passes onnx.checker, and onnxruntime's actions on the observations of
+            `gmi_drl eval --deterministic --out` equal eval's (max abs diff <= 1e-5; discrete:
+            equal); Hopper's trajectory holds its simulator state (qpos, qvel) at every step
+
   check_eval.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
 import json
@@ -93,5 +99,42 @@ def mode_trained(a):
           f"{s1['return_mean']:.1f}; 2 GMIs {m['return_mean']:.1f}")
 
 
+def mode_export(a):
+    import onnx
+    import onnxruntime as ort
+    w = a.workdir
+    tasks = [("pendulum_ppo.yaml", ["--set", "ppo.normalize_obs=true", "--set", "train.total_env_steps=8192"]),
+             ("cartpole_ppo.yaml", ["--set", "train.total_env_steps=4096"])]
+    if os.environ.get("GMI_TEST_MUJOCO") == "1":
+        tasks.append(("hopper_ppo.yaml", ["--set", "env.num_envs=2", "--set", "ppo.num_steps=64",
+                                          "--set", "ppo.num_minibatches=2", "--set", "train.total_env_steps=256"]))
+    for cfg, sets in tasks:
+        name = cfg.split("_")[0]
+        run([a.gmi, "--config", os.path.join(ROOT, "config", cfg), "--run-dir", name, "--log-level", "warn"] + sets, w)
+        ckpt = os.path.join(name, "checkpoints", sorted(os.listdir(os.path.join(w, name, "checkpoints")))[-1])
+        run([a.gmi, "export", "--checkpoint", ckpt, "--onnx", name + ".onnx"], w)
+        model = onnx.load(os.path.join(w, name + ".onnx"))
+        onnx.checker.check_model(model)
+        run([a.gmi, "eval", "--checkpoint", ckpt, "--episodes", "2", "--num-envs", "2", "--deterministic",
+             "--out", name + ".h5"], w)
+        f = h5py.File(os.path.join(w, name + ".h5"), "r")
+        obs = f["obs"][()].reshape(-1, f["obs"].shape[-1]).astype(np.float32)
+        sess = ort.InferenceSession(os.path.join(w, name + ".onnx"))
+        got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {"obs": obs})))
+        want = f["action"][()].reshape(obs.shape[0], -1)
+        if "logits" in got:
+            assert np.array_equal(got["action"].reshape(want.shape), want.astype(np.int64)), name
+            diff = 0.0
+        else:
+            diff = float(np.abs(got["action"] - want).max())
+            assert diff <= 1e-5, f"{name}: max abs diff {diff}"
+            env_diff = float(np.abs(got["env_action"] - f["env_action"][()].reshape(want.shape)).max())
+            assert env_diff <= 1e-5, f"{name}: env_action max abs diff {env_diff}"
+        if name == "hopper":
+            assert f["qpos"].shape[:2] == f["obs"].shape[:2] and f["qpos"].shape[2] == 6, f["qpos"].shape
+            assert f["qvel"].shape[2] == 6, f["qvel"].shape
+        print(f"{name}: {obs.shape[0]} observations, max abs diff {diff:.3g}")
+
+
 if __name__ == "__main__":
-    harness.main("check_eval", ["trained"], globals())
+    harness.main("check_eval", ["trained", "export"], globals())
