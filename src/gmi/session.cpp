@@ -1,6 +1,7 @@
 #include "src/gmi/session.hpp"
 
 #include <dirent.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "kernels/core/error.hpp"
+#include "kernels/envs/mujoco/envs.hpp"
 #include "mpi/deadline.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -140,8 +142,21 @@ Session::~Session() {
   mps_.reset();
 }
 
-int Session::default_env_threads() const {
-  return std::max(1, int(std::thread::hardware_concurrency()) / mpi::comm_size(comms_->node()));
+int Session::env_threads(int configured) const {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  const int allowed = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask)
+                                                                    : int(std::thread::hardware_concurrency());
+  const int share = int(std::thread::hardware_concurrency()) / mpi::comm_size(comms_->node());
+  const int threads = configured > 0 ? configured : std::max(1, std::min(allowed, share));
+  // One line per node (its first GMI): the launcher binds every rank alike.
+  if (envs::mujoco::is_mujoco(cfg_.env.name) && (threads > allowed || allowed < share) &&
+      mpi::comm_rank(comms_->node()) == 0)
+    spdlog::warn("GMI rank {} may run on {} of the node's {} CPUs (its affinity mask, set by the MPI launcher's "
+                 "binding), and its {} environment thread(s) share them; to give host-simulated environments the "
+                 "node's cores, launch with `mpirun --bind-to none` (or --map-by slot:PE=<n>, srun --cpus-per-task=<n>)",
+                 mpi::comm_rank(MPI_COMM_WORLD), allowed, std::thread::hardware_concurrency(), threads);
+  return threads;
 }
 
 void Session::check_memory(double device_bytes, double host_bytes, const std::string& drivers) const {

@@ -55,8 +55,11 @@ class Session {
   /// sums gradients in the same order as before.
   std::unique_ptr<mpi::GradientReducer> make_reducer(std::size_t elements, const std::string& keep = "") const;
 
-  /// env.threads 0: the node's hardware threads shared among its GMIs (at least 1).
-  int default_env_threads() const;
+  /// env.threads for this GMI: `configured`, or for 0 the node's hardware threads shared among
+  /// its GMIs, at most the CPUs this process may run on (its affinity mask; at least 1).  For
+  /// host-simulated environments it warns when the threads outnumber those CPUs: an MPI launcher
+  /// that binds each rank to one core (Open MPI does for 1-2 ranks) makes them share it.
+  int env_threads(int configured) const;
 
   /// Before a trainer allocates: whether every GMI's `device_bytes` (and `host_bytes`) fit in
   /// what its GPU (the GPU's free memory shared by its GMIs, or the GMI's MPS memory limit) and

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -34,6 +35,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
+
+/// SIGINT / SIGTERM: the probe running is ended and tune reports the best found so far.
+volatile std::sig_atomic_t g_signal = 0;
+void on_signal(int sig) { g_signal = sig; }
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -112,27 +117,27 @@ std::vector<int> parse_env_counts(const std::string& text) {
 }
 
 SearchResult search(const std::vector<int>& gmis, const std::vector<int>& envs, double alpha, int gpus,
-                    double gpu_memory, double budget_s, const ProbeFn& probe) {
+                    double gpu_memory, double budget_s, const ProbeFn& probe, const std::function<bool()>& stop) {
   SearchResult r;
   double max_top = -std::numeric_limits<double>::infinity();
-  auto out_of_time = [&] { return budget_s > 0 && r.seconds >= budget_s; };
+  auto out_of_time = [&] { return (budget_s > 0 && r.seconds >= budget_s) || (stop && stop()); };
   for (int g : gmis) {
     double pre_top = 0, pre_mem = 0;
     std::vector<std::pair<double, double>> seen;  // (envs, memory) of this GMI count's probes
-    bool stop = false;
+    bool done = false;  // this GMI count is finished
     for (int n : envs) {
       Point p;
       p.gmis = g;
       p.envs = n;
       p.sat = std::nan("");
-      if (stop) {
+      if (done) {
         p.status = "not visited";
         r.points.push_back(p);
         continue;
       }
       if (out_of_time()) {
         p.status = "cut";
-        p.note = "time budget spent";
+        p.note = stop && stop() ? "interrupted" : "time budget spent";
         r.cut = true;
         r.points.push_back(p);
         continue;
@@ -148,7 +153,7 @@ SearchResult search(const std::vector<int>& gmis, const std::vector<int>& envs, 
           p.mem = mp;
           p.note = fmt::format("projected {} per GMI > its share {}", gib(mp), gib(p.budget));
           r.points.push_back(p);
-          stop = true;
+          done = true;
           continue;
         }
       }
@@ -160,7 +165,7 @@ SearchResult search(const std::vector<int>& gmis, const std::vector<int>& envs, 
       if (m.status != "probed") {
         // Out of memory, an error or a timeout: a larger env count will not do better.
         r.points.push_back(m);
-        stop = true;
+        done = true;
         continue;
       }
       seen.emplace_back(double(n), m.mem);
@@ -169,7 +174,7 @@ SearchResult search(const std::vector<int>& gmis, const std::vector<int>& envs, 
         m.sat = saturation(m.top, pre_top, m.mem, pre_mem);
         if (m.sat < alpha) {
           m.status = "saturated";
-          stop = true;
+          done = true;
         }
       }
       pre_top = m.top;
@@ -243,13 +248,13 @@ int run_process(const std::vector<std::string>& argv, const std::string& log, do
   while (true) {
     const pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
-    if (seconds_since(t0) > timeout_s) {
+    if (seconds_since(t0) > timeout_s || g_signal) {
       kill(-pid, SIGTERM);
       for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       kill(-pid, SIGKILL);
       waitpid(pid, &status, 0);
-      return -1;
+      return g_signal ? -2 : -1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -327,7 +332,8 @@ int run_tune(const TuneOptions& o) {
     const config::Config base = config::load(o.config_paths, sets, 1);
 
     std::string launcher = o.launcher;
-    if (launcher.empty()) launcher = std::getenv("SLURM_JOB_ID") ? "srun" : "mpirun";
+    // Open MPI binds 1-2 ranks to one core each; host-simulated environments need the node's cores.
+    if (launcher.empty()) launcher = std::getenv("SLURM_JOB_ID") ? "srun" : "mpirun --bind-to none";
     const std::vector<std::string> launch = words(launcher);
     if (launch.empty()) throw InputError("--launcher: empty");
     const bool srun = std::filesystem::path(launch[0]).filename() == "srun";
@@ -383,8 +389,10 @@ int run_tune(const TuneOptions& o) {
         p.seconds = seconds_since(tp);
         if (rc != 0) {
           p.status = "failed";
-          p.note = rc < 0 ? fmt::format("timed out after {:.0f} s ({}.log)", o.probe_timeout_s, stem)
-                          : fmt::format("exit status {}: {} ({}.log)", rc, failure_text(stem + ".log"), stem);
+          p.note = rc == -2 ? "interrupted (signal)"
+                   : rc < 0 ? fmt::format("timed out after {:.0f} s ({}.log)", o.probe_timeout_s, stem)
+                            : fmt::format("exit status {}: {} ({}.log)", rc, failure_text(stem + ".log"), stem);
+          if (rc == -2) p.status = "cut";
           return p;
         }
         try {
@@ -420,6 +428,9 @@ int run_tune(const TuneOptions& o) {
                  o.replay.empty() ? "launcher '" + launcher + "'" : "replaying " + o.replay,
                  o.exhaustive ? " | exhaustive" : "");
     const double budget_s = o.budget_minutes * 60;
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    const auto stop = [] { return g_signal != 0; };
     SearchResult r;
     SearchResult algo;  // with --exhaustive: Algorithm 1 replayed on the full grid's measurements
     if (o.exhaustive) {
@@ -428,8 +439,8 @@ int run_tune(const TuneOptions& o) {
       for (int g : gmis)
         for (int n : envs) {
           Point p;
-          if (budget_s > 0 && spent >= budget_s) {
-            p.gmis = g, p.envs = n, p.status = "cut", p.note = "time budget spent";
+          if ((budget_s > 0 && spent >= budget_s) || stop()) {
+            p.gmis = g, p.envs = n, p.status = "cut", p.note = stop() ? "interrupted" : "time budget spent";
             r.cut = true;
           } else {
             p = logged(g, n);
@@ -448,7 +459,7 @@ int run_tune(const TuneOptions& o) {
       if (r.best >= 0) r.points[r.best].chosen = true;
       algo = search(gmis, envs, o.alpha, o.gpus, gpu_memory, 0, [&](int g, int n) { return grid.at({g, n}); });
     } else {
-      r = search(gmis, envs, o.alpha, o.gpus, gpu_memory, budget_s, logged);
+      r = search(gmis, envs, o.alpha, o.gpus, gpu_memory, budget_s, logged, stop);
     }
     const double took = seconds_since(t0);
 
@@ -461,7 +472,9 @@ int run_tune(const TuneOptions& o) {
       summary = fmt::format("chosen: {} GMI(s) per GPU x {} envs per GMI: {} samples/s per GPU ({} est. for {} GPU(s)); "
                             "{} probe(s), {:.1f} s of probing, {:.1f} s in all{}",
                             b.gmis, b.envs, rate(b.top), rate(b.system), o.gpus, r.probes, r.seconds, took,
-                            r.cut ? "; the search was cut by --budget-minutes, this is the best found so far" : "");
+                            !r.cut ? ""
+                            : g_signal ? fmt::format("; interrupted by signal {}, this is the best found so far", int(g_signal))
+                                       : "; the search was cut by --budget-minutes, this is the best found so far");
     }
     spdlog::info("{}", summary);
     std::string compare;

@@ -28,7 +28,7 @@ struct TuneOptions {
   double budget_minutes = 0;          ///< 0: no limit
   bool exhaustive = false;            ///< probe the whole grid (and say what Algorithm 1 would pick)
   int gpus = 1;                       ///< GPUs of the job the estimate is for
-  std::string launcher;               ///< "": srun inside a Slurm allocation, else mpirun
+  std::string launcher;               ///< "": srun inside a Slurm allocation, else mpirun --bind-to none
   double probe_timeout_s = 600;
   std::string gpu_memory;             ///< memory per GPU, e.g. 80G ("": what the first probe reports)
   std::string replay;                 ///< an --exhaustive JSON: search it instead of probing
@@ -62,9 +62,11 @@ struct SearchResult {
   int probes = 0;
 };
 
-/// Algorithm 1 over `probe`.  `gpu_memory` <= 0: taken from the first probe's report.
+/// Algorithm 1 over `probe`.  `gpu_memory` <= 0: taken from the first probe's report.  The search
+/// is cut (every point left is "cut") once the probes took `budget_s` (> 0) or `stop()` says so.
 SearchResult search(const std::vector<int>& gmis, const std::vector<int>& envs, double alpha, int gpus,
-                    double gpu_memory, double budget_s, const ProbeFn& probe);
+                    double gpu_memory, double budget_s, const ProbeFn& probe,
+                    const std::function<bool()>& stop = {});
 
 /// "lo..hi" (powers of two from lo) or "a,b,c"; throws gmi::InputError naming --env-counts.
 std::vector<int> parse_env_counts(const std::string& text);

@@ -185,7 +185,7 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     same_layout = resume_meta->num_gmis == mpi.size() && resume_meta->envs_per_gmi == cfg.env.num_envs;
   }
   // Host-simulated environments: env.threads 0 shares the node's hardware threads among its GMIs.
-  if (cfg.env.threads == 0) cfg.env.threads = session.default_env_threads();
+  cfg.env.threads = session.env_threads(cfg.env.threads);
   const nn::ActorCriticLayout policy = algos::PpoTrainer::policy_layout(cfg);
   std::unique_ptr<mpi::GradientReducer> reducer;
   if (mpi.size() > 1) reducer = session.make_reducer(policy.num_params, same_layout ? resume_meta->reducer : "");

@@ -143,7 +143,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
                                      "GMI(s) with a batch (x ppo.num_steps {}) that divides into {} minibatches",
                                      n, W, base.ppo.num_steps, base.ppo.num_minibatches));
     instances::Session session(base, mpi);
-    if (base.env.threads == 0) base.env.threads = session.default_env_threads();
+    base.env.threads = session.env_threads(base.env.threads);
     const std::string table = session.layout_table();
     const std::string device = runtime::device_description();
     spdlog::info("gmi_drl {} bench ({}) | {} | {} | {} steps x {} epochs x {} minibatches | matmul {}",

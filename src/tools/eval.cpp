@@ -152,7 +152,7 @@ int run_eval(const EvalOptions& o, int* argc, char*** argv) {
     mpi::set_timeout(cfg.reduce.timeout_s);
 
     instances::Session session(cfg, mpi);
-    if (cfg.env.threads == 0) cfg.env.threads = session.default_env_threads();
+    cfg.env.threads = session.env_threads(cfg.env.threads);
     const int gmi = session.me().gmi_rank;
     const checkpoint::Contents c = checkpoint::read(o.checkpoint, -1);
     const std::uint64_t seed = std::uint64_t(o.seed);

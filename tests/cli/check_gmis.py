@@ -10,7 +10,10 @@
   fail    a daemon that cannot start: one error line, status 2; an error after the daemon
           started: the daemon is still stopped
   errors  layouts the config cannot run: one error line naming the key
-  bench   bench-reduce and bench on 4 and 2 GMIs write JSON with every strategy and the layout
+  bench   bench-reduce and bench on 4 and 2 GMIs write JSON with every strategy and the layout;
+          bench --mode serve times rollouts only; the JSON has each GMI's memory and share; a
+          host-simulated env (Hopper, MuJoCo builds) on a rank bound to one core warns that its
+          environment threads share that core
   learn   2 GMIs x 4 envs (the single-GMI batch of config/cartpole_ppo.yaml) learn CartPole:
           an iteration's mean return >= 475 within 500k steps, as one GMI does
 
@@ -191,6 +194,24 @@ def mode_bench(a, cfg):
     r = j["results"][0]
     if (j["gmis"], j["reduce"], r["num_envs"], r["envs_per_gmi"], r["env_steps_per_iteration"]) != (2, "mpr", 8, 4, 128):
         fail("bench JSON: " + str(j), p)
+    if r["memory_per_gmi"] <= 0 or j["memory_budget_per_gmi"] <= 0 or j["mode"] != "train":
+        fail("bench JSON lacks memory or mode: " + str(j), p)
+    p = run(a, 2, ["bench", "--config", cfg, "--num-envs", "8", "--iterations", "2", "--warmup", "0",
+                   "--mode", "serve", "--json", out])
+    j = json.load(open(out))
+    if j["mode"] != "serve" or j["benchmark"] != "ppo_serve" or j["results"][0]["update_ms"] != 0:
+        fail("bench --mode serve JSON: " + str(j), p)
+    if os.environ.get("GMI_TEST_MUJOCO") == "1" and len(os.sched_getaffinity(0)) >= 2:
+        e = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        hopper = os.path.join(os.path.dirname(os.path.dirname(HERE)), "config", "hopper_ppo.yaml")
+        for bind, warned in (("core", True), ("none", False)):
+            p = subprocess.run([a.mpiexec, "-n", "1", "--bind-to", bind, a.gmi, "bench", "--config", hopper,
+                                "--num-envs", "8", "--iterations", "1", "--warmup", "0",
+                                "--set", "ppo.num_steps=32", "--set", "ppo.num_minibatches=2"],
+                               capture_output=True, text=True, timeout=240, env=e)
+            said = "environment thread(s) share them" in p.stdout + p.stderr
+            if p.returncode != 0 or said != warned:
+                fail(f"--bind-to {bind}: the affinity warning should {'' if warned else 'not '}be printed", p)
     p = run(a, 2, ["bench", "--config", cfg, "--num-envs", "7"], status=2)
     if not re.search(r"gmi_drl: error: --num-envs: 7 is not a positive count that splits evenly over 2 GMI", p.stderr):
         fail("uneven --num-envs must be refused", p)

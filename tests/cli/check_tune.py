@@ -7,14 +7,17 @@
             same choice; the overlay it writes trains as is (`--config base --config tuned.yaml`
             under mpiexec -n G); a probe that fails (out of memory) and one that hangs
             (--probe-timeout) are recorded and the search goes on; --budget-minutes cuts the
-            search after the first probe and keeps the best so far
+            search after the first probe and keeps the best so far; SIGTERM during a probe ends
+            that probe's processes and tune reports and writes the best so far
 
   check_tune.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
 import json
 import os
 import re
+import signal
 import subprocess
+import time
 
 import harness
 from harness import env_for
@@ -93,6 +96,25 @@ def mode_probes(a):
     cut = json.load(open(os.path.join(w, "cut.json")))
     assert cut["cut"] and cut["probes"] == 1 and cut["chosen"]["gmis_per_gpu"] == 2, cut
     assert "the search was cut by --budget-minutes" in out, out
+    # SIGTERM while a probe hangs: its processes are ended, the best so far is written.
+    p = subprocess.Popen([a.gmi, "tune", "--config", "base.yaml"] + GRID +
+                         ["--json", "int.json", "--out", "int.yaml", "--workdir", "p4", "--launcher", flaky],
+                         cwd=w, env=env_for({"FLAKY_HANG": "2x8"}), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    t0 = time.time()
+    while not os.path.exists(os.path.join(w, "p4", "probe-2x8.log")) and time.time() - t0 < 120:
+        time.sleep(0.2)
+    time.sleep(1)
+    p.send_signal(signal.SIGTERM)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 0, out
+    assert "interrupted by signal 15, this is the best found so far" in out, out
+    it = json.load(open(os.path.join(w, "int.json")))
+    assert it["chosen"]["gmis_per_gpu"] == 2 and it["chosen"]["envs_per_gmi"] == 4, it["chosen"]
+    assert keys(os.path.join(w, "int.yaml")) == (2, 4)
+    left = subprocess.run(["pgrep", "-f", "flaky_launcher.py"], capture_output=True, text=True).stdout.split()
+    assert not left, f"probe processes left after SIGTERM: {left}"
+
     print(f"exhaustive best {best['gmis_per_gpu']}x{best['envs_per_gmi']}, Algorithm 1 {a1['gmis_per_gpu']}x"
           f"{a1['envs_per_gmi']} with {ex['algorithm1']['probes']} of 6 probes")
 
