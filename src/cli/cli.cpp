@@ -251,7 +251,12 @@ int main(int argc, char** argv) {
   if (bench_cmd->parsed()) return tools::run_bench(bench, &argc, &argv);
   if (rb_cmd->parsed()) return tools::run_reduce_bench(rb, &argc, &argv);
   if (ev_cmd->parsed()) return tools::run_eval(ev, &argc, &argv);
-  if (tu_cmd->parsed()) return tuning::run_tune(tu);
+  if (tu_cmd->parsed()) {
+    runtime::setup_logging(0);
+    int status = 0;
+    const int st = guarded([&] { status = tuning::run_tune(tu); });
+    return st != 0 ? st : status;
+  }
   if (ex_cmd->parsed()) {
     runtime::setup_logging(0);
     return guarded([&] { tools::run_export(ex); });

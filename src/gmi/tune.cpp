@@ -28,7 +28,6 @@
 #include "gmi_version.hpp"
 #include "kernels/core/error.hpp"
 #include "src/config/config.hpp"
-#include "src/runtime/logging.hpp"
 
 namespace gmi::tuning {
 namespace {
@@ -312,230 +311,249 @@ ProbeFn replay_probe(const json& j, const std::string& path) {
   };
 }
 
+/// How probes are started: the launcher's words, whether it is srun (-n, not -np), this
+/// executable, and where the probes' logs and JSON go.
+struct Launch {
+  std::vector<std::string> words;
+  bool srun = false;
+  std::string exe, workdir;
+};
+
+/// One probe: `g` GMIs x `n` envs each, a fresh `LAUNCHER -np g gmi_drl bench` job.  A candidate
+/// whose config is invalid (e.g. a batch that ppo.num_minibatches does not divide) is not
+/// launched: the config says why.
+Point launch_probe(const TuneOptions& o, const config::Overrides& sets, const Launch& l, int g, int n) {
+  Point p;
+  p.gmis = g;
+  p.envs = n;
+  try {
+    config::Overrides ov = sets;
+    ov.emplace_back("env.num_envs", std::to_string(n));
+    ov.emplace_back("gmi.per_gpu", std::to_string(g));
+    config::load(o.config_paths, ov, g);
+  } catch (const InputError& e) {
+    p.status = "invalid";
+    p.note = e.what();
+    return p;
+  }
+  const std::string stem = fmt::format("{}/probe-{}x{}", l.workdir, g, n);
+  std::vector<std::string> argv = l.words;
+  argv.insert(argv.end(), {l.srun ? "-n" : "-np", std::to_string(g), l.exe, "bench"});
+  for (const auto& c : o.config_paths) argv.insert(argv.end(), {"--config", c});
+  for (const auto& s : o.sets) argv.insert(argv.end(), {"--set", s});
+  argv.insert(argv.end(), {"--set", fmt::format("gmi.per_gpu={}", g), "--num-envs", std::to_string(g * n),
+                           "--iterations", std::to_string(o.probe_iterations), "--warmup",
+                           std::to_string(o.probe_warmup), "--mode", o.mode, "--json", stem + ".json"});
+  std::filesystem::remove(stem + ".json");
+  const auto tp = Clock::now();
+  const int rc = run_process(argv, stem + ".log", o.probe_timeout_s);
+  p.seconds = seconds_since(tp);
+  if (rc != 0) {
+    p.status = "failed";
+    p.note = rc == -2 ? "interrupted (signal)"
+             : rc < 0 ? fmt::format("timed out after {:.0f} s ({}.log)", o.probe_timeout_s, stem)
+                      : fmt::format("exit status {}: {} ({}.log)", rc, failure_text(stem + ".log"), stem);
+    if (rc == -2) p.status = "cut";
+    return p;
+  }
+  try {
+    std::ifstream in(stem + ".json");
+    const json j = json::parse(in);
+    const json& res = j.at("results").at(0);
+    p.top = res.at("env_steps_per_s");
+    p.mem = res.at("memory_per_gmi");
+    p.budget = j.at("memory_budget_per_gmi");
+    p.status = "probed";
+  } catch (const std::exception& e) {
+    p.status = "failed";
+    p.note = fmt::format("no usable result in {}.json ({})", stem, e.what());
+  }
+  return p;
+}
+
+/// --exhaustive: every grid point probed (within the time budget), the best measured chosen;
+/// `grid` gets every point for Algorithm 1's replay.
+SearchResult exhaustive(const std::vector<int>& gmis, const std::vector<int>& envs, int gpus, double budget_s,
+                        const ProbeFn& probe, const std::function<bool()>& stop,
+                        std::map<std::pair<int, int>, Point>& grid) {
+  SearchResult r;
+  double spent = 0;
+  for (int g : gmis)
+    for (int n : envs) {
+      Point p;
+      if ((budget_s > 0 && spent >= budget_s) || stop()) {
+        p.gmis = g, p.envs = n, p.status = "cut", p.note = stop() ? "interrupted" : "time budget spent";
+        r.cut = true;
+      } else {
+        p = probe(g, n);
+        spent += p.seconds;
+        if (p.status == "probed" || p.status == "failed") ++r.probes;
+      }
+      p.system = p.status == "probed" ? estimate(p.top, gpus) : 0;
+      p.sat = std::nan("");
+      grid[{g, n}] = p;
+      r.points.push_back(p);
+    }
+  r.seconds = spent;
+  double best = -1;
+  for (std::size_t i = 0; i < r.points.size(); ++i)
+    if (r.points[i].status == "probed" && r.points[i].system > best) best = r.points[i].system, r.best = int(i);
+  if (r.best >= 0) r.points[r.best].chosen = true;
+  return r;
+}
+
+/// The overlay (--out) and the JSON (--json).
+void write_outputs(const TuneOptions& o, const config::Config& base, const SearchResult& r, const SearchResult& algo,
+                   const std::string& launcher, const std::string& summary, double took) {
+  if (!o.out.empty() && r.best >= 0) {
+    const Point& b = r.points[r.best];
+    std::ofstream y(o.out);
+    if (!y) throw InputError("--out " + o.out + ": cannot write");
+    y << fmt::format("# gmi_drl tune ({}, mode {}): {} on {}\n# {}\n# use: mpirun -np {} gmi_drl", GMI_DRL_VERSION,
+                     o.mode, base.env.name, base.source, summary, b.gmis * o.gpus);
+    for (const auto& c : o.config_paths) y << " --config " << c;
+    y << " --config " << o.out << "\n";
+    y << fmt::format("gmi:\n  per_gpu: {}\nenv:\n  num_envs: {}\n", b.gmis, b.envs);
+    spdlog::info("wrote {}", o.out);
+  }
+  if (!o.json.empty()) {
+    json j;
+    j["tool"] = "tune";
+    j["gmi_drl_version"] = GMI_DRL_VERSION;
+    j["config"] = base.source;
+    j["env"] = base.env.name;
+    j["mode"] = o.mode;
+    j["alpha"] = o.alpha;
+    j["gpus"] = o.gpus;
+    j["exhaustive"] = o.exhaustive;
+    j["launcher"] = o.replay.empty() ? launcher : "replay " + o.replay;
+    j["probe_iterations"] = o.probe_iterations;
+    j["probe_warmup"] = o.probe_warmup;
+    j["cut"] = r.cut;
+    j["probes"] = r.probes;
+    j["probe_seconds"] = r.seconds;
+    j["tune_seconds"] = took;
+    j["points"] = json::array();
+    for (const Point& p : r.points) j["points"].push_back(point_json(p));
+    if (r.best >= 0) j["chosen"] = point_json(r.points[r.best]);
+    if (o.exhaustive && algo.best >= 0) {
+      j["algorithm1"] = {{"chosen", point_json(algo.points[algo.best])},
+                         {"probes", algo.probes},
+                         {"probe_seconds", algo.seconds}};
+    }
+    std::ofstream f(o.json);
+    if (!f) throw InputError("--json " + o.json + ": cannot write");
+    f << j.dump(2) << "\n";
+    spdlog::info("wrote {}", o.json);
+  }
+}
+
 }  // namespace
 
 int run_tune(const TuneOptions& o) {
-  runtime::setup_logging(0);
-  try {
-    const auto t0 = Clock::now();
-    if (o.max_gmis_per_gpu < 1) throw InputError("--max-gmis-per-gpu: expected an integer >= 1");
-    if (!(o.alpha >= 0)) throw InputError("--alpha: expected a number >= 0");
-    if (o.mode != "train" && o.mode != "serve") throw InputError("--mode: expected train or serve");
-    const std::vector<int> envs = parse_env_counts(o.env_counts);
-    std::vector<int> gmis;
-    for (int g = o.max_gmis_per_gpu; g >= 1; --g) gmis.push_back(g);
-    const double gpu_memory = o.gpu_memory.empty() ? 0 : parse_bytes(o.gpu_memory, "--gpu-memory");
-    const config::Overrides sets = config::parse_overrides(o.sets);
-    for (const auto& kv : sets)
-      if (kv.first == "gmi.per_gpu" || kv.first == "env.num_envs")
-        throw InputError("--set " + kv.first + ": tune chooses it (give --max-gmis-per-gpu / --env-counts instead)");
-    const config::Config base = config::load(o.config_paths, sets, 1);
+  const auto t0 = Clock::now();
+  if (o.max_gmis_per_gpu < 1) throw InputError("--max-gmis-per-gpu: expected an integer >= 1");
+  if (!(o.alpha >= 0)) throw InputError("--alpha: expected a number >= 0");
+  if (o.mode != "train" && o.mode != "serve") throw InputError("--mode: expected train or serve");
+  const std::vector<int> envs = parse_env_counts(o.env_counts);
+  std::vector<int> gmis;
+  for (int g = o.max_gmis_per_gpu; g >= 1; --g) gmis.push_back(g);
+  const double gpu_memory = o.gpu_memory.empty() ? 0 : parse_bytes(o.gpu_memory, "--gpu-memory");
+  const config::Overrides sets = config::parse_overrides(o.sets);
+  for (const auto& kv : sets)
+    if (kv.first == "gmi.per_gpu" || kv.first == "env.num_envs")
+      throw InputError("--set " + kv.first + ": tune chooses it (give --max-gmis-per-gpu / --env-counts instead)");
+  const config::Config base = config::load(o.config_paths, sets, 1);
 
-    std::string launcher = o.launcher;
-    // Open MPI binds 1-2 ranks to one core each; host-simulated environments need the node's cores.
-    if (launcher.empty()) launcher = std::getenv("SLURM_JOB_ID") ? "srun" : "mpirun --bind-to none";
-    const std::vector<std::string> launch = words(launcher);
-    if (launch.empty()) throw InputError("--launcher: empty");
-    const bool srun = std::filesystem::path(launch[0]).filename() == "srun";
-    std::string workdir = o.workdir;
-    if (workdir.empty()) {
-      char stamp[32];
-      const std::time_t now = std::time(nullptr);
-      std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-      workdir = std::string("tune-") + stamp;
-    }
-    const std::string exe = self_exe();
-
-    // A candidate whose config is invalid (e.g. a batch that ppo.num_minibatches does not divide)
-    // is not launched: the config says why.
-    ProbeFn probe;
-    if (!o.replay.empty()) {
-      std::ifstream in(o.replay);
-      if (!in) throw InputError("--replay " + o.replay + ": cannot open file");
-      json j;
-      try {
-        j = json::parse(in);
-      } catch (const json::exception& e) {
-        throw InputError("--replay " + o.replay + ": not JSON (" + e.what() + ")");
-      }
-      probe = replay_probe(j, o.replay);
-    } else {
-      std::filesystem::create_directories(workdir);
-      probe = [&](int g, int n) {
-        Point p;
-        p.gmis = g;
-        p.envs = n;
-        try {
-          config::Overrides ov = sets;
-          ov.emplace_back("env.num_envs", std::to_string(n));
-          ov.emplace_back("gmi.per_gpu", std::to_string(g));
-          config::load(o.config_paths, ov, g);
-        } catch (const InputError& e) {
-          p.status = "invalid";
-          p.note = e.what();
-          return p;
-        }
-        const std::string stem = fmt::format("{}/probe-{}x{}", workdir, g, n);
-        std::vector<std::string> argv = launch;
-        argv.insert(argv.end(), {srun ? "-n" : "-np", std::to_string(g), exe, "bench"});
-        for (const auto& c : o.config_paths) argv.insert(argv.end(), {"--config", c});
-        for (const auto& s : o.sets) argv.insert(argv.end(), {"--set", s});
-        argv.insert(argv.end(), {"--set", fmt::format("gmi.per_gpu={}", g), "--num-envs", std::to_string(g * n),
-                                 "--iterations", std::to_string(o.probe_iterations), "--warmup",
-                                 std::to_string(o.probe_warmup), "--mode", o.mode, "--json", stem + ".json"});
-        std::filesystem::remove(stem + ".json");
-        const auto tp = Clock::now();
-        const int rc = run_process(argv, stem + ".log", o.probe_timeout_s);
-        p.seconds = seconds_since(tp);
-        if (rc != 0) {
-          p.status = "failed";
-          p.note = rc == -2 ? "interrupted (signal)"
-                   : rc < 0 ? fmt::format("timed out after {:.0f} s ({}.log)", o.probe_timeout_s, stem)
-                            : fmt::format("exit status {}: {} ({}.log)", rc, failure_text(stem + ".log"), stem);
-          if (rc == -2) p.status = "cut";
-          return p;
-        }
-        try {
-          std::ifstream in(stem + ".json");
-          const json j = json::parse(in);
-          const json& res = j.at("results").at(0);
-          p.top = res.at("env_steps_per_s");
-          p.mem = res.at("memory_per_gmi");
-          p.budget = j.at("memory_budget_per_gmi");
-          p.status = "probed";
-        } catch (const std::exception& e) {
-          p.status = "failed";
-          p.note = fmt::format("no usable result in {}.json ({})", stem, e.what());
-        }
-        return p;
-      };
-    }
-    // The progress line of each probe, around the probe function.
-    int k = 0;
-    const ProbeFn logged = [&](int g, int n) {
-      Point p = probe(g, n);
-      ++k;
-      if (p.status == "probed")
-        spdlog::info("[probe {}] {} GMI(s)/GPU x {} envs/GMI: {} samples/s per GPU, {} per GMI (share {}), {:.1f} s", k,
-                     g, n, rate(p.top), gib(p.mem), gib(p.budget), p.seconds);
-      else
-        spdlog::warn("[probe {}] {} GMI(s)/GPU x {} envs/GMI: {}: {}", k, g, n, p.status, p.note);
-      return p;
-    };
-
-    spdlog::info("gmi_drl {} tune | {} | mode {} | {} GMI count(s) x {} env count(s) | alpha {} | {}{}", GMI_DRL_VERSION,
-                 base.env.name, o.mode, gmis.size(), envs.size(), o.alpha,
-                 o.replay.empty() ? "launcher '" + launcher + "'" : "replaying " + o.replay,
-                 o.exhaustive ? " | exhaustive" : "");
-    const double budget_s = o.budget_minutes * 60;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
-    const auto stop = [] { return g_signal != 0; };
-    SearchResult r;
-    SearchResult algo;  // with --exhaustive: Algorithm 1 replayed on the full grid's measurements
-    if (o.exhaustive) {
-      std::map<std::pair<int, int>, Point> grid;
-      double spent = 0;
-      for (int g : gmis)
-        for (int n : envs) {
-          Point p;
-          if ((budget_s > 0 && spent >= budget_s) || stop()) {
-            p.gmis = g, p.envs = n, p.status = "cut", p.note = stop() ? "interrupted" : "time budget spent";
-            r.cut = true;
-          } else {
-            p = logged(g, n);
-            spent += p.seconds;
-            if (p.status == "probed" || p.status == "failed") ++r.probes;
-          }
-          p.system = p.status == "probed" ? estimate(p.top, o.gpus) : 0;
-          p.sat = std::nan("");
-          grid[{g, n}] = p;
-          r.points.push_back(p);
-        }
-      r.seconds = spent;
-      double best = -1;
-      for (std::size_t i = 0; i < r.points.size(); ++i)
-        if (r.points[i].status == "probed" && r.points[i].system > best) best = r.points[i].system, r.best = int(i);
-      if (r.best >= 0) r.points[r.best].chosen = true;
-      algo = search(gmis, envs, o.alpha, o.gpus, gpu_memory, 0, [&](int g, int n) { return grid.at({g, n}); });
-    } else {
-      r = search(gmis, envs, o.alpha, o.gpus, gpu_memory, budget_s, logged, stop);
-    }
-    const double took = seconds_since(t0);
-
-    std::cout << table(r, o.gpus);
-    std::string summary;
-    if (r.best < 0) {
-      summary = "no candidate ran successfully; see the probes' logs in " + workdir;
-    } else {
-      const Point& b = r.points[r.best];
-      summary = fmt::format("chosen: {} GMI(s) per GPU x {} envs per GMI: {} samples/s per GPU ({} est. for {} GPU(s)); "
-                            "{} probe(s), {:.1f} s of probing, {:.1f} s in all{}",
-                            b.gmis, b.envs, rate(b.top), rate(b.system), o.gpus, r.probes, r.seconds, took,
-                            !r.cut ? ""
-                            : g_signal ? fmt::format("; interrupted by signal {}, this is the best found so far", int(g_signal))
-                                       : "; the search was cut by --budget-minutes, this is the best found so far");
-    }
-    spdlog::info("{}", summary);
-    std::string compare;
-    if (o.exhaustive && algo.best >= 0 && r.best >= 0) {
-      const Point& a = algo.points[algo.best];
-      const Point& b = r.points[r.best];
-      compare = fmt::format("Algorithm 1 on these measurements: {} GMI(s) x {} envs, {:.1f} % of the best; {} of {} "
-                            "probes, {:.1f} s of {:.1f} s of probing ({:.0f} %)",
-                            a.gmis, a.envs, 100.0 * a.system / b.system, algo.probes, r.probes, algo.seconds,
-                            r.seconds, r.seconds > 0 ? 100.0 * algo.seconds / r.seconds : 0.0);
-      spdlog::info("{}", compare);
-    }
-    if (!o.out.empty() && r.best >= 0) {
-      const Point& b = r.points[r.best];
-      std::ofstream y(o.out);
-      if (!y) throw InputError("--out " + o.out + ": cannot write");
-      y << fmt::format("# gmi_drl tune ({}, mode {}): {} on {}\n# {}\n# use: mpirun -np {} gmi_drl", GMI_DRL_VERSION,
-                       o.mode, base.env.name, base.source, summary, b.gmis * o.gpus);
-      for (const auto& c : o.config_paths) y << " --config " << c;
-      y << " --config " << o.out << "\n";
-      y << fmt::format("gmi:\n  per_gpu: {}\nenv:\n  num_envs: {}\n", b.gmis, b.envs);
-      spdlog::info("wrote {}", o.out);
-    }
-    if (!o.json.empty()) {
-      json j;
-      j["tool"] = "tune";
-      j["gmi_drl_version"] = GMI_DRL_VERSION;
-      j["config"] = base.source;
-      j["env"] = base.env.name;
-      j["mode"] = o.mode;
-      j["alpha"] = o.alpha;
-      j["gpus"] = o.gpus;
-      j["exhaustive"] = o.exhaustive;
-      j["launcher"] = o.replay.empty() ? launcher : "replay " + o.replay;
-      j["probe_iterations"] = o.probe_iterations;
-      j["probe_warmup"] = o.probe_warmup;
-      j["cut"] = r.cut;
-      j["probes"] = r.probes;
-      j["probe_seconds"] = r.seconds;
-      j["tune_seconds"] = took;
-      j["points"] = json::array();
-      for (const Point& p : r.points) j["points"].push_back(point_json(p));
-      if (r.best >= 0) j["chosen"] = point_json(r.points[r.best]);
-      if (o.exhaustive && algo.best >= 0) {
-        j["algorithm1"] = {{"chosen", point_json(algo.points[algo.best])},
-                           {"probes", algo.probes},
-                           {"probe_seconds", algo.seconds}};
-      }
-      std::ofstream f(o.json);
-      if (!f) throw InputError("--json " + o.json + ": cannot write");
-      f << j.dump(2) << "\n";
-      spdlog::info("wrote {}", o.json);
-    }
-    return r.best >= 0 ? 0 : 1;
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "gmi_drl: error: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gmi_drl: fatal: %s\n", e.what());
-    return 1;
+  std::string launcher = o.launcher;
+  // Open MPI binds 1-2 ranks to one core each; host-simulated environments need the node's cores.
+  if (launcher.empty()) launcher = std::getenv("SLURM_JOB_ID") ? "srun" : "mpirun --bind-to none";
+  Launch l;
+  l.words = words(launcher);
+  if (l.words.empty()) throw InputError("--launcher: empty");
+  l.srun = std::filesystem::path(l.words[0]).filename() == "srun";
+  l.workdir = o.workdir;
+  if (l.workdir.empty()) {
+    char stamp[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+    l.workdir = std::string("tune-") + stamp;
   }
+  l.exe = self_exe();
+
+  ProbeFn probe;
+  if (!o.replay.empty()) {
+    std::ifstream in(o.replay);
+    if (!in) throw InputError("--replay " + o.replay + ": cannot open file");
+    json j;
+    try {
+      j = json::parse(in);
+    } catch (const json::exception& e) {
+      throw InputError("--replay " + o.replay + ": not JSON (" + e.what() + ")");
+    }
+    probe = replay_probe(j, o.replay);
+  } else {
+    std::filesystem::create_directories(l.workdir);
+    probe = [&](int g, int n) { return launch_probe(o, sets, l, g, n); };
+  }
+  // The progress line of each probe, around the probe function.
+  int k = 0;
+  const ProbeFn logged = [&](int g, int n) {
+    Point p = probe(g, n);
+    ++k;
+    if (p.status == "probed")
+      spdlog::info("[probe {}] {} GMI(s)/GPU x {} envs/GMI: {} samples/s per GPU, {} per GMI (share {}), {:.1f} s", k,
+                   g, n, rate(p.top), gib(p.mem), gib(p.budget), p.seconds);
+    else
+      spdlog::warn("[probe {}] {} GMI(s)/GPU x {} envs/GMI: {}: {}", k, g, n, p.status, p.note);
+    return p;
+  };
+
+  spdlog::info("gmi_drl {} tune | {} | mode {} | {} GMI count(s) x {} env count(s) | alpha {} | {}{}", GMI_DRL_VERSION,
+               base.env.name, o.mode, gmis.size(), envs.size(), o.alpha,
+               o.replay.empty() ? "launcher '" + launcher + "'" : "replaying " + o.replay,
+               o.exhaustive ? " | exhaustive" : "");
+  const double budget_s = o.budget_minutes * 60;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  const auto stop = [] { return g_signal != 0; };
+  SearchResult r;
+  SearchResult algo;  // with --exhaustive: Algorithm 1 replayed on the full grid's measurements
+  if (o.exhaustive) {
+    std::map<std::pair<int, int>, Point> grid;
+    r = exhaustive(gmis, envs, o.gpus, budget_s, logged, stop, grid);
+    algo = search(gmis, envs, o.alpha, o.gpus, gpu_memory, 0, [&](int g, int n) { return grid.at({g, n}); });
+  } else {
+    r = search(gmis, envs, o.alpha, o.gpus, gpu_memory, budget_s, logged, stop);
+  }
+  const double took = seconds_since(t0);
+
+  std::cout << table(r, o.gpus);
+  std::string summary;
+  if (r.best < 0) {
+    summary = "no candidate ran successfully; see the probes' logs in " + l.workdir;
+  } else {
+    const Point& b = r.points[r.best];
+    summary = fmt::format("chosen: {} GMI(s) per GPU x {} envs per GMI: {} samples/s per GPU ({} est. for {} GPU(s)); "
+                          "{} probe(s), {:.1f} s of probing, {:.1f} s in all{}",
+                          b.gmis, b.envs, rate(b.top), rate(b.system), o.gpus, r.probes, r.seconds, took,
+                          !r.cut ? ""
+                          : g_signal ? fmt::format("; interrupted by signal {}, this is the best found so far", int(g_signal))
+                                     : "; the search was cut by --budget-minutes, this is the best found so far");
+  }
+  spdlog::info("{}", summary);
+  std::string compare;
+  if (o.exhaustive && algo.best >= 0 && r.best >= 0) {
+    const Point& a = algo.points[algo.best];
+    const Point& b = r.points[r.best];
+    compare = fmt::format("Algorithm 1 on these measurements: {} GMI(s) x {} envs, {:.1f} % of the best; {} of {} "
+                          "probes, {:.1f} s of {:.1f} s of probing ({:.0f} %)",
+                          a.gmis, a.envs, 100.0 * a.system / b.system, algo.probes, r.probes, algo.seconds,
+                          r.seconds, r.seconds > 0 ? 100.0 * algo.seconds / r.seconds : 0.0);
+    spdlog::info("{}", compare);
+  }
+  write_outputs(o, base, r, algo, launcher, summary, took);
+  return r.best >= 0 ? 0 : 1;
 }
 
 }  // namespace gmi::tuning

@@ -71,7 +71,8 @@ SearchResult search(const std::vector<int>& gmis, const std::vector<int>& envs, 
 /// "lo..hi" (powers of two from lo) or "a,b,c"; throws gmi::InputError naming --env-counts.
 std::vector<int> parse_env_counts(const std::string& text);
 
-/// Runs `gmi_drl tune`; returns the exit status (2: bad input, with one error line).
+/// Runs `gmi_drl tune`; returns 0, or 1 when no candidate ran.  Throws gmi::InputError for bad
+/// input (options, config, a --replay file).
 int run_tune(const TuneOptions& o);
 
 }  // namespace gmi::tuning
