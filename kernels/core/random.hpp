@@ -35,6 +35,7 @@ enum Stream : std::uint32_t {
   kInit = 3,         ///< weight initialisation (host only)
   kShuffle = 4,      ///< minibatch permutations: counter = (update index, epoch)
   kPhysicsReset = 5, ///< host-simulated initial states: counter = (episode << 8 | block, global env index)
+  kReplay = 6,       ///< replay sampling: counter = (draw, sample index in the batch)
 };
 
 /// Philox4x32-10 of a 128-bit counter {lo, hi} under a 64-bit key.

@@ -1,0 +1,225 @@
+#include "kernels/rl/replay.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/core/error.hpp"
+
+namespace gmi::rl {
+namespace {
+
+template <class T>
+View1<T> device_rows(const char* label, std::int64_t rows, int width) {
+  return View1<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), std::size_t(rows) * width);
+}
+
+template <class T>
+Kokkos::View<T*, HostSpace> host_rows(const char* label, std::int64_t rows, int width) {
+  return Kokkos::View<T*, HostSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)),
+                                     std::size_t(rows) * width);
+}
+
+/// Copies `rows` rows of `width` from ring row `from` of `src` to `dst` at row `to` (host views).
+template <class T>
+void copy_rows(T* dst, std::int64_t to, const T* src, std::int64_t from, std::int64_t rows, int width) {
+  std::memcpy(dst + to * width, src + from * width, std::size_t(rows) * width * sizeof(T));
+}
+
+/// The device kernel that writes n rows into the ring at positions (cursor + i) mod capacity.
+template <class T>
+void ring_write(const ExecSpace& space, const View1<T>& ring, const T* rows, int n, int width, std::int64_t cursor,
+                std::int64_t capacity) {
+  const auto r = ring;
+  Kokkos::parallel_for(
+      "gmi::rl::replay::add", Range64(space, 0, std::int64_t(n) * width), KOKKOS_LAMBDA(const std::int64_t k) {
+        const std::int64_t i = k / width, c = k % width;
+        r((cursor + i) % capacity * width + c) = rows[k];
+      });
+}
+
+template <class T>
+void gather(const ExecSpace& space, const View1<T>& ring, const View1<std::int64_t>& idx, const View1<T>& out,
+            int width) {
+  const auto r = ring;
+  const auto x = idx;
+  const auto o = out;
+  Kokkos::parallel_for(
+      "gmi::rl::replay::gather", Range64(space, 0, std::int64_t(x.extent(0)) * width),
+      KOKKOS_LAMBDA(const std::int64_t k) {
+        const std::int64_t j = k / width, c = k % width;
+        o(k) = r(x(j) * width + c);
+      });
+}
+
+}  // namespace
+
+ReplayStorage parse_replay_storage(const std::string& text, const std::string& key) {
+  if (text == "device") return ReplayStorage::device;
+  if (text == "host") return ReplayStorage::host;
+  throw InputError(key + ": expected device or host, got '" + text + "'");
+}
+
+ReplayBatch::ReplayBatch(const ReplaySpec& spec, int batch)
+    : size(batch),
+      obs("gmi::rl::replay::batch_obs", std::size_t(batch) * spec.obs_dim),
+      actions("gmi::rl::replay::batch_actions", std::size_t(batch) * spec.act_dim),
+      rewards("gmi::rl::replay::batch_rewards", batch),
+      next_obs("gmi::rl::replay::batch_next_obs", std::size_t(batch) * spec.obs_dim),
+      terminated("gmi::rl::replay::batch_terminated", batch) {}
+
+double ReplayBuffer::bytes(const ReplaySpec& s) {
+  return double(s.capacity) * (sizeof(float) * (2.0 * s.obs_dim + s.act_dim + 1) + sizeof(std::uint8_t));
+}
+
+ReplayBuffer::ReplayBuffer(const ReplaySpec& spec, ReplayStorage storage) : spec_(spec), storage_(storage) {
+  GMI_REQUIRE(spec.capacity >= 1 && spec.obs_dim >= 1 && spec.act_dim >= 1, "replay: empty spec");
+  const std::int64_t C = spec.capacity;
+  if (storage == ReplayStorage::device) {
+    obs_ = device_rows<float>("gmi::rl::replay::obs", C, spec.obs_dim);
+    actions_ = device_rows<float>("gmi::rl::replay::actions", C, spec.act_dim);
+    rewards_ = device_rows<float>("gmi::rl::replay::rewards", C, 1);
+    next_obs_ = device_rows<float>("gmi::rl::replay::next_obs", C, spec.obs_dim);
+    terminated_ = device_rows<std::uint8_t>("gmi::rl::replay::terminated", C, 1);
+  } else {
+    h_obs_ = host_rows<float>("gmi::rl::replay::obs", C, spec.obs_dim);
+    h_actions_ = host_rows<float>("gmi::rl::replay::actions", C, spec.act_dim);
+    h_rewards_ = host_rows<float>("gmi::rl::replay::rewards", C, 1);
+    h_next_obs_ = host_rows<float>("gmi::rl::replay::next_obs", C, spec.obs_dim);
+    h_terminated_ = host_rows<std::uint8_t>("gmi::rl::replay::terminated", C, 1);
+  }
+}
+
+void ReplayBuffer::add(const ExecSpace& space, int n, const float* obs, const float* actions, const float* rewards,
+                       const float* next_obs, const std::uint8_t* terminated) {
+  const std::int64_t C = spec_.capacity;
+  GMI_REQUIRE(n >= 0 && n <= C, "replay: more transitions in one add than the buffer holds");
+  if (n == 0) return;
+  const int od = spec_.obs_dim, ad = spec_.act_dim;
+  if (storage_ == ReplayStorage::device) {
+    ring_write(space, obs_, obs, n, od, cursor_, C);
+    ring_write(space, actions_, actions, n, ad, cursor_, C);
+    ring_write(space, rewards_, rewards, n, 1, cursor_, C);
+    ring_write(space, next_obs_, next_obs, n, od, cursor_, C);
+    ring_write(space, terminated_, terminated, n, 1, cursor_, C);
+  } else {
+    // Stage the rows on the host, then place them in the ring (in at most two pieces).
+    auto stage = [&](auto& host_ring, const auto* rows, int width) {
+      using T = std::remove_const_t<std::remove_pointer_t<decltype(rows)>>;
+      std::vector<T> tmp(std::size_t(n) * width);
+      Kokkos::deep_copy(space, Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(tmp.data(), tmp.size()),
+                        Kokkos::View<const T*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(rows, tmp.size()));
+      space.fence();
+      const std::int64_t first = std::min<std::int64_t>(n, C - cursor_);
+      copy_rows(host_ring.data(), cursor_, tmp.data(), 0, first, width);
+      if (first < n) copy_rows(host_ring.data(), 0, tmp.data(), first, n - first, width);
+    };
+    stage(h_obs_, obs, od);
+    stage(h_actions_, actions, ad);
+    stage(h_rewards_, rewards, 1);
+    stage(h_next_obs_, next_obs, od);
+    stage(h_terminated_, terminated, 1);
+  }
+  cursor_ = (cursor_ + n) % C;
+  size_ = std::min(C, size_ + n);
+}
+
+void ReplayBuffer::gather_device(const ExecSpace& space, const View1<std::int64_t>& idx, ReplayBatch& out) const {
+  gather(space, obs_, idx, out.obs, spec_.obs_dim);
+  gather(space, actions_, idx, out.actions, spec_.act_dim);
+  gather(space, rewards_, idx, out.rewards, 1);
+  gather(space, next_obs_, idx, out.next_obs, spec_.obs_dim);
+  gather(space, terminated_, idx, out.terminated, 1);
+}
+
+void ReplayBuffer::sample(const ExecSpace& space, std::uint64_t seed, std::uint64_t draw, ReplayBatch& out) const {
+  GMI_REQUIRE(size_ > 0, "replay: sampling from an empty buffer");
+  const int B = out.size;
+  const std::int64_t size = size_;
+  if (storage_ == ReplayStorage::device) {
+    if (idx_.extent(0) != std::size_t(B)) idx_ = View1<std::int64_t>("gmi::rl::replay::idx", B);
+    const auto idx = idx_;
+    Kokkos::parallel_for(
+        "gmi::rl::replay::draw", Range(space, 0, B),
+        KOKKOS_LAMBDA(const int j) { idx(j) = replay_index(seed, draw, std::uint64_t(j), size); });
+    gather_device(space, idx, out);
+    return;
+  }
+  // Host storage: the same indices, gathered on the host into staging rows, then one copy each.
+  const int od = spec_.obs_dim, ad = spec_.act_dim;
+  if (s_obs_.extent(0) < std::size_t(B) * od) {
+    s_obs_ = host_rows<float>("gmi::rl::replay::stage_obs", B, od);
+    s_actions_ = host_rows<float>("gmi::rl::replay::stage_actions", B, ad);
+    s_rewards_ = host_rows<float>("gmi::rl::replay::stage_rewards", B, 1);
+    s_next_obs_ = host_rows<float>("gmi::rl::replay::stage_next_obs", B, od);
+    s_terminated_ = host_rows<std::uint8_t>("gmi::rl::replay::stage_terminated", B, 1);
+  }
+  space.fence();  // the staging rows of the previous batch may still be in flight
+  for (int j = 0; j < B; ++j) {
+    const std::int64_t i = replay_index(seed, draw, std::uint64_t(j), size);
+    copy_rows(s_obs_.data(), j, h_obs_.data(), i, 1, od);
+    copy_rows(s_actions_.data(), j, h_actions_.data(), i, 1, ad);
+    s_rewards_(j) = h_rewards_(i);
+    copy_rows(s_next_obs_.data(), j, h_next_obs_.data(), i, 1, od);
+    s_terminated_(j) = h_terminated_(i);
+  }
+  auto first = [](const auto& v, std::size_t n) { return Kokkos::subview(v, std::make_pair(std::size_t(0), n)); };
+  Kokkos::deep_copy(space, out.obs, first(s_obs_, std::size_t(B) * od));
+  Kokkos::deep_copy(space, out.actions, first(s_actions_, std::size_t(B) * ad));
+  Kokkos::deep_copy(space, out.rewards, first(s_rewards_, std::size_t(B)));
+  Kokkos::deep_copy(space, out.next_obs, first(s_next_obs_, std::size_t(B) * od));
+  Kokkos::deep_copy(space, out.terminated, first(s_terminated_, std::size_t(B)));
+}
+
+ReplayState ReplayBuffer::save_state(const ExecSpace& space) const {
+  ReplayState s;
+  s.cursor = cursor_;
+  s.size = size_;
+  const std::size_t n = std::size_t(size_);
+  const int od = spec_.obs_dim, ad = spec_.act_dim;
+  auto take = [&](auto& to, const auto& dev, const auto& host, int width) {
+    using T = typename std::decay_t<decltype(to)>::value_type;
+    to.resize(n * width);
+    Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> dst(to.data(), to.size());
+    if (storage_ == ReplayStorage::device)
+      Kokkos::deep_copy(space, dst, Kokkos::subview(dev, std::make_pair(std::size_t(0), n * width)));
+    else
+      Kokkos::deep_copy(space, dst, Kokkos::subview(host, std::make_pair(std::size_t(0), n * width)));
+  };
+  take(s.obs, obs_, h_obs_, od);
+  take(s.actions, actions_, h_actions_, ad);
+  take(s.rewards, rewards_, h_rewards_, 1);
+  take(s.next_obs, next_obs_, h_next_obs_, od);
+  take(s.terminated, terminated_, h_terminated_, 1);
+  space.fence();
+  return s;
+}
+
+void ReplayBuffer::load_state(const ExecSpace& space, const ReplayState& s) {
+  const std::int64_t C = spec_.capacity;
+  const std::size_t n = std::size_t(s.size);
+  const int od = spec_.obs_dim, ad = spec_.act_dim;
+  GMI_REQUIRE(s.size >= 0 && s.size <= C && s.cursor >= 0 && s.cursor < C && (s.size == C || s.cursor == s.size),
+              "replay: the saved cursor and fill level do not fit the buffer's capacity");
+  GMI_REQUIRE(s.obs.size() == n * od && s.next_obs.size() == n * od && s.actions.size() == n * ad &&
+                  s.rewards.size() == n && s.terminated.size() == n,
+              "replay: the saved rows do not match the buffer's observation and action sizes");
+  auto put = [&](const auto& from, const auto& dev, const auto& host, int width) {
+    using T = typename std::decay_t<decltype(from)>::value_type;
+    Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> src(from.data(), from.size());
+    if (storage_ == ReplayStorage::device)
+      Kokkos::deep_copy(space, Kokkos::subview(dev, std::make_pair(std::size_t(0), n * width)), src);
+    else
+      Kokkos::deep_copy(space, Kokkos::subview(host, std::make_pair(std::size_t(0), n * width)), src);
+  };
+  put(s.obs, obs_, h_obs_, od);
+  put(s.actions, actions_, h_actions_, ad);
+  put(s.rewards, rewards_, h_rewards_, 1);
+  put(s.next_obs, next_obs_, h_next_obs_, od);
+  put(s.terminated, terminated_, h_terminated_, 1);
+  space.fence();
+  cursor_ = s.cursor;
+  size_ = s.size;
+}
+
+}  // namespace gmi::rl
