@@ -1,6 +1,7 @@
 #include "src/algos/actor.hpp"
 
 #include "kernels/core/error.hpp"
+#include "kernels/rl/fused_act.hpp"
 #include "kernels/rl/sample.hpp"
 
 namespace gmi::algos {
@@ -32,10 +33,40 @@ Actor::Actor(const nn::ActorCriticLayout& layout, const std::vector<float>& para
     Kokkos::deep_copy(obs_rms_.state(), to_device("gmi::actor::obs_rms", obs_rms));
   }
   ws_ = nn::MlpWorkspace<float>(layout.actor, capacity);
+  fused_ = options.fused && rl::fused_act_supported(layout);
+  if (fused_) {
+    logp_ = View1<float>("gmi::actor::logp", capacity);
+    values_ = View1<float>("gmi::actor::values", capacity);
+  }
 }
 
 void Actor::act(const ExecSpace& space, const float* obs, int n, bool deterministic, std::uint64_t seed,
                 std::uint64_t step, std::uint64_t env_offset, float* actions, float* env_actions) {
+  if (fused_ && !deterministic) {
+    rl::FusedActArgs f;
+    f.N = n;
+    f.obs_dim = layout_.obs_dim;
+    f.act_dim = layout_.act_dim;
+    f.num_actions = layout_.num_actions;
+    f.seed = seed;
+    f.step = step;
+    f.env_offset = env_offset;
+    f.clip_actions = options_.clip_actions;
+    f.params = params_.data();
+    f.log_std = layout_.log_std;
+    f.obs = obs;
+    f.obs_stats = options_.normalize_obs ? obs_rms_.state().data() : nullptr;
+    f.obs_clip = options_.obs_clip;
+    f.act_low = act_low_.data();
+    f.act_high = act_high_.data();
+    f.actions = actions;
+    f.env_actions = env_actions;
+    f.logp = logp_.data();
+    f.values = values_.data();
+    f.tf32 = options_.tf32;
+    rl::fused_act(space, layout_, f);
+    return;
+  }
   const float* in = obs;
   if (options_.normalize_obs) {
     obs_rms_.normalize(space, obs, policy_in_.data(), n, options_.obs_clip);

@@ -208,7 +208,10 @@ double Session::memory_in_use() const {
 #if defined(KOKKOS_ENABLE_CUDA)
   std::size_t free_b = 0, total_b = 0;
   GMI_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  return double(total_b - free_b) / layout().gmis_per_gpu[me().global_gpu];
+  // Under an MPS memory limit the context sees its own allowance and use; otherwise the GPU's,
+  // which its GMIs share.
+  const bool own_limit = settings_.backend == "mps" && !settings_.memory_limit.empty();
+  return double(total_b - free_b) / (own_limit ? 1 : layout().gmis_per_gpu[me().global_gpu]);
 #else
   rusage u{};
   getrusage(RUSAGE_SELF, &u);

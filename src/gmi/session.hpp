@@ -69,8 +69,8 @@ class Session {
   void check_memory(double device_bytes, double host_bytes, const std::string& drivers) const;
 
   /// Memory this GMI uses now: on CUDA builds its GPU's used memory (every context, buffer and
-  /// library workspace) divided among the GPU's GMIs; on host builds this process's peak
-  /// resident size.  Local (not collective).
+  /// library workspace) divided among the GPU's GMIs, or under an MPS memory limit its own use;
+  /// on host builds this process's peak resident size.  Local (not collective).
   double memory_in_use() const;
   /// Memory a GMI may use: its MPS memory limit, else its GPU's memory divided among the GPU's
   /// GMIs (host builds: the node's memory divided among the node's GMIs).  Local.

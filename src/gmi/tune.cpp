@@ -122,6 +122,7 @@ SearchResult search(const std::vector<int>& gmis, const std::vector<int>& envs, 
   auto out_of_time = [&] { return (budget_s > 0 && r.seconds >= budget_s) || (stop && stop()); };
   for (int g : gmis) {
     double pre_top = 0, pre_mem = 0;
+    double share = gpu_memory > 0 ? gpu_memory / g : 0;  // a GMI's memory: given, or as its probes report
     std::vector<std::pair<double, double>> seen;  // (envs, memory) of this GMI count's probes
     bool done = false;  // this GMI count is finished
     for (int n : envs) {
@@ -142,11 +143,11 @@ SearchResult search(const std::vector<int>& gmis, const std::vector<int>& envs, 
         continue;
       }
       // Eq. 4: project memory from the last two probes; skip what cannot fit in a GMI's share.
-      if (seen.size() >= 2 && gpu_memory > 0) {
+      if (seen.size() >= 2 && share > 0) {
         const auto [e1, m1] = seen[seen.size() - 2];
         const auto [e2, m2] = seen[seen.size() - 1];
         const double mp = (double(n) - e2) / (e2 - e1) * (m2 - m1) + m2;
-        p.budget = gpu_memory / g;
+        p.budget = share;
         if (mp > p.budget) {
           p.status = "skipped";
           p.mem = mp;
@@ -160,7 +161,14 @@ SearchResult search(const std::vector<int>& gmis, const std::vector<int>& envs, 
       m.sat = std::nan("");
       r.seconds += m.seconds;
       if (m.status == "probed" || m.status == "failed") ++r.probes;
-      if (gpu_memory <= 0 && m.budget > 0) gpu_memory = m.budget * g;  // the first report sets the GPU's memory
+      // A probe reports its GMIs' share (the GPU's memory over them, or their MPS memory limit).
+      if (gpu_memory <= 0 && m.budget > 0) share = m.budget;
+      if (m.status == "invalid") {
+        // The config refuses this env count (e.g. a batch the minibatches do not divide); a
+        // larger one may be fine.
+        r.points.push_back(m);
+        continue;
+      }
       if (m.status != "probed") {
         // Out of memory, an error or a timeout: a larger env count will not do better.
         r.points.push_back(m);
@@ -294,7 +302,7 @@ ProbeFn replay_probe(const json& j, const std::string& path) {
     p.envs = e.at("envs_per_gmi");
     p.status = e.at("status");
     if (p.status == "saturated") p.status = "probed";
-    if (p.status != "probed" && p.status != "failed") continue;
+    if (p.status == "skipped" || p.status == "not visited") continue;  // decided by that run's search, not measured
     p.note = e.value("note", "");
     p.top = e["samples_per_s"].is_number() ? e["samples_per_s"].get<double>() : 0;
     p.mem = e["memory_per_gmi"].is_number() ? e["memory_per_gmi"].get<double>() : 0;
@@ -305,8 +313,8 @@ ProbeFn replay_probe(const json& j, const std::string& path) {
   return [m, path](int g, int n) {
     const auto it = m.find({g, n});
     if (it == m.end())
-      throw InputError(fmt::format("--replay {}: no measurement of {} GMIs x {} envs (was it an --exhaustive run of "
-                                   "this grid?)", path, g, n));
+      throw InputError(fmt::format("--replay {}: no measurement of {} GMIs x {} envs: replay an --exhaustive run "
+                                   "with the same --max-gmis-per-gpu and --env-counts", path, g, n));
     return it->second;
   };
 }
@@ -338,6 +346,8 @@ Point launch_probe(const TuneOptions& o, const config::Overrides& sets, const La
   }
   const std::string stem = fmt::format("{}/probe-{}x{}", l.workdir, g, n);
   std::vector<std::string> argv = l.words;
+  // One GPU's GMIs on one node (srun would spread the tasks of a multi-node allocation).
+  if (l.srun) argv.insert(argv.end(), {"-N", "1"});
   argv.insert(argv.end(), {l.srun ? "-n" : "-np", std::to_string(g), l.exe, "bench"});
   for (const auto& c : o.config_paths) argv.insert(argv.end(), {"--config", c});
   for (const auto& s : o.sets) argv.insert(argv.end(), {"--set", s});
@@ -453,6 +463,8 @@ void write_outputs(const TuneOptions& o, const config::Config& base, const Searc
 int run_tune(const TuneOptions& o) {
   const auto t0 = Clock::now();
   if (o.max_gmis_per_gpu < 1) throw InputError("--max-gmis-per-gpu: expected an integer >= 1");
+  if (!(o.probe_timeout_s > 0)) throw InputError("--probe-timeout: expected a number of seconds > 0");
+  if (!(o.budget_minutes >= 0)) throw InputError("--budget-minutes: expected a number of minutes >= 0 (0: no limit)");
   if (!(o.alpha >= 0)) throw InputError("--alpha: expected a number >= 0");
   if (o.mode != "train" && o.mode != "serve") throw InputError("--mode: expected train or serve");
   const std::vector<int> envs = parse_env_counts(o.env_counts);

@@ -7,12 +7,15 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include "gmi_version.hpp"
 #include "kernels/core/error.hpp"
 #include "kernels/nn/blas.hpp"
 #include "mpi/environment.hpp"
+#include "src/algos/actor.hpp"
 #include "src/algos/ppo/ppo.hpp"
+#include "kernels/envs/registry.hpp"
 #include "mpi/device_group.hpp"
 #include "mpi/reducers.hpp"
 #include "src/gmi/session.hpp"
@@ -55,17 +58,78 @@ double max_over_ranks(double v) {
   return v;
 }
 
-/// One iteration of the mode: rollout + update (train) or a rollout alone (serve).
-void iterate(algos::PpoTrainer& trainer, bool serve, double& rollout, double& update) {
-  if (!serve) {
-    const auto m = trainer.iterate();
+/// Serving (bench --mode serve): a GMI's policy acting in its envs and nothing else: the actor
+/// (no critic), the envs and one step's buffers, as `gmi_drl eval` runs them.
+class Server {
+ public:
+  Server(const config::Config& cfg, std::uint64_t env_offset)
+      : env_(envs::make_vec_env(cfg.env.name, cfg.env.num_envs, std::uint64_t(cfg.train.seed), env_offset,
+                                config::env_overrides(cfg))),
+        N_(cfg.env.num_envs),
+        T_(cfg.ppo.num_steps),
+        seed_(std::uint64_t(cfg.train.seed)),
+        offset_(env_offset) {
+    const envs::EnvSpec& spec = env_->spec();
+    const nn::ActorCriticSpec acs = algos::policy_spec(cfg, spec);
+    const nn::ActorCriticLayout layout(acs);
+    algos::ActorOptions ao;
+    ao.normalize_obs = cfg.ppo.normalize_obs;
+    ao.obs_clip = float(cfg.ppo.obs_clip);
+    ao.clip_actions = cfg.ppo.clip_actions;
+    ao.act_low = spec.act_low;
+    ao.act_high = spec.act_high;
+    ao.fused = algos::fused_wanted(cfg);
+    ao.tf32 = cfg.device.matmul == "tf32";
+    const std::vector<double> rms(3 * std::size_t(spec.obs_dim), 1.0);  // mean 1, var 1: any valid statistics
+    actor_.emplace(layout, nn::init_actor_critic<float>(layout, acs, seed_), rms, ao, N_);
+    const std::size_t n = std::size_t(N_);
+    obs_ = View1<float>("gmi::bench::serve::obs", n * spec.obs_dim);
+    final_obs_ = View1<float>("gmi::bench::serve::final_obs", n * spec.obs_dim);
+    actions_ = View1<float>("gmi::bench::serve::actions", n * spec.act_dim);
+    env_actions_ = View1<float>("gmi::bench::serve::env_actions", n * spec.act_dim);
+    reward_ = View1<float>("gmi::bench::serve::reward", n);
+    term_ = View1<std::uint8_t>("gmi::bench::serve::terminated", n);
+    trunc_ = View1<std::uint8_t>("gmi::bench::serve::truncated", n);
+    continuous_ = !spec.discrete();
+    env_->reset_all(ExecSpace(), obs_.data());
+  }
+  /// ppo.num_steps steps of every env, sampled actions.
+  void rollout() {
+    envs::StepOutputs out;
+    out.next_obs = obs_.data();
+    out.final_obs = final_obs_.data();
+    out.reward = reward_.data();
+    out.terminated = term_.data();
+    out.truncated = trunc_.data();
+    float* env_act = continuous_ ? env_actions_.data() : actions_.data();
+    for (int t = 0; t < T_; ++t, ++step_) {
+      actor_->act(space_, obs_.data(), N_, false, seed_, step_, offset_, actions_.data(), env_act);
+      env_->step(space_, env_act, out);
+    }
+    space_.fence();
+  }
+
+ private:
+  ExecSpace space_;
+  std::unique_ptr<envs::VecEnvBase> env_;
+  std::optional<algos::Actor> actor_;
+  int N_, T_;
+  std::uint64_t seed_, offset_, step_ = 0;
+  bool continuous_ = false;
+  View1<float> obs_, final_obs_, actions_, env_actions_, reward_;
+  View1<std::uint8_t> term_, trunc_;
+};
+
+/// One iteration of the mode: rollout + update (train) or a serving rollout (serve).
+void iterate(algos::PpoTrainer* trainer, Server* server, double& rollout, double& update) {
+  if (trainer) {
+    const auto m = trainer->iterate();
     rollout += m.time_rollout;
     update += m.time_update;
     return;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  trainer.rollout();
-  Kokkos::fence();
+  server->rollout();
   rollout += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -82,15 +146,22 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   r.envs_per_gmi = n;
   r.steps_per_iteration = cfg.batch_size * world;
   const auto t0 = std::chrono::steady_clock::now();
-  algos::PpoTrainer trainer(cfg, std::uint64_t(gmi_rank) * n, reducer);
+  std::optional<algos::PpoTrainer> trainer;
+  std::optional<Server> server;
+  if (serve)
+    server.emplace(cfg, std::uint64_t(gmi_rank) * n);
+  else
+    trainer.emplace(cfg, std::uint64_t(gmi_rank) * n, reducer);
+  algos::PpoTrainer* tr = trainer ? &*trainer : nullptr;
+  Server* sv = server ? &*server : nullptr;
   r.setup_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  r.path = trainer.kernels();
+  r.path = trainer ? trainer->kernels() : "actor";
   double rollout = 0, update = 0;
-  for (int i = 0; i < warmup; ++i) iterate(trainer, serve, rollout, update);
+  for (int i = 0; i < warmup; ++i) iterate(tr, sv, rollout, update);
   rollout = update = 0;
   GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   const auto t1 = std::chrono::steady_clock::now();
-  for (int i = 0; i < iterations; ++i) iterate(trainer, serve, rollout, update);
+  for (int i = 0; i < iterations; ++i) iterate(tr, sv, rollout, update);
   const double total_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
   r.steps_per_s = double(r.steps_per_iteration) * iterations / total_s;
   r.rollout_ms = 1e3 * max_over_ranks(rollout) / iterations;
@@ -100,7 +171,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   g_kernels = g_copies = 0;
   const auto b0 = blas::call_count();
   count_launches(true);
-  iterate(trainer, serve, rollout, update);
+  iterate(tr, sv, rollout, update);
   count_launches(false);
   r.kernels = double(g_kernels);
   r.copies = double(g_copies);

@@ -1,12 +1,15 @@
 #include "src/tools/eval.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "gmi_version.hpp"
@@ -108,12 +111,6 @@ std::string per_gmi_path(const std::string& path, int rank) {
   return fmt::format("{}.gmi{}{}", path.substr(0, dot), rank, path.substr(dot));
 }
 
-std::string json_list(const std::vector<double>& v) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) s += fmt::format("{}{:.6g}", i ? ", " : "", v[i]);
-  return s + "]";
-}
-
 }  // namespace
 
 int run_eval(const EvalOptions& o, int* argc, char*** argv) {
@@ -151,6 +148,17 @@ int run_eval(const EvalOptions& o, int* argc, char*** argv) {
     config::Config cfg = config::parse(saved, o.checkpoint, ov, W);
     mpi::set_timeout(cfg.reduce.timeout_s);
 
+    // Every GMI's trajectory file must be creatable before hours of rollouts: one error, named.
+    if (!o.out.empty()) {
+      const std::string path = W > 1 ? per_gmi_path(o.out, rank) : o.out;
+      const std::filesystem::path dir = std::filesystem::absolute(path).parent_path();
+      std::string err;
+      if (!std::filesystem::is_directory(dir) || access(dir.c_str(), W_OK) != 0)
+        err = "--out " + path + ": the directory " + dir.string() + " does not exist or is not writable";
+      double failed = err.empty() ? -1 : rank;
+      mpi::allreduce_max(&failed, 1);
+      if (failed >= 0) throw InputError(mpi::broadcast_string(err, MPI_COMM_WORLD, int(failed)));
+    }
     instances::Session session(cfg, mpi);
     cfg.env.threads = session.env_threads(cfg.env.threads);
     const int gmi = session.me().gmi_rank;
@@ -168,6 +176,8 @@ int run_eval(const EvalOptions& o, int* argc, char*** argv) {
     ao.clip_actions = cfg.ppo.clip_actions;
     ao.act_low = spec.act_low;
     ao.act_high = spec.act_high;
+    ao.fused = algos::fused_wanted(cfg);
+    ao.tf32 = cfg.device.matmul == "tf32";
     algos::Actor actor(layout, c.state.params, c.state.obs_rms, ao, E);
 
     // Episodes per env: as even as possible, and only the first `target` episodes of an env
@@ -291,7 +301,15 @@ int run_eval(const EvalOptions& o, int* argc, char*** argv) {
     if (record) {
       const std::string path = W > 1 ? per_gmi_path(o.out, rank) : o.out;
       const hsize_t T = hsize_t(steps);
-      io::H5Handle f = io::create_file(path);
+      // A file this GMI cannot create is its own failure (the others may write theirs): it ends
+      // the job with the message, rather than an input error only rank 0 would print.
+      io::H5Handle f = [&] {
+        try {
+          return io::create_file(path);
+        } catch (const InputError& e) {
+          throw Error(std::string("--out: ") + e.what());
+        }
+      }();
       io::write(f, "obs", rec_obs.data(), {T, n, od});
       io::write(f, "action", rec_act.data(), {T, n, ad});
       if (continuous) io::write(f, "env_action", rec_env_act.data(), {T, n, ad});
@@ -313,17 +331,30 @@ int run_eval(const EvalOptions& o, int* argc, char*** argv) {
                    rec_sim.empty() ? "none for this environment" : "yes");
     }
     if (!o.json.empty() && rank == 0) {
-      std::ofstream j(o.json);
-      if (!j) throw InputError(o.json + ": cannot write");
-      j << fmt::format(
-          "{{\n  \"tool\": \"eval\",\n  \"gmi_drl_version\": \"{}\",\n  \"checkpoint\": \"{}\",\n  \"env\": \"{}\",\n"
-          "  \"device\": \"{}\",\n  \"gmis\": {},\n  \"envs_per_gmi\": {},\n  \"deterministic\": {},\n  \"seed\": {},\n"
-          "  \"episodes\": {},\n  \"return_mean\": {:.6g},\n  \"return_std\": {:.6g},\n  \"return_min\": {:.6g},\n"
-          "  \"return_max\": {:.6g},\n  \"length_mean\": {:.6g},\n  \"length_std\": {:.6g},\n  \"env_steps\": {:.0f},\n"
-          "  \"seconds\": {:.6g},\n  \"env_steps_per_s\": {:.6g},\n  \"returns\": {},\n  \"lengths\": {}\n}}\n",
-          GMI_DRL_VERSION, o.checkpoint, spec.name, runtime::device_description(), W, E,
-          o.deterministic ? "true" : "false", o.seed, o.episodes, R.mean, R.std, R.min, R.max, L.mean, L.std,
-          total_steps, secs, rate, json_list(all_r), json_list(all_l));
+      nlohmann::json j = {{"tool", "eval"},
+                          {"gmi_drl_version", GMI_DRL_VERSION},
+                          {"checkpoint", o.checkpoint},
+                          {"env", spec.name},
+                          {"device", runtime::device_description()},
+                          {"gmis", W},
+                          {"envs_per_gmi", E},
+                          {"deterministic", o.deterministic},
+                          {"seed", o.seed},
+                          {"episodes", o.episodes},
+                          {"return_mean", R.mean},
+                          {"return_std", R.std},
+                          {"return_min", R.min},
+                          {"return_max", R.max},
+                          {"length_mean", L.mean},
+                          {"length_std", L.std},
+                          {"env_steps", total_steps},
+                          {"seconds", secs},
+                          {"env_steps_per_s", rate},
+                          {"returns", all_r},
+                          {"lengths", all_l}};
+      std::ofstream f(o.json);
+      if (!f) throw InputError(o.json + ": cannot write");
+      f << j.dump(2) << "\n";
       spdlog::info("wrote {}", o.json);
     }
     return 0;

@@ -6,7 +6,9 @@
             episodes whose statistics match its summary; the same seed gives the same episodes;
             the trajectory file (--out) holds every step, and the returns of the episodes it
             counted are the sums of its rewards; under mpiexec -n 2 the 100 episodes are split
-            over the GMIs, merged on rank 0, and each GMI writes its own trajectory file
+            over the GMIs, merged on rank 0, and each GMI writes its own trajectory file; the
+            same with an early policy whose episodes differ in length (11 episodes over 3 envs,
+            6 + 5 on two GMIs), and another seed gives other episodes
 
   export    `gmi_drl export --onnx` of short runs of Pendulum-v1 (continuous, observation
             normalisation on), CartPole-v1 (discrete) and, in builds with MuJoCo, Hopper-v5: the
@@ -95,6 +97,28 @@ def mode_trained(a):
         rebuilt, recorded, _ = counted_returns(os.path.join(w, f"trajm.gmi{r}.h5"))
         assert len(recorded) == 50, len(recorded)
         np.testing.assert_allclose(rebuilt, recorded, rtol=1e-5)
+    # An early policy, whose episodes differ in length: the bookkeeping (each env's first episodes,
+    # in its own slots; an uneven split over GMIs and envs) against the trajectory, and seeds.
+    run([a.gmi, "--config", os.path.join(ROOT, "config/cartpole_ppo.yaml"), "--run-dir", "early",
+         "--set", "train.total_env_steps=2048", "--log-level", "warn"], w)
+    early = os.path.join("early/checkpoints", sorted(os.listdir(os.path.join(w, "early/checkpoints")))[-1])
+    ev = [a.gmi, "eval", "--checkpoint", early, "--episodes", "11", "--num-envs", "3"]
+    run(ev + ["--json", "e1.json", "--out", "early.h5", "--seed", "7"], w)
+    run(ev + ["--json", "e2.json", "--seed", "8"], w)
+    e1, e2 = (json.load(open(os.path.join(w, f))) for f in ("e1.json", "e2.json"))
+    assert len(set(e1["lengths"])) > 3, f"an early policy's episodes should differ: {e1['lengths']}"
+    assert e1["returns"] != e2["returns"], "another seed gave the same episodes"
+    rebuilt, recorded, _ = counted_returns(os.path.join(w, "early.h5"))
+    np.testing.assert_allclose(rebuilt, recorded, rtol=1e-5)
+    np.testing.assert_allclose(np.sort(recorded), np.sort(e1["returns"]), rtol=1e-5)
+    run([a.mpiexec, "-n", "2", a.gmi] + ev[1:] + ["--json", "e3.json", "--out", "earlym.h5", "--seed", "7"], w)
+    e3 = json.load(open(os.path.join(w, "e3.json")))
+    assert len(e3["returns"]) == 11, e3
+    for r, count in ((0, 6), (1, 5)):
+        rebuilt, recorded, _ = counted_returns(os.path.join(w, f"earlym.gmi{r}.h5"))
+        assert len(recorded) == count, (r, len(recorded))
+        np.testing.assert_allclose(rebuilt, recorded, rtol=1e-5)
+
     print(f"deterministic {j['return_mean']:.1f} +- {j['return_std']:.1f}; sampled (seed 7) "
           f"{s1['return_mean']:.1f}; 2 GMIs {m['return_mean']:.1f}")
 

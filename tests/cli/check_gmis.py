@@ -201,6 +201,11 @@ def mode_bench(a, cfg):
     j = json.load(open(out))
     if j["mode"] != "serve" or j["benchmark"] != "ppo_serve" or j["results"][0]["update_ms"] != 0:
         fail("bench --mode serve JSON: " + str(j), p)
+    for fused in ("on", "off"):  # serving through the fused rollout kernel and through the layered actor
+        p = run(a, 1, ["bench", "--config", cfg, "--num-envs", "8", "--iterations", "1", "--warmup", "0",
+                       "--mode", "serve", "--set", "device.fused_kernels=" + fused, "--json", out])
+        if json.load(open(out))["results"][0]["env_steps_per_s"] <= 0:
+            fail("bench --mode serve with device.fused_kernels=" + fused, p)
     if os.environ.get("GMI_TEST_MUJOCO") == "1" and len(os.sched_getaffinity(0)) >= 2:
         e = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         hopper = os.path.join(os.path.dirname(os.path.dirname(HERE)), "config", "hopper_ppo.yaml")

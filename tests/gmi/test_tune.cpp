@@ -17,11 +17,14 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-/// A GPU of `gpu_gib` whose GMIs' throughput follows `top(g, n)` and memory 0.5 GiB + 1 MiB/env.
+/// A GPU of `gpu_gib` whose GMIs' throughput follows `top(g, n)` and memory 0.5 GiB + 1 MiB/env
+/// (or `mem(n)` bytes).
 struct FakeGpu {
   double gpu_gib = 80;
   std::function<double(int, int)> top;
-  std::set<std::pair<int, int>> fail;  ///< probes that fail
+  std::function<double(int)> mem;
+  std::set<std::pair<int, int>> fail;     ///< probes that fail
+  std::set<std::pair<int, int>> invalid;  ///< configs that the config check refuses
   std::vector<std::pair<int, int>> probed;
   Point operator()(int g, int n) {
     probed.emplace_back(g, n);
@@ -30,6 +33,13 @@ struct FakeGpu {
     p.envs = n;
     p.seconds = 1;
     p.budget = gpu_gib * kGiB / g;
+    if (invalid.count({g, n})) {
+      p.status = "invalid";
+      p.note = "ppo.num_minibatches does not divide the batch";
+      p.seconds = 0;
+      p.budget = 0;
+      return p;
+    }
     if (fail.count({g, n})) {
       p.status = "failed";
       p.note = "exit status 1: out of memory";
@@ -37,7 +47,7 @@ struct FakeGpu {
     }
     p.status = "probed";
     p.top = top(g, n);
-    p.mem = 0.5 * kGiB + n * 1024.0 * 1024;
+    p.mem = mem ? mem(n) : 0.5 * kGiB + n * 1024.0 * 1024;
     return p;
   }
 };
@@ -115,6 +125,32 @@ TEST(Tune, MemoryProjectionSkipsWhatCannotFit) {
   again.probed.clear();
   const SearchResult g = search({8}, kEnvs, 0.05, 1, 8 * kGiB, 0, std::ref(again));
   EXPECT_EQ(g.points[3].status, "skipped");
+}
+
+TEST(Tune, Eq4ProjectsFromTheLastTwoProbes) {
+  FakeGpu gpu;
+  gpu.gpu_gib = 4;  // 1 GMI: a 4 GiB share
+  gpu.top = [](int g, int n) { return knee_top(g, n, 1 << 20); };
+  // Memory grows faster with more envs: 1, 1.25, 2 GiB at 128, 256, 512 envs.  From the last two
+  // probes 1024 projects to 3.5 GiB (fits); from the first two it would be 2.5 GiB.  2048 projects
+  // from (512, 2 GiB) and (1024, 3.5 GiB) to 6.5 GiB: skipped.
+  gpu.mem = [](int n) { return kGiB * (n <= 128 ? 1.0 : n == 256 ? 1.25 : n == 512 ? 2.0 : n == 1024 ? 3.5 : 8.0); };
+  const SearchResult r = search({1}, kEnvs, 0.0, 1, 0, 0, std::ref(gpu));
+  EXPECT_EQ(r.points[3].status, "probed");
+  EXPECT_EQ(r.points[4].status, "skipped");
+  EXPECT_NEAR(r.points[4].mem, 6.5 * kGiB, 1.0);
+}
+
+TEST(Tune, AnInvalidConfigSkipsOnlyItsPoint) {
+  FakeGpu gpu;
+  gpu.top = [](int g, int n) { return knee_top(g, n, 1 << 20); };
+  gpu.invalid = {{2, 128}};
+  const SearchResult r = search({2}, {128, 256, 512}, 0.05, 1, 0, 0, std::ref(gpu));
+  EXPECT_EQ(r.points[0].status, "invalid");
+  EXPECT_EQ(r.points[1].status, "probed");
+  EXPECT_EQ(r.points[2].status, "probed");
+  EXPECT_TRUE(std::isnan(r.points[1].sat));  // the first measured point of the GMI count
+  EXPECT_EQ(r.points[r.best].envs, 512);
 }
 
 TEST(Tune, AFailedProbeDoesNotStopTheSearch) {

@@ -28,6 +28,7 @@ View1<T> alloc(const char* label, std::size_t n) {
   return View1<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
 }
 
+}  // namespace
 
 /// device.fused_kernels: "on" uses every fused kernel that fits.  "auto" follows measurements on
 /// an H100 (postprocess/results/2026-11-2[12]_h100_*): since the fused step stages each layer's
@@ -39,8 +40,6 @@ bool fused_wanted(const config::Config& c) {
   const std::string& mode = c.device.fused_kernels;
   return mode == "on" || (mode == "auto" && !device_is_host());
 }
-
-}  // namespace
 
 nn::ActorCriticSpec policy_spec(const config::Config& c, const envs::EnvSpec& e) {
   nn::ActorCriticSpec s;

@@ -63,6 +63,8 @@ struct MemoryNeeds {
 
 /// The actor-critic that `cfg`'s policy.* keys describe for an environment of spec `env`.
 nn::ActorCriticSpec policy_spec(const config::Config& cfg, const envs::EnvSpec& env);
+/// Whether `cfg` (device.fused_kernels, and the device) asks for the fused kernels where they fit.
+bool fused_wanted(const config::Config& cfg);
 
 class PpoTrainer {
  public:
