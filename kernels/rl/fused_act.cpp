@@ -89,15 +89,21 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
             float sum = 0.0f;
             for (int j = 0; j < n; ++j) sum += math::exp(y[j * ld + s] - m);
             const float lse = m + math::log(sum);
-            const auto bits = rng::philox(a.seed, a.step << 8, hi);
-            const float u = rng::uniform01(bits.v[0]);
             int act = n - 1;
-            float c = 0.0f;
-            for (int j = 0; j < n - 1; ++j) {
-              c += math::exp(y[j * ld + s] - lse);
-              if (u <= c) {
-                act = j;
-                break;
+            if (a.deterministic) {
+              act = 0;
+              for (int j = 1; j < n; ++j)
+                if (y[j * ld + s] > y[act * ld + s]) act = j;
+            } else {
+              const auto bits = rng::philox(a.seed, a.step << 8, hi);
+              const float u = rng::uniform01(bits.v[0]);
+              float c = 0.0f;
+              for (int j = 0; j < n - 1; ++j) {
+                c += math::exp(y[j * ld + s] - lse);
+                if (u <= c) {
+                  act = j;
+                  break;
+                }
               }
             }
             a.actions[i] = float(act);
@@ -109,9 +115,11 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
             float lp = 0.0f;
             for (int j0 = 0; j0 < d; j0 += 4) {
               const auto bits = rng::philox(a.seed, (a.step << 8) | std::uint64_t(j0 / 4), hi);
-              float z[4];
-              rng::normal2(bits.v[0], bits.v[1], z[0], z[1]);
-              rng::normal2(bits.v[2], bits.v[3], z[2], z[3]);
+              float z[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+              if (!a.deterministic) {
+                rng::normal2(bits.v[0], bits.v[1], z[0], z[1]);
+                rng::normal2(bits.v[2], bits.v[3], z[2], z[3]);
+              }
               for (int k = 0; k < 4 && j0 + k < d; ++k) {
                 const int j = j0 + k;
                 const float act = y[j * ld + s] + math::exp(log_std[j]) * z[k];

@@ -33,6 +33,8 @@ struct FusedActArgs {
   float* values = nullptr;           ///< [N]
   /// Tensor-core layers in one TF32 pass (device.matmul: tf32) instead of three (FP32 accuracy)
   bool tf32 = false;
+  /// The distribution's mode (argmax of the logits, the Gaussian's mean) instead of a sample
+  bool deterministic = false;
 };
 
 /// Samples per team tile for n envs; 0 if the networks are too wide for the fused kernel.

@@ -42,7 +42,7 @@ Actor::Actor(const nn::ActorCriticLayout& layout, const std::vector<float>& para
 
 void Actor::act(const ExecSpace& space, const float* obs, int n, bool deterministic, std::uint64_t seed,
                 std::uint64_t step, std::uint64_t env_offset, float* actions, float* env_actions) {
-  if (fused_ && !deterministic) {
+  if (fused_) {
     rl::FusedActArgs f;
     f.N = n;
     f.obs_dim = layout_.obs_dim;
@@ -64,6 +64,7 @@ void Actor::act(const ExecSpace& space, const float* obs, int n, bool determinis
     f.logp = logp_.data();
     f.values = values_.data();
     f.tf32 = options_.tf32;
+    f.deterministic = deterministic;
     rl::fused_act(space, layout_, f);
     return;
   }

@@ -2,8 +2,8 @@
 /// \file
 /// \brief A trained policy's actor on the device, for serving: normalise observations as in
 /// training, run the actor MLP, and choose actions (sampled, or the distribution's mode).  What
-/// `gmi_drl eval` and `bench --mode serve` run, and what a serving GMI will run.  Sampled actions
-/// can go through the rollout's fused kernel (which computes the critic's value too, unused).
+/// `gmi_drl eval` and `bench --mode serve` run, and what a serving GMI will run.  Actions can go
+/// through the rollout's fused kernel (which computes the critic's value too, unused).
 #include <cstdint>
 #include <vector>
 
@@ -19,7 +19,7 @@ struct ActorOptions {
   float obs_clip = 10;         ///< ppo.obs_clip
   bool clip_actions = true;    ///< clip continuous actions to the action space before stepping
   std::vector<float> act_low, act_high;  ///< continuous action space
-  bool fused = false;          ///< sampled actions through the fused rollout kernel when it fits
+  bool fused = false;          ///< actions through the fused rollout kernel when it fits
   bool tf32 = false;           ///< device.matmul tf32 (the fused kernel's tensor-core pass)
 };
 

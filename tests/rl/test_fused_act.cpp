@@ -22,6 +22,7 @@ struct Case {
   int N;
   bool normalize;
   bool tf32 = false;  ///< one TF32 pass on tensor cores (GPU builds): looser tolerances
+  bool deterministic = false;  ///< the mode (argmax, mean) instead of samples
 };
 
 void check(const Case& c) {
@@ -74,6 +75,7 @@ void check(const Case& c) {
   f.logp = lp1.data();
   f.values = v1.data();
   f.tf32 = c.tf32;
+  f.deterministic = c.deterministic;
   rl::fused_act(ExecSpace(), L, f);
 
   View1<float> normed("normed", obs_h.size());
@@ -101,6 +103,7 @@ void check(const Case& c) {
   sa.env_actions = cont ? e2.data() : a2.data();
   sa.logp = lp2.data();
   sa.values = v2.data();
+  sa.deterministic = c.deterministic;
   rl::sample_actions(ExecSpace(), sa);
   ExecSpace().fence();
 
@@ -152,6 +155,15 @@ TEST(FusedAct, Tf32StaysCloseToTheLayeredPath) {
   check(c);
   Case g{3, 1, 0, {64, 64}, gmi::nn::Activation::Tanh, 4096, true};
   g.tf32 = true;
+  check(g);
+}
+
+TEST(FusedAct, DeterministicMatchesLayeredPath) {
+  Case c{4, 1, 2, {64, 64}, gmi::nn::Activation::Tanh, 1000, true};
+  c.deterministic = true;
+  check(c);
+  Case g{5, 6, 0, {24, 40}, gmi::nn::Activation::Elu, 130, true};
+  g.deterministic = true;
   check(g);
 }
 
