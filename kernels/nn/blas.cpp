@@ -1,5 +1,7 @@
 #include "kernels/nn/blas.hpp"
 
+#include <cstdlib>
+
 #include "kernels/core/error.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -15,6 +17,14 @@ std::uint64_t g_calls = 0;
 }  // namespace
 
 std::uint64_t call_count() { return g_calls; }
+
+void init_host_threads() {
+#if !defined(KOKKOS_ENABLE_CUDA)
+  for (const char* v : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"})
+    if (std::getenv(v)) return;
+  openblas_set_num_threads(1);
+#endif
+}
 
 #if defined(KOKKOS_ENABLE_CUDA)
 namespace {

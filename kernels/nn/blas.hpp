@@ -32,6 +32,13 @@ void nrm2(const ExecSpace& space, int n, const Scalar* x, Scalar* result);
 /// BLAS calls made so far by this process (each is one or a few device kernels); for benchmarks.
 std::uint64_t call_count();
 
+/// Host builds: OpenBLAS on one thread unless OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS or
+/// OMP_NUM_THREADS asks otherwise.  The products here are small (batches of a few hundred rows
+/// through layers of tens to hundreds), where OpenBLAS's threads cost more than they give (a SAC
+/// update on 64x64 networks: 2.5 ms on one thread, 3-10 ms on two with most time in the kernel),
+/// and GMIs on one node share its cores.  Nothing on CUDA builds.
+void init_host_threads();
+
 /// Destroy cached library handles (called before Kokkos::finalize).
 void release_handles();
 

@@ -15,6 +15,7 @@
 namespace gmi::runtime {
 
 KokkosScope::KokkosScope(int device_id) {
+  blas::init_host_threads();
 #if KOKKOS_VERSION >= 40000
   Kokkos::InitializationSettings s;
   if (device_id >= 0) s.set_device_id(device_id);
