@@ -106,14 +106,26 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
     } else if (!make_dirs(pipe_dir_) || !make_dirs(log_dir_)) {
       error = fmt::format("gmi.backend mps: cannot create the MPS directories {} and {}", pipe_dir_, log_dir_);
     } else {
-      const Result r = mps_control(pipe_dir_, log_dir_, "-d", "", 30);
+      Result r = mps_control(pipe_dir_, log_dir_, "-d", "", 30);
+      // A daemon of the previous job on this pipe directory may still be quitting (its watcher
+      // sends `quit` once that job has exited): it refuses clients but holds the directory.
+      // Wait for it to go (back-to-back jobs, tune's probes), up to 30 s.
+      for (int i = 0; i < 60 && r.status != 0 && r.output.find("already running") != std::string::npos; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        if (answers(pipe_dir_, log_dir_)) {
+          r.status = 0;
+          reused_ = true;
+          break;
+        }
+        r = mps_control(pipe_dir_, log_dir_, "-d", "", 30);
+      }
       if (r.status == 127 || r.status == 126)
         error = "gmi.backend mps: nvidia-cuda-mps-control not found on PATH (install the NVIDIA "
                 "driver utilities, or set gmi.backend: none)";
       else if (r.status != 0)
         error = fmt::format("gmi.backend mps: 'nvidia-cuda-mps-control -d' failed with status {}: {}{}",
                             r.status, r.output, log_tail(log_dir_));
-      else {
+      else if (!reused_) {
         owner_ = true;
         bool up = false;
         for (int i = 0; i < 100 && !up; ++i) {
