@@ -2,10 +2,13 @@
 """Learning curves of several runs.
 
     postprocess/learning.py RUN_DIR... [--labels A,B,...] [--smooth N] [--out DIR]
+                            [--reference R1,R2,...]
 
 Reads RUN_DIR/metrics.csv of every run (gmi_drl's run directories) and prints, per run, the
 iterations, env steps, wall time, final return (mean of the last 10 % of iterations with
-finished episodes) and best iteration return.  Writes to DIR (default the current directory):
+finished episodes) and best iteration return.  --reference gives one return per run (or '-' for
+none), e.g. a published result, drawn as a dashed line in the run's colour and printed beside
+its final return.  Writes to DIR (default the current directory):
     learning_steps.png    episode return against env steps
     learning_time.png     episode return against wall time
 """
@@ -56,22 +59,33 @@ def main():
     ap.add_argument("--labels", help="comma-separated, one per run (default: the directory names)")
     ap.add_argument("--smooth", type=int, default=10, help="moving average over N iterations (default 10)")
     ap.add_argument("--out", default=".", help="where to write the plots")
+    ap.add_argument("--reference", help="comma-separated returns, one per run ('-': none), drawn as dashed lines")
     a = ap.parse_args()
     labels = a.labels.split(",") if a.labels else [os.path.basename(os.path.normpath(d)) for d in a.run_dirs]
     if len(labels) != len(a.run_dirs):
         error(f"--labels: {len(labels)} label(s) for {len(a.run_dirs)} run(s)")
     if a.smooth < 1:
         error("--smooth: expected an integer >= 1")
+    refs = [None] * len(a.run_dirs)
+    if a.reference:
+        parts = a.reference.split(",")
+        if len(parts) != len(a.run_dirs):
+            error(f"--reference: {len(parts)} value(s) for {len(a.run_dirs)} run(s)")
+        try:
+            refs = [None if p.strip() == "-" else float(p) for p in parts]
+        except ValueError:
+            error(f"--reference: expected numbers or '-', got '{a.reference}'")
     runs = [load(d) for d in a.run_dirs]
 
-    print("| run | iterations | env steps | wall s | final return | best return |")
-    print("|---|---|---|---|---|---|")
-    for label, (steps, wall, ret) in zip(labels, runs):
+    print("| run | iterations | env steps | wall s | final return | best return | reference |")
+    print("|---|---|---|---|---|---|---|")
+    for label, (steps, wall, ret), ref in zip(labels, runs, refs):
         finite = [v for v in ret if math.isfinite(v)]
         tail = finite[-max(1, len(finite) // 10):] if finite else []
         final = sum(tail) / len(tail) if tail else math.nan
         best = max(finite) if finite else math.nan
-        print(f"| {label} | {len(steps)} | {steps[-1]:.0f} | {wall[-1]:.1f} | {final:.2f} | {best:.2f} |")
+        shown = "-" if ref is None else f"{ref:.2f}"
+        print(f"| {label} | {len(steps)} | {steps[-1]:.0f} | {wall[-1]:.1f} | {final:.2f} | {best:.2f} | {shown} |")
 
     import matplotlib
     matplotlib.use("Agg")
@@ -79,8 +93,10 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     for name, xlabel, idx in [("learning_steps.png", "env steps", 0), ("learning_time.png", "wall time (s)", 1)]:
         fig, ax = plt.subplots(figsize=(6, 4))
-        for label, run in zip(labels, runs):
-            ax.plot(run[idx], smooth(run[2], a.smooth), label=label)
+        for label, run, ref in zip(labels, runs, refs):
+            line, = ax.plot(run[idx], smooth(run[2], a.smooth), label=label)
+            if ref is not None:
+                ax.axhline(ref, color=line.get_color(), linestyle="--", linewidth=1, label=f"{label}: reference")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(f"episode return (mean over {a.smooth} iterations)")
         ax.grid(alpha=0.3)

@@ -99,10 +99,15 @@ def test_learning_table_and_plots(tmp_path):
     out = tmp_path / "plots"
     p = run(LEARNING, a, b, "--labels", "fast,flat", "--out", str(out))
     assert p.returncode == 0, p.stderr
-    assert "| fast | 10 | 10000 | 5.0 | 100.00 | 100.00 |" in p.stdout
-    assert "| flat | 20 | 40000 | 20.0 | 5.00 | 5.00 |" in p.stdout
+    assert "| fast | 10 | 10000 | 5.0 | 100.00 | 100.00 | - |" in p.stdout
+    assert "| flat | 20 | 40000 | 20.0 | 5.00 | 5.00 | - |" in p.stdout
     for name in ["learning_steps.png", "learning_time.png"]:
         assert opens_as_png(out / name), name
+    # published returns beside the runs
+    p = run(LEARNING, a, b, "--labels", "fast,flat", "--reference", "95.5,-", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "| fast | 10 | 10000 | 5.0 | 100.00 | 100.00 | 95.50 |" in p.stdout
+    assert "| flat | 20 | 40000 | 20.0 | 5.00 | 5.00 | - |" in p.stdout
 
 
 def test_learning_bad_input(tmp_path):
@@ -111,3 +116,7 @@ def test_learning_bad_input(tmp_path):
     metrics(str(tmp_path / "a"), [1, 2])
     p = run(LEARNING, str(tmp_path / "a"), "--labels", "x,y")
     assert p.returncode == 2 and "--labels: 2 label(s) for 1 run(s)" in p.stderr
+    p = run(LEARNING, str(tmp_path / "a"), "--reference", "1,2")
+    assert p.returncode == 2 and "--reference: 2 value(s) for 1 run(s)" in p.stderr
+    p = run(LEARNING, str(tmp_path / "a"), "--reference", "high")
+    assert p.returncode == 2 and "--reference: expected numbers or '-'" in p.stderr
