@@ -36,6 +36,10 @@ enum Stream : std::uint32_t {
   kShuffle = 4,      ///< minibatch permutations: counter = (update index, epoch)
   kPhysicsReset = 5, ///< host-simulated initial states: counter = (episode << 8 | block, global env index)
   kReplay = 6,       ///< replay sampling: counter = (draw, sample index in the batch)
+  kExplore = 7,      ///< off-policy exploration (epsilon-greedy, uniform warm-up actions):
+                     ///< counter = (global vector step << 8 | block, global env index)
+  kPolicyNoise = 8,  ///< SAC's reparameterised samples in updates: counter = (update << 8 | purpose
+                     ///< << 4 | block, GMI << 32 | sample index)
 };
 
 /// Philox4x32-10 of a 128-bit counter {lo, hi} under a 64-bit key.

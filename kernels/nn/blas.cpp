@@ -84,6 +84,22 @@ void gemv<double>(const ExecSpace& space, Op ta, int m, int n, double alpha, con
   GMI_CUBLAS_CHECK(cublasDgemv(handle(space), op(ta), m, n, &alpha, A, lda, x, 1, &beta, y, 1));
 }
 template <>
+void gemm_strided_batched<float>(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, float alpha,
+                                 const float* A, int lda, long long strideA, const float* B, int ldb, long long strideB,
+                                 float beta, float* C, int ldc, long long strideC, int count) {
+  ++g_calls;
+  GMI_CUBLAS_CHECK(cublasSgemmStridedBatched(handle(space), op(ta), op(tb), m, n, k, &alpha, A, lda, strideA, B, ldb,
+                                             strideB, &beta, C, ldc, strideC, count));
+}
+template <>
+void gemv_strided_batched<float>(const ExecSpace& space, Op ta, int m, int n, float alpha, const float* A, int lda,
+                                 long long strideA, const float* x, long long stridex, float beta, float* y,
+                                 long long stridey, int count) {
+  ++g_calls;
+  GMI_CUBLAS_CHECK(cublasSgemvStridedBatched(handle(space), op(ta), m, n, &alpha, A, lda, strideA, x, 1, stridex,
+                                             &beta, y, 1, stridey, count));
+}
+template <>
 void nrm2<float>(const ExecSpace& space, int n, const float* x, float* result) {
   ++g_calls;
   auto h = handle(space);
@@ -137,6 +153,25 @@ void gemv<double>(const ExecSpace& space, Op ta, int m, int n, double alpha, con
   ++g_calls;
   space.fence();
   cblas_dgemv(CblasColMajor, op(ta), m, n, alpha, A, lda, x, 1, beta, y, 1);
+}
+template <>
+void gemm_strided_batched<float>(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, float alpha,
+                                 const float* A, int lda, long long strideA, const float* B, int ldb, long long strideB,
+                                 float beta, float* C, int ldc, long long strideC, int count) {
+  ++g_calls;
+  space.fence();
+  for (int i = 0; i < count; ++i)
+    cblas_sgemm(CblasColMajor, op(ta), op(tb), m, n, k, alpha, A + i * strideA, lda, B + i * strideB, ldb, beta,
+                C + i * strideC, ldc);
+}
+template <>
+void gemv_strided_batched<float>(const ExecSpace& space, Op ta, int m, int n, float alpha, const float* A, int lda,
+                                 long long strideA, const float* x, long long stridex, float beta, float* y,
+                                 long long stridey, int count) {
+  ++g_calls;
+  space.fence();
+  for (int i = 0; i < count; ++i)
+    cblas_sgemv(CblasColMajor, op(ta), m, n, alpha, A + i * strideA, lda, x + i * stridex, 1, beta, y + i * stridey, 1);
 }
 template <>
 void nrm2<float>(const ExecSpace& space, int n, const float* x, float* result) {

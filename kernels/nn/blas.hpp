@@ -25,6 +25,19 @@ template <class Scalar>
 void gemv(const ExecSpace& space, Op ta, int m, int n, Scalar alpha, const Scalar* A, int lda,
           const Scalar* x, Scalar beta, Scalar* y);
 
+/// `count` products C_i = alpha * op(A_i) * op(B_i) + beta * C_i, where X_i = X + i * strideX
+/// (a stride of 0 shares the operand): one cublasSgemmStridedBatched call on CUDA builds.
+template <class Scalar>
+void gemm_strided_batched(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, Scalar alpha, const Scalar* A,
+                          int lda, long long strideA, const Scalar* B, int ldb, long long strideB, Scalar beta,
+                          Scalar* C, int ldc, long long strideC, int count);
+
+/// `count` products y_i = alpha * op(A_i) * x_i + beta * y_i with strided operands (as above).
+template <class Scalar>
+void gemv_strided_batched(const ExecSpace& space, Op ta, int m, int n, Scalar alpha, const Scalar* A, int lda,
+                          long long strideA, const Scalar* x, long long stridex, Scalar beta, Scalar* y,
+                          long long stridey, int count);
+
 /// *result (device memory) = ||x||_2; no host synchronisation on CUDA builds.
 template <class Scalar>
 void nrm2(const ExecSpace& space, int n, const Scalar* x, Scalar* result);

@@ -68,6 +68,28 @@ void init_mlp(std::vector<Scalar>& flat, const MlpLayout& layout, double hidden_
   }
 }
 
+template <class Scalar>
+void init_mlp_uniform(std::vector<Scalar>& flat, const MlpLayout& layout, std::uint64_t seed, std::uint64_t stream) {
+  GMI_REQUIRE(flat.size() >= layout.offset + layout.num_params, "init_mlp_uniform: buffer too small");
+  for (std::size_t l = 0; l < layout.layers.size(); ++l) {
+    const Layer& ly = layout.layers[l];
+    const double bound = 1.0 / std::sqrt(double(ly.in));
+    const std::size_t n = std::size_t(ly.out) * ly.in + ly.out;  // W, then b
+    for (std::size_t k = 0; k < n; k += 4) {
+      const auto bits = rng::philox(seed, k / 4, rng::tag(rng::kInit, (std::uint64_t(1) << 40) | (stream << 16) | l));
+      for (std::size_t j = 0; j < 4 && k + j < n; ++j) {
+        const double u = (double(bits.v[j]) + 0.5) / 4294967296.0;  // (0, 1)
+        const Scalar v = Scalar((2.0 * u - 1.0) * bound);
+        const std::size_t i = k + j;
+        if (i < std::size_t(ly.out) * ly.in) flat[ly.w + i] = v;
+        else flat[ly.b + (i - std::size_t(ly.out) * ly.in)] = v;
+      }
+    }
+  }
+}
+
+template void init_mlp_uniform<float>(std::vector<float>&, const MlpLayout&, std::uint64_t, std::uint64_t);
+
 template void init_mlp<float>(std::vector<float>&, const MlpLayout&, double, double, std::uint64_t,
                               std::uint64_t);
 template void init_mlp<double>(std::vector<double>&, const MlpLayout&, double, double, std::uint64_t,

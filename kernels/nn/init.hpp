@@ -20,4 +20,10 @@ template <class Scalar>
 void init_mlp(std::vector<Scalar>& flat, const MlpLayout& layout, double hidden_gain,
               double output_gain, std::uint64_t seed, std::uint64_t stream);
 
+/// Initialise one MLP as torch.nn.Linear does by default (what CleanRL's DQN and SAC networks
+/// keep): every weight and bias uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)] (kaiming_uniform_
+/// with a = sqrt(5)), drawn from Philox under (seed, stream).
+template <class Scalar>
+void init_mlp_uniform(std::vector<Scalar>& flat, const MlpLayout& layout, std::uint64_t seed, std::uint64_t stream);
+
 }  // namespace gmi::nn

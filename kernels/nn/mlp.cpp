@@ -74,6 +74,18 @@ void act_backward(const ExecSpace& space, Scalar* dA, const Scalar* Y, std::size
       KOKKOS_LAMBDA(const std::int64_t i) { dA[i] *= A::df_from_y(Y[i]); });
 }
 
+/// Z_i <- f(Z_i + b_i) for `count` out × B blocks, b_i = b + i * stride.
+template <class Scalar, class A>
+void bias_act_batched(const ExecSpace& space, Scalar* Z, const Scalar* b, std::size_t stride, int out, int B,
+                      int count, A, bool linear) {
+  const std::int64_t block = std::int64_t(out) * B;
+  Kokkos::parallel_for(
+      "gmi::nn::Mlp::bias_act_batched", Range64(space, 0, block * count), KOKKOS_LAMBDA(const std::int64_t i) {
+        const Scalar z = Z[i] + b[std::size_t(i / block) * stride + std::size_t(i % block % out)];
+        Z[i] = linear ? z : A::f(z);
+      });
+}
+
 }  // namespace detail
 
 template <class Scalar>
@@ -104,11 +116,13 @@ void mlp_backward(const ExecSpace& space, const MlpLayout& layout, const Scalar*
   for (std::size_t li = layout.layers.size(); li-- > 0;) {
     const Layer& ly = layout.layers[li];
     const Scalar* A_prev = li == 0 ? X : ws.acts.data() + ws.act_offset[li - 1];
-    // dW = dZ * A_prev^T, db = dZ * 1
-    blas::gemm<Scalar>(space, blas::Op::N, blas::Op::T, ly.out, ly.in, B, Scalar(1), dZ, ly.out,
-                       A_prev, ly.in, Scalar(0), grads + ly.w, ly.out);
-    blas::gemv<Scalar>(space, blas::Op::N, ly.out, B, Scalar(1), dZ, ly.out, ws.ones.data(),
-                       Scalar(0), grads + ly.b);
+    // dW = dZ * A_prev^T, db = dZ * 1 (not wanted when only dX is: grads null)
+    if (grads) {
+      blas::gemm<Scalar>(space, blas::Op::N, blas::Op::T, ly.out, ly.in, B, Scalar(1), dZ, ly.out,
+                         A_prev, ly.in, Scalar(0), grads + ly.w, ly.out);
+      blas::gemv<Scalar>(space, blas::Op::N, ly.out, B, Scalar(1), dZ, ly.out, ws.ones.data(),
+                         Scalar(0), grads + ly.b);
+    }
     if (li == 0 && !dX) break;
     Scalar* dA = li == 0 ? dX : bufs[next];
     next ^= 1;
@@ -121,6 +135,68 @@ void mlp_backward(const ExecSpace& space, const MlpLayout& layout, const Scalar*
     dZ = dA;
   }
 }
+
+template <class Scalar>
+void mlp_forward_batched(const ExecSpace& space, const MlpLayout& layout, const Scalar* params,
+                         std::size_t param_stride, int count, const Scalar* X, int B, MlpWorkspace<Scalar>& ws) {
+  GMI_REQUIRE(B > 0 && count > 0 && std::int64_t(B) * count <= ws.capacity,
+              "mlp_forward_batched: batch exceeds the workspace capacity");
+  const Scalar* in = X;
+  const std::size_t L = layout.layers.size();
+  for (std::size_t l = 0; l < L; ++l) {
+    const Layer& ly = layout.layers[l];
+    Scalar* Z = ws.acts.data() + ws.act_offset[l];
+    // net i: W_i = params + w + i * stride; input shared (layer 0) or net i's; output block i
+    blas::gemm_strided_batched<Scalar>(space, blas::Op::N, blas::Op::N, ly.out, B, ly.in, Scalar(1), params + ly.w,
+                                       ly.out, (long long)param_stride, in, ly.in,
+                                       l == 0 ? 0LL : (long long)ly.in * B, Scalar(0), Z, ly.out,
+                                       (long long)ly.out * B, count);
+    dispatch(layout.act, [&](auto a) {
+      detail::bias_act_batched(space, Z, params + ly.b, param_stride, ly.out, B, count, a, l + 1 == L);
+    });
+    in = Z;
+  }
+}
+
+template <class Scalar>
+void mlp_backward_batched(const ExecSpace& space, const MlpLayout& layout, const Scalar* params,
+                          std::size_t param_stride, int count, const Scalar* X, int B, MlpWorkspace<Scalar>& ws,
+                          Scalar* dY, Scalar* grads, Scalar* dX) {
+  GMI_REQUIRE(B > 0 && count > 0 && std::int64_t(B) * count <= ws.capacity,
+              "mlp_backward_batched: batch exceeds the workspace capacity");
+  Scalar* dZ = dY;
+  Scalar* bufs[2] = {ws.grad_a.data(), ws.grad_b.data()};
+  int next = 0;
+  const long long stride = (long long)param_stride;
+  for (std::size_t li = layout.layers.size(); li-- > 0;) {
+    const Layer& ly = layout.layers[li];
+    const Scalar* A_prev = li == 0 ? X : ws.acts.data() + ws.act_offset[li - 1];
+    const long long a_stride = li == 0 ? 0LL : (long long)ly.in * B;
+    if (grads) {
+      blas::gemm_strided_batched<Scalar>(space, blas::Op::N, blas::Op::T, ly.out, ly.in, B, Scalar(1), dZ, ly.out,
+                                         (long long)ly.out * B, A_prev, ly.in, a_stride, Scalar(0), grads + ly.w,
+                                         ly.out, stride, count);
+      blas::gemv_strided_batched<Scalar>(space, blas::Op::N, ly.out, B, Scalar(1), dZ, ly.out, (long long)ly.out * B,
+                                         ws.ones.data(), 0LL, Scalar(0), grads + ly.b, stride, count);
+    }
+    if (li == 0 && !dX) break;
+    Scalar* dA = li == 0 ? dX : bufs[next];
+    next ^= 1;
+    blas::gemm_strided_batched<Scalar>(space, blas::Op::T, blas::Op::N, ly.in, B, ly.out, Scalar(1), params + ly.w,
+                                       ly.out, stride, dZ, ly.out, (long long)ly.out * B, Scalar(0), dA, ly.in,
+                                       (long long)ly.in * B, count);
+    if (li > 0)
+      dispatch(layout.act, [&](auto a) {
+        detail::act_backward(space, dA, A_prev, std::size_t(ly.in) * B * count, a);
+      });
+    dZ = dA;
+  }
+}
+
+template void mlp_forward_batched<float>(const ExecSpace&, const MlpLayout&, const float*, std::size_t, int,
+                                         const float*, int, MlpWorkspace<float>&);
+template void mlp_backward_batched<float>(const ExecSpace&, const MlpLayout&, const float*, std::size_t, int,
+                                          const float*, int, MlpWorkspace<float>&, float*, float*, float*);
 
 template struct MlpWorkspace<float>;
 template struct MlpWorkspace<double>;

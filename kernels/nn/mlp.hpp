@@ -57,11 +57,25 @@ void mlp_forward(const ExecSpace& space, const MlpLayout& layout, const Scalar* 
                  const Scalar* X, int B, MlpWorkspace<Scalar>& ws);
 
 /// Gradients of a scalar loss given dL/dY (out × B, overwritten).  Writes dL/dW and dL/db into
-/// `grads` (same layout as params; overwritten, not accumulated) and, if dX is not null,
-/// dL/dX (in × B).  Uses the activations of the last mlp_forward on the same X.
+/// `grads` (same layout as params; overwritten, not accumulated; null: not computed) and, if dX
+/// is not null, dL/dX (in × B).  Uses the activations of the last mlp_forward on the same X.
 template <class Scalar>
 void mlp_backward(const ExecSpace& space, const MlpLayout& layout, const Scalar* params,
                   const Scalar* X, int B, MlpWorkspace<Scalar>& ws, Scalar* dY, Scalar* grads,
                   Scalar* dX = nullptr);
+
+/// \brief `count` MLPs of one layout whose parameters sit `param_stride` entries apart in the flat
+/// buffer (SAC's twin Q networks), all on the same input X: one batched GEMM per layer for all of
+/// them.  `ws` must hold count * B rows; net i's output is ws.output(layout) + i * out * B.
+template <class Scalar>
+void mlp_forward_batched(const ExecSpace& space, const MlpLayout& layout, const Scalar* params,
+                         std::size_t param_stride, int count, const Scalar* X, int B, MlpWorkspace<Scalar>& ws);
+
+/// Backward pass of mlp_forward_batched: dY [count][out × B] (overwritten); net i's dL/dW, dL/db at
+/// grads + i * param_stride (null: not computed) and its dL/dX at dX + i * in * B (null: none).
+template <class Scalar>
+void mlp_backward_batched(const ExecSpace& space, const MlpLayout& layout, const Scalar* params,
+                          std::size_t param_stride, int count, const Scalar* X, int B, MlpWorkspace<Scalar>& ws,
+                          Scalar* dY, Scalar* grads, Scalar* dX = nullptr);
 
 }  // namespace gmi::nn

@@ -26,31 +26,6 @@ void copy_rows(T* dst, std::int64_t to, const T* src, std::int64_t from, std::in
   std::memcpy(dst + to * width, src + from * width, std::size_t(rows) * width * sizeof(T));
 }
 
-/// The device kernel that writes n rows into the ring at positions (cursor + i) mod capacity.
-template <class T>
-void ring_write(const ExecSpace& space, const View1<T>& ring, const T* rows, int n, int width, std::int64_t cursor,
-                std::int64_t capacity) {
-  const auto r = ring;
-  Kokkos::parallel_for(
-      "gmi::rl::replay::add", Range64(space, 0, std::int64_t(n) * width), KOKKOS_LAMBDA(const std::int64_t k) {
-        const std::int64_t i = k / width, c = k % width;
-        r((cursor + i) % capacity * width + c) = rows[k];
-      });
-}
-
-template <class T>
-void gather(const ExecSpace& space, const View1<T>& ring, const View1<std::int64_t>& idx, const View1<T>& out,
-            int width) {
-  const auto r = ring;
-  const auto x = idx;
-  const auto o = out;
-  Kokkos::parallel_for(
-      "gmi::rl::replay::gather", Range64(space, 0, std::int64_t(x.extent(0)) * width),
-      KOKKOS_LAMBDA(const std::int64_t k) {
-        const std::int64_t j = k / width, c = k % width;
-        o(k) = r(x(j) * width + c);
-      });
-}
 
 }  // namespace
 
@@ -97,11 +72,7 @@ void ReplayBuffer::add(const ExecSpace& space, int n, const float* obs, const fl
   if (n == 0) return;
   const int od = spec_.obs_dim, ad = spec_.act_dim;
   if (storage_ == ReplayStorage::device) {
-    ring_write(space, obs_, obs, n, od, cursor_, C);
-    ring_write(space, actions_, actions, n, ad, cursor_, C);
-    ring_write(space, rewards_, rewards, n, 1, cursor_, C);
-    ring_write(space, next_obs_, next_obs, n, od, cursor_, C);
-    ring_write(space, terminated_, terminated, n, 1, cursor_, C);
+    add_device(space, n, obs, actions, rewards, next_obs, terminated);
   } else {
     // Stage the rows on the host, then place them in the ring (in at most two pieces).
     auto stage = [&](auto& host_ring, const auto* rows, int width) {
@@ -124,12 +95,46 @@ void ReplayBuffer::add(const ExecSpace& space, int n, const float* obs, const fl
   size_ = std::min(C, size_ + n);
 }
 
-void ReplayBuffer::gather_device(const ExecSpace& space, const View1<std::int64_t>& idx, ReplayBatch& out) const {
-  gather(space, obs_, idx, out.obs, spec_.obs_dim);
-  gather(space, actions_, idx, out.actions, spec_.act_dim);
-  gather(space, rewards_, idx, out.rewards, 1);
-  gather(space, next_obs_, idx, out.next_obs, spec_.obs_dim);
-  gather(space, terminated_, idx, out.terminated, 1);
+void ReplayBuffer::add_device(const ExecSpace& space, int n, const float* obs, const float* actions,
+                              const float* rewards, const float* next_obs, const std::uint8_t* terminated) {
+  // One kernel per step: row i of every field goes to ring row (cursor + i) mod capacity.
+  const int od = spec_.obs_dim, ad = spec_.act_dim, w = 2 * od + ad + 2;
+  const std::int64_t C = spec_.capacity, cursor = cursor_;
+  const auto o = obs_, a = actions_, r = rewards_, x = next_obs_;
+  const auto t = terminated_;
+  Kokkos::parallel_for(
+      "gmi::rl::replay::add", Range64(space, 0, std::int64_t(n) * w), KOKKOS_LAMBDA(const std::int64_t k) {
+        const std::int64_t i = k / w, c = k % w, row = (cursor + i) % C;
+        if (c < od) o(row * od + c) = obs[i * od + c];
+        else if (c < 2 * od) x(row * od + (c - od)) = next_obs[i * od + (c - od)];
+        else if (c < 2 * od + ad) a(row * ad + (c - 2 * od)) = actions[i * ad + (c - 2 * od)];
+        else if (c == 2 * od + ad) r(row) = rewards[i];
+        else t(row) = terminated[i];
+      });
+}
+
+void ReplayBuffer::gather_device(const ExecSpace& space, std::uint64_t seed, std::uint64_t draw, std::int64_t size,
+                                 ReplayBatch& out) const {
+  // One kernel per batch: a team per sample draws its index and copies every field of the row
+  // (one launch instead of an index kernel and five gathers: updates are launch-bound).
+  const int od = spec_.obs_dim, ad = spec_.act_dim;
+  const auto o = obs_, a = actions_, r = rewards_, n = next_obs_;
+  const auto t = terminated_;
+  const auto bo = out.obs, ba = out.actions, br = out.rewards, bn = out.next_obs;
+  const auto bt = out.terminated;
+  Kokkos::parallel_for(
+      "gmi::rl::replay::sample", Kokkos::TeamPolicy<ExecSpace, LaunchHint>(space, out.size, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const Kokkos::TeamPolicy<ExecSpace, LaunchHint>::member_type& m) {
+        const int j = m.league_rank();
+        const std::int64_t i = replay_index(seed, draw, std::uint64_t(j), size);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(m, 2 * od + ad + 2), [&](const int c) {
+          if (c < od) bo(std::size_t(j) * od + c) = o(i * od + c);
+          else if (c < 2 * od) bn(std::size_t(j) * od + (c - od)) = n(i * od + (c - od));
+          else if (c < 2 * od + ad) ba(std::size_t(j) * ad + (c - 2 * od)) = a(i * ad + (c - 2 * od));
+          else if (c == 2 * od + ad) br(j) = r(i);
+          else bt(j) = t(i);
+        });
+      });
 }
 
 void ReplayBuffer::sample(const ExecSpace& space, std::uint64_t seed, std::uint64_t draw, ReplayBatch& out) const {
@@ -137,12 +142,7 @@ void ReplayBuffer::sample(const ExecSpace& space, std::uint64_t seed, std::uint6
   const int B = out.size;
   const std::int64_t size = size_;
   if (storage_ == ReplayStorage::device) {
-    if (idx_.extent(0) != std::size_t(B)) idx_ = View1<std::int64_t>("gmi::rl::replay::idx", B);
-    const auto idx = idx_;
-    Kokkos::parallel_for(
-        "gmi::rl::replay::draw", Range(space, 0, B),
-        KOKKOS_LAMBDA(const int j) { idx(j) = replay_index(seed, draw, std::uint64_t(j), size); });
-    gather_device(space, idx, out);
+    gather_device(space, seed, draw, size, out);
     return;
   }
   // Host storage: the same indices, gathered on the host into staging rows, then one copy each.
@@ -169,6 +169,54 @@ void ReplayBuffer::sample(const ExecSpace& space, std::uint64_t seed, std::uint6
   Kokkos::deep_copy(space, out.rewards, first(s_rewards_, std::size_t(B)));
   Kokkos::deep_copy(space, out.next_obs, first(s_next_obs_, std::size_t(B) * od));
   Kokkos::deep_copy(space, out.terminated, first(s_terminated_, std::size_t(B)));
+}
+
+namespace {
+/// Row-independent made-up values: element k of array `which`.
+KOKKOS_INLINE_FUNCTION float synthetic(std::uint64_t seed, int which, std::int64_t k, int num_actions) {
+  const auto bits = rng::philox(seed, std::uint64_t(k), rng::tag(rng::kReplay, (std::uint64_t(1) << 40) | which));
+  const float u = rng::uniform01(bits.v[0]);
+  if (which == 1 && num_actions > 0) return math::min(float(int(u * float(num_actions))), float(num_actions - 1));
+  return 2.0f * u - 1.0f;
+}
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T synthetic_value(std::uint64_t seed, int which, std::int64_t k, int num_actions) {
+  return which == 4 ? T(synthetic(seed, which, k, 0) > 0.9f) : T(synthetic(seed, which, k, num_actions));
+}
+
+template <class T>
+void fill_device(const ExecSpace& space, const View1<T>& v, std::uint64_t seed, int which, int num_actions) {
+  const auto d = v;
+  Kokkos::parallel_for(
+      "gmi::rl::replay::fill", Range64(space, 0, std::int64_t(d.extent(0))),
+      KOKKOS_LAMBDA(const std::int64_t k) { d(k) = synthetic_value<T>(seed, which, k, num_actions); });
+}
+
+template <class T>
+void fill_host(const Kokkos::View<T*, HostSpace>& v, std::uint64_t seed, int which, int num_actions) {
+  for (std::int64_t k = 0; k < std::int64_t(v.extent(0)); ++k) v(k) = synthetic_value<T>(seed, which, k, num_actions);
+}
+}  // namespace
+
+void ReplayBuffer::fill_synthetic(const ExecSpace& space, std::uint64_t seed, int num_actions) {
+  space.fence();
+  if (storage_ == ReplayStorage::host) {
+    fill_host(h_obs_, seed, 0, num_actions);
+    fill_host(h_actions_, seed, 1, num_actions);
+    fill_host(h_rewards_, seed, 2, num_actions);
+    fill_host(h_next_obs_, seed, 3, num_actions);
+    fill_host(h_terminated_, seed, 4, num_actions);
+  } else {
+    fill_device(space, obs_, seed, 0, num_actions);
+    fill_device(space, actions_, seed, 1, num_actions);
+    fill_device(space, rewards_, seed, 2, num_actions);
+    fill_device(space, next_obs_, seed, 3, num_actions);
+    fill_device(space, terminated_, seed, 4, num_actions);
+  }
+  space.fence();
+  cursor_ = 0;
+  size_ = spec_.capacity;
 }
 
 ReplayState ReplayBuffer::save_state(const ExecSpace& space) const {

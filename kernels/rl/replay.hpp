@@ -71,13 +71,22 @@ class ReplayBuffer {
   /// `draw` numbers the batch (e.g. the update count), so every batch has its own indices.
   void sample(const ExecSpace& space, std::uint64_t seed, std::uint64_t draw, ReplayBatch& out) const;
 
+  /// Benchmarks: fill every row with finite made-up transitions (observations and rewards in
+  /// [-1, 1), actions valid indices below num_actions, or in [-1, 1) when it is 0) and mark the
+  /// buffer full.
+  void fill_synthetic(const ExecSpace& space, std::uint64_t seed, int num_actions);
+
   /// The buffer's contents on the host (fences), and their restoration.  load_state throws
   /// gmi::Error when a size does not match the spec.
   ReplayState save_state(const ExecSpace& space) const;
   void load_state(const ExecSpace& space, const ReplayState& s);
 
-  /// Public for CUDA device lambdas: gather rows `idx` [B] of the ring into `out` (device storage).
-  void gather_device(const ExecSpace& space, const View1<std::int64_t>& idx, ReplayBatch& out) const;
+  /// Public for CUDA device lambdas: add n rows to device storage.
+  void add_device(const ExecSpace& space, int n, const float* obs, const float* actions, const float* rewards,
+                  const float* next_obs, const std::uint8_t* terminated);
+  /// Public for CUDA device lambdas: draw and gather a batch from device storage.
+  void gather_device(const ExecSpace& space, std::uint64_t seed, std::uint64_t draw, std::int64_t size,
+                     ReplayBatch& out) const;
 
  private:
   using HostView1f = Kokkos::View<float*, HostSpace>;
@@ -93,7 +102,6 @@ class ReplayBuffer {
   HostView1b h_terminated_;
   mutable HostView1f s_obs_, s_actions_, s_rewards_, s_next_obs_;
   mutable HostView1b s_terminated_;
-  mutable View1<std::int64_t> idx_;
 };
 
 /// Index of sample j of draw `draw` in a buffer holding `size` transitions (host and device).

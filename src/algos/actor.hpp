@@ -23,7 +23,20 @@ struct ActorOptions {
   bool tf32 = false;           ///< device.matmul tf32 (the fused kernel's tensor-core pass)
 };
 
-class Actor {
+/// \brief A trained policy acting, whichever algorithm trained it (gmi_drl eval, bench --mode
+/// serve): PPO's actor (Actor below), DQN's greedy Q network, SAC's squashed Gaussian.
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  /// Actions for n rows of raw observations obs [n][obs_dim] (device memory): `actions` as the
+  /// policy chose them (discrete: exact float indices), `env_actions` as the envs get them (may
+  /// equal `actions`).  Sampling uses philox(seed, {step, env_offset + i}) as training does;
+  /// `deterministic` takes the mode (argmax, the Gaussian's mean).
+  virtual void act(const ExecSpace& space, const float* obs, int n, bool deterministic, std::uint64_t seed,
+                   std::uint64_t step, std::uint64_t env_offset, float* actions, float* env_actions) = 0;
+};
+
+class Actor final : public Policy {
  public:
   /// \param params   the flat actor-critic parameters (checkpoint /policy/params)
   /// \param obs_rms  the observation normaliser's [mean | var | count] (checkpoint /normalizer/obs)
@@ -33,11 +46,9 @@ class Actor {
 
   const nn::ActorCriticLayout& layout() const { return layout_; }
 
-  /// Actions for n rows of raw observations obs [n][obs_dim] (device memory): `actions` as the
-  /// policy chose them (discrete: exact float indices), `env_actions` clipped to the action space
-  /// (may equal `actions`).  Sampling uses philox(seed, {step, env_offset + i}) as training does.
+  /// Continuous `env_actions` are `actions` clipped to the action space (ppo.clip_actions).
   void act(const ExecSpace& space, const float* obs, int n, bool deterministic, std::uint64_t seed,
-           std::uint64_t step, std::uint64_t env_offset, float* actions, float* env_actions);
+           std::uint64_t step, std::uint64_t env_offset, float* actions, float* env_actions) override;
 
  private:
   nn::ActorCriticLayout layout_;

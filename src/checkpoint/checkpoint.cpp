@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 #include <type_traits>
+#include <algorithm>
 
 #include "kernels/core/error.hpp"
 #include "mpi/topology.hpp"
@@ -63,6 +64,7 @@ void write_meta(hid_t f, const Meta& m, bool root) {
   io::write_attribute(g, "env_steps", m.env_steps);
   io::write_attribute(g, "updates", m.updates);
   io::write_attribute(g, "wall_time_s", m.wall_time_s);
+  io::write_attribute(g, "algo", m.algo);
   io::write_attribute(g, "env", m.env);
   io::write_attribute(g, "envs_per_gmi", m.envs_per_gmi);
   io::write_attribute(g, "obs_dim", m.obs_dim);
@@ -79,8 +81,8 @@ Meta read_meta_group(hid_t f) {
   H5Handle g = io::open_group(f, "meta");
   Meta m;
   m.format_version = io::read_int_attribute(g, "format_version");
-  if (m.format_version != kFormatVersion)
-    throw Error(fmt::format("format version {}, this gmi_drl reads version {}", m.format_version, kFormatVersion));
+  if (m.format_version < 1 || m.format_version > kFormatVersion)
+    throw Error(fmt::format("format version {}, this gmi_drl reads versions 1 to {}", m.format_version, kFormatVersion));
   m.gmi_drl_version = io::read_string_attribute(g, "gmi_drl_version");
   m.config = io::read_string_attribute(g, "config");
   m.created = io::read_string_attribute(g, "created");
@@ -92,6 +94,7 @@ Meta read_meta_group(hid_t f) {
   m.env_steps = io::read_int_attribute(g, "env_steps");
   m.updates = io::read_int_attribute(g, "updates");
   m.wall_time_s = io::read_double_attribute(g, "wall_time_s");
+  m.algo = m.format_version >= 2 ? io::read_string_attribute(g, "algo") : std::string("ppo");
   m.env = io::read_string_attribute(g, "env");
   m.envs_per_gmi = io::read_int_attribute(g, "envs_per_gmi");
   m.obs_dim = io::read_int_attribute(g, "obs_dim");
@@ -122,6 +125,16 @@ void check_shape(hid_t f, const std::string& name, const std::vector<hsize_t>& e
   }
 }
 
+/// Rows of this GMI's replay shard, and the chunk rows that keep a chunk under 256 MiB and within
+/// one GMI's rows (a divisor of them).
+hsize_t replay_chunk_rows(hsize_t rows, hsize_t row_bytes) {
+  const hsize_t limit = std::max<hsize_t>(1, (hsize_t(256) << 20) / std::max<hsize_t>(row_bytes, 1));
+  if (rows <= limit) return std::max<hsize_t>(rows, 1);
+  for (hsize_t c = limit; c > 1; --c)
+    if (rows % c == 0) return c;
+  return 1;
+}
+
 void check_shapes(hid_t f, const Meta& m) {
   const hsize_t P = hsize_t(m.num_params), G = hsize_t(m.num_gmis), GN = G * hsize_t(m.envs_per_gmi),
                 od = hsize_t(m.obs_dim);
@@ -129,19 +142,38 @@ void check_shapes(hid_t f, const Meta& m) {
   check_shape(f, "policy/params", {P}, "float32");
   check_shape(f, "optimizer/m", {P}, "float32");
   check_shape(f, "optimizer/v", {P}, "float32");
-  check_shape(f, "normalizer/obs", {3, od}, "float64");
-  check_shape(f, "normalizer/return", {3, 1}, "float64");
+  if (m.format_version < 2 || io::exists(f, "normalizer")) {
+    check_shape(f, "normalizer/obs", {3, od}, "float64");
+    check_shape(f, "normalizer/return", {3, 1}, "float64");
+  }
   check_shape(f, "rng/key", {G}, "uint64");
-  check_shape(f, "rng/next_action_step", {G}, "int64");
-  check_shape(f, "rng/next_shuffle", {G}, "int64");
   check_shape(f, "rng/env_episode", {GN}, "uint64");
+  {
+    H5Handle g = io::open_group(f, "rng");
+    for (const std::string& name : io::list_datasets(g))
+      if (name.rfind("next_", 0) == 0) check_shape(g, name, {G}, "int64");
+  }
   check_shape(f, "experience/obs", {GN, od}, "float32");
-  check_shape(f, "experience/return_acc", {GN}, "float32");
+  if (m.format_version < 2 || io::exists(f, "experience/return_acc")) check_shape(f, "experience/return_acc", {GN}, "float32");
   H5Handle env = io::open_group(f, "experience/env");
   for (const std::string& name : io::list_datasets(env)) {
     // One row per env: a value, or a vector (a simulator's state)
     const io::DatasetInfo info = io::dataset_info(env, name);
     check_shape(env, name, info.dims.size() == 2 ? std::vector<hsize_t>{GN, info.dims[1]} : std::vector<hsize_t>{GN}, "");
+  }
+  if (io::exists(f, "experience/replay")) {
+    H5Handle r = io::open_group(f, "experience/replay");
+    const std::int64_t cap = io::read_int_attribute(r, "capacity"), size = io::read_int_attribute(r, "size"),
+                       cursor = io::read_int_attribute(r, "cursor");
+    if (size < 0 || size > cap || cursor < 0 || cursor >= std::max<std::int64_t>(cap, 1))
+      throw Error(fmt::format("/experience/replay: size {} and cursor {} do not fit capacity {}", size, cursor, cap));
+    const hsize_t GS = G * hsize_t(size);
+    const io::DatasetInfo a = io::dataset_info(r, "actions");
+    check_shape(r, "obs", {GS, od}, "float32");
+    check_shape(r, "next_obs", {GS, od}, "float32");
+    check_shape(r, "actions", {GS, a.dims.size() == 2 ? a.dims[1] : 0}, "float32");
+    check_shape(r, "rewards", {GS}, "float32");
+    check_shape(r, "terminated", {GS}, "uint8");
   }
   H5Handle mg = io::open_group(f, "metrics");
   const std::vector<std::string> columns = split(io::read_string_attribute(mg, "columns"));
@@ -155,10 +187,12 @@ void check_shapes(hid_t f, const Meta& m) {
   } catch (const InputError& e) {
     throw Error(std::string("/meta config does not parse: ") + e.what());
   }
-  const auto layout = algos::PpoTrainer::policy_layout(cfg);
-  if (std::int64_t(layout.num_params) != m.num_params || cfg.env.num_envs != m.envs_per_gmi || cfg.env.name != m.env)
-    throw Error(fmt::format("/meta config ({} x {}, {} params) disagrees with /meta ({} x {}, {} params)",
-                            cfg.env.name, cfg.env.num_envs, layout.num_params, m.env, m.envs_per_gmi, m.num_params));
+  const std::size_t params = algos::num_params(cfg);
+  if (std::int64_t(params) != m.num_params || cfg.env.num_envs != m.envs_per_gmi || cfg.env.name != m.env ||
+      cfg.algo != m.algo)
+    throw Error(fmt::format("/meta config ({} {} x {}, {} params) disagrees with /meta ({} {} x {}, {} params)",
+                            cfg.algo, cfg.env.name, cfg.env.num_envs, params, m.algo, m.env, m.envs_per_gmi,
+                            m.num_params));
 }
 
 /// Run `f`; a problem with the file becomes one InputError line naming it.
@@ -195,7 +229,7 @@ envs::StateArray read_env_array(hid_t loc, const std::string& name, const std::s
 
 }  // namespace
 
-void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos::PpoState& s,
+void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos::TrainerState& s,
            const Metrics& metrics, const std::function<void()>& before_close) {
   const int gmi = mpi::comm_rank(comm);
   const bool root = gmi == 0;
@@ -213,10 +247,20 @@ void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos
     write_shared(g, "v", s.adam_v, {P}, root);
     io::write_attribute(g, "step", s.adam_step);
   }
-  {
+  if (!s.obs_rms.empty()) {
     H5Handle g = io::create_group(f, "normalizer");
     write_shared(g, "obs", s.obs_rms, {3, hsize_t(s.obs_rms.size() / 3)}, root);
     write_shared(g, "return", s.ret_rms, {3, 1}, root);
+  }
+  {
+    H5Handle g = io::create_group(f, "algo");
+    io::write_attribute(g, "name", meta.algo);
+    std::vector<std::string> names;
+    std::vector<std::int64_t> values;
+    for (const auto& [name, value] : s.counters) names.push_back(name), values.push_back(value);
+    io::write_attribute(g, "counter_names", join(names));
+    write_shared(g, "counters", values, {hsize_t(values.size())}, root);
+    for (const auto& [name, t] : s.tensors) write_shared(g, name, t, {hsize_t(t.size())}, root);
   }
   {
     H5Handle g = io::create_group(f, "rng");
@@ -224,27 +268,48 @@ void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos
                         std::string("Philox4x32-10, counter-based: cuRAND curand_Philox4x32_10 on GPUs, "
                                     "Random123 on the host (kernels/core/random.hpp)"));
     const std::vector<std::uint64_t> key = {std::uint64_t(meta.seed)};
-    const std::vector<std::int64_t> step = {s.iteration * meta.num_steps};
-    const std::vector<std::int64_t> shuffle = {s.iteration * meta.update_epochs};
     write_mine(g, "key", key, gmi, G);
-    write_mine(g, "next_action_step", step, gmi, G);
-    write_mine(g, "next_shuffle", shuffle, gmi, G);
+    for (const auto& [name, value] : s.rng) write_mine(g, name, std::vector<std::int64_t>{value}, gmi, G);
     for (const envs::StateArray& a : s.env)
       if (a.rng) std::visit([&](const auto& v) { write_mine(g, "env_" + a.name, v, gmi, G); }, a.values);
   }
   {
     H5Handle g = io::create_group(f, "experience");
     io::write_attribute(g, "rollout",
-                        std::string("not stored: PPO is on-policy and checkpoints are taken at iteration "
-                                    "boundaries, where the rollout has been consumed"));
+                        std::string(meta.algo == "ppo"
+                                        ? "not stored: PPO is on-policy and checkpoints are taken at iteration "
+                                          "boundaries, where the rollout has been consumed"
+                                        : "off-policy: the replay buffers are under replay/ (unless "
+                                          "checkpoint.replay is false)"));
     write_mine(g, "obs", s.obs, gmi, G, {hsize_t(meta.obs_dim)});
-    write_mine(g, "return_acc", s.return_acc, gmi, G);
+    if (!s.return_acc.empty()) write_mine(g, "return_acc", s.return_acc, gmi, G);
     H5Handle e = io::create_group(g, "env");
     for (const envs::StateArray& a : s.env)
       if (!a.rng)
         std::visit([&](const auto& v) {
           write_mine(e, a.name, v, gmi, G, a.width > 1 ? std::vector<hsize_t>{hsize_t(a.width)} : std::vector<hsize_t>{});
         }, a.values);
+    if (s.replay) {
+      // Every GMI's shard holds the same number of rows (all add N per step); each writes its own.
+      const rl::ReplayState& r = *s.replay;
+      H5Handle rg = io::create_group(g, "replay");
+      io::write_attribute(rg, "capacity", meta.replay_capacity);
+      io::write_attribute(rg, "size", r.size);
+      io::write_attribute(rg, "cursor", r.cursor);
+      const hsize_t S = hsize_t(r.size), od = hsize_t(meta.obs_dim), ad = S > 0 ? hsize_t(r.actions.size()) / S : 1;
+      const hsize_t chunk = replay_chunk_rows(S, 4 * (2 * od + ad + 2));
+      auto mine = [&](const char* name, const auto& v, std::vector<hsize_t> inner) {
+        using T = typename std::decay_t<decltype(v)>::value_type;
+        std::vector<hsize_t> dims = {S * hsize_t(G)};
+        dims.insert(dims.end(), inner.begin(), inner.end());
+        io::write_rows<T>(rg, name, v.data(), dims, S * hsize_t(gmi), S, chunk);
+      };
+      mine("obs", r.obs, {od});
+      mine("next_obs", r.next_obs, {od});
+      mine("actions", r.actions, {ad});
+      mine("rewards", r.rewards, {});
+      mine("terminated", r.terminated, {});
+    }
   }
   {
     H5Handle g = io::create_group(f, "metrics");
@@ -269,7 +334,7 @@ Contents read(const std::string& path, int gmi) {
     c.meta = read_meta_group(f);
     check_shapes(f, c.meta);
     const Meta& m = c.meta;
-    algos::PpoState& s = c.state;
+    algos::TrainerState& s = c.state;
     s.iteration = m.iteration;
     s.nonfinite_streak = int(m.nonfinite_streak);
     s.params = io::read_rows<float>(f, "policy/params");
@@ -279,16 +344,42 @@ Contents read(const std::string& path, int gmi) {
       H5Handle g = io::open_group(f, "optimizer");
       s.adam_step = io::read_int_attribute(g, "step");
     }
-    s.obs_rms = io::read_rows<double>(f, "normalizer/obs");
-    s.ret_rms = io::read_rows<double>(f, "normalizer/return");
+    if (io::exists(f, "normalizer")) {
+      s.obs_rms = io::read_rows<double>(f, "normalizer/obs");
+      s.ret_rms = io::read_rows<double>(f, "normalizer/return");
+    }
+    if (io::exists(f, "algo")) {
+      H5Handle g = io::open_group(f, "algo");
+      const std::vector<std::string> names = split(io::read_string_attribute(g, "counter_names"));
+      const std::vector<std::int64_t> values = io::read_rows<std::int64_t>(g, "counters");
+      if (names.size() != values.size())
+        throw Error(fmt::format("/algo has {} counter names for {} counters", names.size(), values.size()));
+      for (std::size_t i = 0; i < names.size(); ++i) s.counters.emplace_back(names[i], values[i]);
+      for (const std::string& name : io::list_datasets(g))
+        if (name != "counters") s.tensors.emplace_back(name, io::read_rows<float>(g, name));
+    }
     if (gmi >= 0) {
       if (gmi >= m.num_gmis) throw Error(fmt::format("has {} GMIs, no GMI {}", m.num_gmis, gmi));
       const hsize_t N = hsize_t(m.envs_per_gmi), row0 = hsize_t(gmi) * N;
       s.obs = io::read_rows<float>(f, "experience/obs", row0, hssize_t(N));
-      s.return_acc = io::read_rows<float>(f, "experience/return_acc", row0, hssize_t(N));
+      if (io::exists(f, "experience/return_acc"))
+        s.return_acc = io::read_rows<float>(f, "experience/return_acc", row0, hssize_t(N));
       for (const std::string& name : env_arrays(f))
         s.env.push_back(read_env_array(f, "experience/env/" + name, name, false, row0, N));
       s.env.push_back(read_env_array(f, "rng/env_episode", "episode", true, row0, N));
+      if (io::exists(f, "experience/replay")) {
+        H5Handle r = io::open_group(f, "experience/replay");
+        rl::ReplayState rs;
+        rs.size = io::read_int_attribute(r, "size");
+        rs.cursor = io::read_int_attribute(r, "cursor");
+        const hsize_t S = hsize_t(rs.size), at = hsize_t(gmi) * S;
+        rs.obs = io::read_rows<float>(r, "obs", at, hssize_t(S));
+        rs.next_obs = io::read_rows<float>(r, "next_obs", at, hssize_t(S));
+        rs.actions = io::read_rows<float>(r, "actions", at, hssize_t(S));
+        rs.rewards = io::read_rows<float>(r, "rewards", at, hssize_t(S));
+        rs.terminated = io::read_rows<std::uint8_t>(r, "terminated", at, hssize_t(S));
+        s.replay = std::move(rs);
+      }
     }
     H5Handle mg = io::open_group(f, "metrics");
     c.metrics.columns = split(io::read_string_attribute(mg, "columns"));
@@ -303,15 +394,24 @@ Meta verify(const std::string& path) {
     const Meta m = read_meta_group(f);
     check_shapes(f, m);
     // Read every dataset once: the Fletcher32 filter checks each chunk as it is read.
+    // Slabs of at most ~64 MiB, so a large replay buffer is checked without holding it whole.
     for (const std::string& name : io::list_datasets(f)) {
       const io::DatasetInfo info = io::dataset_info(f, name);
-      if (info.type == "float32") io::read_rows<float>(f, name);
-      else if (info.type == "float64") io::read_rows<double>(f, name);
-      else if (info.type == "int32") io::read_rows<std::int32_t>(f, name);
-      else if (info.type == "int64") io::read_rows<std::int64_t>(f, name);
-      else if (info.type == "uint64") io::read_rows<std::uint64_t>(f, name);
-      else if (info.type == "uint8") io::read_rows<std::uint8_t>(f, name);
-      else throw Error("dataset /" + name + " has unsupported type " + info.type);
+      const hsize_t rows = info.dims.empty() ? 1 : info.dims[0];
+      const hsize_t per_row = rows > 0 ? std::max<hsize_t>(info.elements() / rows, 1) : 1;
+      const hsize_t slab = std::max<hsize_t>(1, (hsize_t(64) << 20) / (8 * per_row));
+      const bool whole = info.dims.empty() || rows == 0;
+      for (hsize_t r0 = 0; r0 < rows || (whole && r0 == 0); r0 += slab) {
+        const hssize_t n = whole ? -1 : hssize_t(std::min(slab, rows - r0));
+        if (info.type == "float32") io::read_rows<float>(f, name, r0, n);
+        else if (info.type == "float64") io::read_rows<double>(f, name, r0, n);
+        else if (info.type == "int32") io::read_rows<std::int32_t>(f, name, r0, n);
+        else if (info.type == "int64") io::read_rows<std::int64_t>(f, name, r0, n);
+        else if (info.type == "uint64") io::read_rows<std::uint64_t>(f, name, r0, n);
+        else if (info.type == "uint8") io::read_rows<std::uint8_t>(f, name, r0, n);
+        else throw Error("dataset /" + name + " has unsupported type " + info.type);
+        if (whole) break;
+      }
     }
     return m;
   });
@@ -332,12 +432,12 @@ std::string inspect(const std::string& path) {
         "  layout         {} node(s), {} GPU(s), {} GMI(s); GMIs per GPU: {}\n"
         "  counters       iteration {}, {} env steps, {} updates, {:.1f} s of training\n"
         "  reduction      {}\n"
-        "  model          {}, {} envs per GMI, obs dim {}, {} policy parameters, seed {}\n"
+        "  model          {} on {}, {} envs per GMI, obs dim {}, {} parameters, seed {}\n"
         "  datasets\n",
         path, m.format_version, m.gmi_drl_version, m.created, double(bytes) / (1 << 20), m.run_dir,
         m.num_nodes, m.num_gpus, m.num_gmis, gpus, m.iteration, m.env_steps, m.updates, m.wall_time_s,
         m.reducer.empty() ? "-" : m.reducer,
-        m.env, m.envs_per_gmi, m.obs_dim, m.num_params, m.seed);
+        m.algo, m.env, m.envs_per_gmi, m.obs_dim, m.num_params, m.seed);
     for (const std::string& name : io::list_datasets(f)) {
       const io::DatasetInfo info = io::dataset_info(f, name);
       std::string dims;

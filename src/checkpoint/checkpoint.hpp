@@ -5,16 +5,22 @@
 ///
 ///   /meta        attributes: format_version, gmi_drl_version, config (resolved YAML), created,
 ///                run_dir, layout (num_nodes, num_gpus, num_gmis, gmis_per_gpu), counters
-///                (iteration, env_steps, updates), wall_time_s, env, sizes, reducer
-///   /policy      params [P] float32
-///   /optimizer   m, v [P] float32; attribute step (Adam's step count)
-///   /normalizer  obs [3][obs_dim], return [3][1] float64 (mean, var, count rows)
-///   /rng         key [G] uint64, next_action_step [G] int64, next_shuffle [G] int64,
-///                env_episode [G*N] uint64: every GMI's Philox counters
-///   /experience  obs [G*N][obs_dim], return_acc [G*N], env/<array> [G*N]: each GMI's rows
+///                (iteration, env_steps, updates), wall_time_s, algo, env, sizes, reducer
+///   /policy      params [P] float32: every trainable parameter of the algorithm
+///   /optimizer   m, v [P] float32; attribute step (the main Adam step count)
+///   /normalizer  obs [3][obs_dim], return [3][1] float64 (mean, var, count rows), if kept
+///   /algo        attribute name; counters [K] int64 with attribute names; <tensor> [n] float32
+///                (target networks, ...)
+///   /rng         key [G] uint64, next_<stream> [G] int64, env_episode [G*N] uint64: every GMI's
+///                Philox counters
+///   /experience  obs [G*N][obs_dim], return_acc [G*N] (if kept), env/<array> [G*N]: each GMI's
+///                rows; replay/ (off-policy, checkpoint.replay): obs, next_obs [G*S][obs_dim],
+///                actions [G*S][act_dim], rewards [G*S], terminated [G*S] uint8 in ring order,
+///                attributes capacity, size S and cursor (the same on every GMI)
 ///   /metrics     table [iterations][columns] float64; attribute columns
 ///
-/// G GMIs with N envs each; GMI r owns rows [r*N, (r+1)*N) of the per-env datasets.
+/// G GMIs with N envs each; GMI r owns rows [r*N, (r+1)*N) of the per-env datasets (and
+/// [r*S, (r+1)*S) of the replay's).  Version 1 files (PPO, before /algo) are read as PPO.
 #include <mpi.h>
 
 #include <cstdint>
@@ -22,12 +28,12 @@
 #include <string>
 #include <vector>
 
-#include "src/algos/ppo/ppo.hpp"
+#include "src/algos/trainer.hpp"
 
 namespace gmi::checkpoint {
 
 /// Bumped whenever the layout above changes incompatibly.
-inline constexpr std::int64_t kFormatVersion = 1;
+inline constexpr std::int64_t kFormatVersion = 2;
 
 struct Meta {
   std::int64_t format_version = kFormatVersion;
@@ -39,10 +45,13 @@ struct Meta {
   std::vector<std::int64_t> gmis_per_gpu;
   std::int64_t iteration = 0, env_steps = 0, updates = 0;
   double wall_time_s = 0;
+  std::string algo = "ppo";
   std::string env;
   std::int64_t envs_per_gmi = 0, obs_dim = 0, num_params = 0, seed = 0;
-  std::int64_t num_steps = 0, update_epochs = 0;  ///< the Philox counters' strides
+  std::int64_t num_steps = 0;      ///< vector steps per iteration
+  std::int64_t update_epochs = 0;  ///< PPO's epochs per iteration (0 for other algorithms)
   std::int64_t nonfinite_streak = 0;
+  std::int64_t replay_capacity = 0;  ///< replay.capacity (off-policy)
   std::string reducer;  ///< the gradient reduction in use, e.g. "har (ipc)" ("" for one GMI)
 };
 
@@ -56,7 +65,7 @@ struct Metrics {
 /// Collective over `comm` (rank r = GMI r): write `path`.  `state` is this GMI's; its shared
 /// part must be identical on all ranks, and `meta` and `metrics` too.  `before_close` (tests'
 /// fault injection) runs when every dataset is written but the file is not yet flushed.
-void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos::PpoState& state,
+void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos::TrainerState& state,
            const Metrics& metrics, const std::function<void()>& before_close = {});
 
 /// Read /meta only.  Throws gmi::InputError "FILE: problem".
@@ -65,7 +74,7 @@ Meta read_meta(const std::string& path);
 /// What one GMI restores.
 struct Contents {
   Meta meta;
-  algos::PpoState state;  ///< shared part, and the GMI's own part when `gmi` >= 0
+  algos::TrainerState state;  ///< shared part, and the GMI's own part when `gmi` >= 0
   Metrics metrics;
 };
 /// Read the shared part and, for gmi >= 0, GMI `gmi`'s rows (serial; every rank may call it).

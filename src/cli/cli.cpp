@@ -134,8 +134,10 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--set", bench.sets, "override a config key (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  bench_cmd->add_option("--mode", bench.mode, "train: rollout + update; serve: rollouts only (policy inference + env steps)")
-      ->check(CLI::IsMember({"train", "serve"}));
+  bench_cmd->add_option("--mode", bench.mode,
+                        "train: rollout + update; serve: rollouts only (policy inference + env steps; ppo); update: "
+                        "gradient updates alone on a full replay buffer (dqn, sac; --iterations updates timed)")
+      ->check(CLI::IsMember({"train", "serve", "update"}));
   bench_cmd->add_option("--json", bench.json_path, "write results here");
 
   // gmi_drl bench-reduce

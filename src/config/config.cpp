@@ -18,6 +18,8 @@
 #include "kernels/envs/registry.hpp"
 
 namespace gmi::config {
+using envs::EnvSpec;
+using envs::env_spec;
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -301,8 +303,10 @@ const std::vector<Field>& schema() {
   static const std::vector<Field> s = [] {
     const auto envs = envs::env_names();
     std::vector<Field> f;
-    f.push_back(field<std::string>("algo", "training algorithm", GMI_KEY(algo), one_of({"ppo"}),
-                                   "one of ppo"));
+    f.push_back(field<std::string>("algo",
+                                   "training algorithm: ppo (on-policy, discrete or continuous actions), dqn "
+                                   "(off-policy, discrete), sac (off-policy, continuous)",
+                                   GMI_KEY(algo), one_of({"ppo", "dqn", "sac"}), "one of ppo, dqn, sac"));
     // env
     f.push_back(field<std::string>("env.name", "environment (Gymnasium id)", GMI_KEY(env.name),
                                    one_of(envs), choices_text(envs)));
@@ -386,6 +390,10 @@ const std::vector<Field>& schema() {
     f.push_back(field<double>("policy.critic_output_gain",
                               "orthogonal-init gain of the critic's output layer",
                               GMI_KEY(policy.critic_output_gain), positive(), "> 0"));
+    f.push_back(field<std::vector<int>>("policy.q_hidden",
+                                        "hidden layer widths of the Q networks (dqn, sac; PyTorch's default "
+                                        "initialisation, as CleanRL); policy.activation applies",
+                                        GMI_KEY(policy.q_hidden), widths(), "of at most 16 widths in [1, 65536]"));
     // ppo
     f.push_back(field<int>("ppo.num_steps", "rollout length per environment per iteration",
                            GMI_KEY(ppo.num_steps), at_least(1), ">= 1"));
@@ -439,6 +447,93 @@ const std::vector<Field>& schema() {
                             "for time-limit truncations, add gamma * V(final observation) to the "
                             "reward instead of treating the episode end as terminal",
                             GMI_KEY(ppo.bootstrap_truncated)));
+    // replay (dqn, sac)
+    f.push_back(field<std::int64_t>("replay.capacity",
+                                    "transitions kept per GMI (CleanRL's buffer_size); each GMI keeps its own "
+                                    "envs' experience; must hold at least env.num_envs",
+                                    GMI_KEY(replay.capacity), at_least<std::int64_t>(1), ">= 1"));
+    f.push_back(field<std::string>("replay.storage",
+                                   "where the replay buffer lives: device (sampled on the device, paper 002's "
+                                   "in-GPU replay), host (host memory; each batch copied to the device)",
+                                   GMI_KEY(replay.storage), one_of({"device", "host"}), "one of device, host"));
+    // dqn
+    const std::string per_gmi = " (env steps of one GMI, as CleanRL's global_step with one env)";
+    f.push_back(field<int>("dqn.num_steps",
+                           "vector steps (every env of the GMI once) per iteration: one metrics row, the "
+                           "checkpoint and signal granularity; 0: ceil(1000 / env.num_envs)",
+                           GMI_KEY(dqn.num_steps), at_least(0), ">= 0"));
+    f.push_back(field<double>("dqn.learning_rate", "Adam learning rate", GMI_KEY(dqn.learning_rate),
+                              within(1e-12, 1.0), "in (0, 1]"));
+    f.push_back(field<double>("dqn.gamma", "discount factor", GMI_KEY(dqn.gamma), within(0, 1), "in [0, 1]"));
+    f.push_back(field<double>("dqn.tau", "target network update rate (1: copy the Q network)", GMI_KEY(dqn.tau),
+                              within(1e-12, 1.0), "in (0, 1]"));
+    f.push_back(field<std::int64_t>("dqn.target_network_frequency", "env steps between target network updates" + per_gmi,
+                                    GMI_KEY(dqn.target_network_frequency), at_least<std::int64_t>(1), ">= 1"));
+    f.push_back(field<int>("dqn.batch_size", "transitions per gradient update (sampled from this GMI's replay)",
+                           GMI_KEY(dqn.batch_size), at_least(1), ">= 1"));
+    f.push_back(field<double>("dqn.start_e", "exploration epsilon at the start", GMI_KEY(dqn.start_e), within(0, 1),
+                              "in [0, 1]"));
+    f.push_back(field<double>("dqn.end_e", "exploration epsilon after the decay", GMI_KEY(dqn.end_e), within(0, 1),
+                              "in [0, 1]"));
+    f.push_back(field<double>("dqn.exploration_fraction",
+                              "fraction of train.total_env_steps over which epsilon decays linearly from start_e "
+                              "to end_e",
+                              GMI_KEY(dqn.exploration_fraction), within(1e-12, 1), "in (0, 1]"));
+    f.push_back(field<std::int64_t>("dqn.learning_starts", "env steps before the first update" + per_gmi,
+                                    GMI_KEY(dqn.learning_starts), at_least<std::int64_t>(0), ">= 0"));
+    f.push_back(field<std::int64_t>("dqn.train_frequency", "env steps per gradient update" + per_gmi,
+                                    GMI_KEY(dqn.train_frequency), at_least<std::int64_t>(1), ">= 1"));
+    f.push_back(field<int>("dqn.updates_per_step",
+                           "> 0: this many gradient updates after every vector step once learning started, "
+                           "instead of one per dqn.train_frequency env steps (many envs per GMI)",
+                           GMI_KEY(dqn.updates_per_step), at_least(0), ">= 0"));
+    f.push_back(field<bool>("dqn.double", "double DQN: the online network picks the next action, the target "
+                                          "network values it", GMI_KEY(dqn.double_q)));
+    f.push_back(field<bool>("dqn.dueling", "dueling head: Q(s, a) = V(s) + A(s, a) - mean_a A(s, a), V and A "
+                                           "from the last hidden layer", GMI_KEY(dqn.dueling)));
+    f.push_back(field<double>("dqn.max_grad_norm", "clip the global gradient norm to this value; <= 0 disables "
+                                                   "(CleanRL does not clip)",
+                              GMI_KEY(dqn.max_grad_norm)));
+    f.push_back(field<double>("dqn.adam_eps", "Adam epsilon", GMI_KEY(dqn.adam_eps), positive(), "> 0"));
+    // sac
+    f.push_back(field<int>("sac.num_steps",
+                           "vector steps (every env of the GMI once) per iteration: one metrics row, the "
+                           "checkpoint and signal granularity; 0: ceil(1000 / env.num_envs)",
+                           GMI_KEY(sac.num_steps), at_least(0), ">= 0"));
+    f.push_back(field<double>("sac.policy_lr", "the actor's Adam learning rate", GMI_KEY(sac.policy_lr),
+                              within(1e-12, 1.0), "in (0, 1]"));
+    f.push_back(field<double>("sac.q_lr", "the Q networks' (and alpha's) Adam learning rate", GMI_KEY(sac.q_lr),
+                              within(1e-12, 1.0), "in (0, 1]"));
+    f.push_back(field<double>("sac.gamma", "discount factor", GMI_KEY(sac.gamma), within(0, 1), "in [0, 1]"));
+    f.push_back(field<double>("sac.tau", "target networks' Polyak rate", GMI_KEY(sac.tau), within(1e-12, 1.0),
+                              "in (0, 1]"));
+    f.push_back(field<int>("sac.batch_size", "transitions per gradient update (sampled from this GMI's replay)",
+                           GMI_KEY(sac.batch_size), at_least(1), ">= 1"));
+    f.push_back(field<std::int64_t>("sac.learning_starts",
+                                    "env steps with uniformly random actions and no updates" + per_gmi,
+                                    GMI_KEY(sac.learning_starts), at_least<std::int64_t>(0), ">= 0"));
+    f.push_back(field<std::int64_t>("sac.policy_frequency",
+                                    "delayed actor updates: at every k-th Q update, k actor (and alpha) updates",
+                                    GMI_KEY(sac.policy_frequency), at_least<std::int64_t>(1), ">= 1"));
+    f.push_back(field<std::int64_t>("sac.target_network_frequency", "env steps between target network updates" + per_gmi,
+                                    GMI_KEY(sac.target_network_frequency), at_least<std::int64_t>(1), ">= 1"));
+    f.push_back(field<double>("sac.alpha", "entropy coefficient (its start value when sac.autotune)",
+                              GMI_KEY(sac.alpha), positive(), "> 0"));
+    f.push_back(field<bool>("sac.autotune", "learn the entropy coefficient towards sac.target_entropy",
+                            GMI_KEY(sac.autotune)));
+    f.push_back(field<std::optional<double>>("sac.target_entropy",
+                                             "target entropy of automatic tuning; null: -(action dimensions), as "
+                                             "CleanRL",
+                                             GMI_KEY(sac.target_entropy)));
+    f.push_back(field<int>("sac.updates_per_step",
+                           "> 0: this many Q updates after every vector step once learning started; 0: one per "
+                           "env step (CleanRL's ratio)",
+                           GMI_KEY(sac.updates_per_step), at_least(0), ">= 0"));
+    f.push_back(field<double>("sac.max_grad_norm",
+                              "clip each network's global gradient norm to this value; <= 0 disables (CleanRL "
+                              "does not clip)",
+                              GMI_KEY(sac.max_grad_norm)));
+    f.push_back(field<double>("sac.adam_eps", "Adam epsilon", GMI_KEY(sac.adam_eps), positive(), "> 0"));
     // train
     f.push_back(field<std::int64_t>("train.total_env_steps",
                                     "stop after this many environment steps (all GMIs together)",
@@ -474,6 +569,10 @@ const std::vector<Field>& schema() {
                            GMI_KEY(checkpoint.keep), at_least(1), ">= 1"));
     f.push_back(field<bool>("checkpoint.at_end", "write a checkpoint when training finishes",
                             GMI_KEY(checkpoint.at_end)));
+    f.push_back(field<bool>("checkpoint.replay",
+                            "keep the replay buffers in checkpoints (dqn, sac): a resume is then exact; false: "
+                            "smaller files, and a resume refills the buffers from new experience",
+                            GMI_KEY(checkpoint.replay)));
     // device
     f.push_back(field<std::string>("device.matmul",
                                    "float32 matrix products on GPUs: fp32 (cuBLAS FP32; the fused kernels' "
@@ -709,15 +808,35 @@ void derive(Config& c, int world_size) {
     bad("env.async_halves", c.env.name + " steps on the device; only host-simulated environments (MuJoCo) step in halves");
   if (c.env.async_halves && c.env.num_envs < 2) bad("env.async_halves", "needs env.num_envs >= 2 (two halves)");
   c.world_size = world_size;
-  c.batch_size = std::int64_t(c.env.num_envs) * c.ppo.num_steps;
-  if (c.batch_size > INT_MAX)
-    bad("env.num_envs", fmt::format("env.num_envs * ppo.num_steps = {} exceeds {} samples per GMI",
-                                    c.batch_size, INT_MAX));
-  if (c.batch_size % c.ppo.num_minibatches != 0)
-    bad("ppo.num_minibatches",
-        fmt::format("{} does not divide the batch env.num_envs * ppo.num_steps = {}",
-                    c.ppo.num_minibatches, c.batch_size));
-  c.minibatch_size = c.batch_size / c.ppo.num_minibatches;
+  if (c.algo == "ppo") {
+    c.num_steps = c.ppo.num_steps;
+    c.batch_size = std::int64_t(c.env.num_envs) * c.ppo.num_steps;
+    if (c.batch_size > INT_MAX)
+      bad("env.num_envs", fmt::format("env.num_envs * ppo.num_steps = {} exceeds {} samples per GMI",
+                                      c.batch_size, INT_MAX));
+    if (c.batch_size % c.ppo.num_minibatches != 0)
+      bad("ppo.num_minibatches",
+          fmt::format("{} does not divide the batch env.num_envs * ppo.num_steps = {}",
+                      c.ppo.num_minibatches, c.batch_size));
+    c.minibatch_size = c.batch_size / c.ppo.num_minibatches;
+  } else {
+    // Off-policy: an iteration is num_steps vector steps; the replay shard must take one of them.
+    const bool dqn = c.algo == "dqn";
+    const int steps = dqn ? c.dqn.num_steps : c.sac.num_steps;
+    c.num_steps = steps > 0 ? steps : (1000 + c.env.num_envs - 1) / c.env.num_envs;
+    c.batch_size = std::int64_t(c.env.num_envs) * c.num_steps;
+    c.minibatch_size = dqn ? c.dqn.batch_size : c.sac.batch_size;
+    if (c.replay.capacity < c.env.num_envs)
+      bad("replay.capacity", fmt::format("{} transitions cannot take one step of env.num_envs = {} envs",
+                                         c.replay.capacity, c.env.num_envs));
+    const EnvSpec spec = env_spec(c.env.name, env_overrides(c));
+    if (dqn && !spec.discrete())
+      bad("algo", "dqn needs discrete actions; " + c.env.name + " has continuous actions (use sac or ppo)");
+    if (!dqn && spec.discrete())
+      bad("algo", "sac needs continuous actions; " + c.env.name + " has discrete actions (use dqn or ppo)");
+    if (dqn && c.dqn.end_e > c.dqn.start_e)
+      bad("dqn.end_e", fmt::format("{} is above dqn.start_e = {}: epsilon decays", c.dqn.end_e, c.dqn.start_e));
+  }
   const std::int64_t per_iter = c.batch_size * world_size;
   c.num_iterations = (c.train.total_env_steps + per_iter - 1) / per_iter;
 }

@@ -34,6 +34,7 @@ struct PolicyConfig {
   double log_std_init = 0.0;                  ///< initial log std of the Gaussian head (continuous)
   double actor_output_gain = 0.01;            ///< orthogonal-init gain of the actor's last layer
   double critic_output_gain = 1.0;            ///< orthogonal-init gain of the critic's last layer
+  std::vector<int> q_hidden = {256, 256};     ///< hidden layer widths of the Q networks (DQN, SAC)
 };
 
 /// PPO hyperparameters, with the meaning of CleanRL's ppo.py / ppo_continuous_action.py.
@@ -61,6 +62,51 @@ struct PpoConfig {
   bool bootstrap_truncated = true;  ///< add gamma*V(final_obs) to the reward of truncated steps
 };
 
+/// Experience replay of the off-policy algorithms (kernels/rl/replay.hpp): one shard per GMI.
+struct ReplayConfig {
+  std::int64_t capacity = 1000000;  ///< transitions per GMI (CleanRL's buffer_size)
+  std::string storage = "device";   ///< device | host
+};
+
+/// DQN hyperparameters, with the meaning of CleanRL's dqn.py (step counts are one GMI's env steps).
+struct DqnConfig {
+  int num_steps = 0;                   ///< vector steps per iteration; 0: ceil(1000 / env.num_envs)
+  double learning_rate = 2.5e-4;       ///< Adam step size
+  double gamma = 0.99;                 ///< discount
+  double tau = 1.0;                    ///< target network update rate (1: copy)
+  std::int64_t target_network_frequency = 500;  ///< env steps between target updates
+  int batch_size = 128;                ///< transitions per gradient update
+  double start_e = 1.0;                ///< epsilon at the start
+  double end_e = 0.05;                 ///< epsilon at the end of the schedule
+  double exploration_fraction = 0.5;   ///< fraction of train.total_env_steps to decay epsilon over
+  std::int64_t learning_starts = 10000;  ///< env steps before the first update
+  std::int64_t train_frequency = 10;   ///< env steps per gradient update
+  int updates_per_step = 0;            ///< > 0: this many updates per vector step instead
+  bool double_q = false;               ///< double DQN target (online argmax, target value)
+  bool dueling = false;                ///< dueling head: Q = V + A - mean(A)
+  double max_grad_norm = 0.0;          ///< global gradient-norm clip (<= 0: off, as CleanRL)
+  double adam_eps = 1e-8;              ///< Adam epsilon (torch's default)
+};
+
+/// SAC hyperparameters, with the meaning of CleanRL's sac_continuous_action.py.
+struct SacConfig {
+  int num_steps = 0;                   ///< vector steps per iteration; 0: ceil(1000 / env.num_envs)
+  double policy_lr = 3e-4;             ///< actor's Adam step size
+  double q_lr = 1e-3;                  ///< Q networks' (and alpha's) Adam step size
+  double gamma = 0.99;
+  double tau = 0.005;                  ///< target networks' Polyak rate
+  int batch_size = 256;
+  std::int64_t learning_starts = 5000; ///< env steps with uniform random actions before learning
+  std::int64_t policy_frequency = 2;   ///< delayed actor updates: every k steps, k of them
+  std::int64_t target_network_frequency = 1;  ///< env steps between target updates
+  double alpha = 0.2;                  ///< entropy coefficient (start value when autotuned)
+  bool autotune = true;                ///< learn alpha towards the target entropy
+  std::optional<double> target_entropy;  ///< null: -act_dim
+  int updates_per_step = 0;            ///< > 0: this many updates per vector step; 0: one per env step
+  double max_grad_norm = 0.0;          ///< global gradient-norm clip per network (<= 0: off)
+  double adam_eps = 1e-8;
+};
+
 /// Seconds, or `auto` (a rule documented where the key is used), or `off`.
 struct AutoSeconds {
   enum class Mode { automatic, off, fixed };
@@ -84,6 +130,7 @@ struct CheckpointConfig {
   double interval_minutes = 0;  ///< also when this many minutes passed since the last one; 0: off
   int keep = 3;                 ///< newest checkpoints kept in <run_dir>/checkpoints
   bool at_end = true;           ///< write one when training finishes
+  bool replay = true;           ///< keep the replay buffers (exact resume of off-policy runs)
 };
 
 struct DeviceConfig {
@@ -113,10 +160,13 @@ struct ReduceConfig {
 };
 
 struct Config {
-  std::string algo = "ppo";
+  std::string algo = "ppo";  ///< ppo | dqn | sac
   EnvConfig env;
   PolicyConfig policy;
   PpoConfig ppo;
+  ReplayConfig replay;
+  DqnConfig dqn;
+  SacConfig sac;
   TrainConfig train;
   CheckpointConfig checkpoint;
   DeviceConfig device;
@@ -125,8 +175,9 @@ struct Config {
 
   // ---- derived in derive(), never read from YAML ----
   int world_size = 1;               ///< number of GMIs (MPI ranks)
-  std::int64_t batch_size = 0;      ///< num_envs * num_steps (per GMI)
-  std::int64_t minibatch_size = 0;  ///< batch_size / num_minibatches
+  int num_steps = 0;                ///< vector steps per iteration (ppo.num_steps, or dqn/sac's resolved)
+  std::int64_t batch_size = 0;      ///< num_envs * num_steps: env steps per iteration (per GMI)
+  std::int64_t minibatch_size = 0;  ///< batch_size / num_minibatches (PPO)
   std::int64_t num_iterations = 0;  ///< ceil(total_env_steps / (batch_size * world_size))
   std::string source;               ///< the file the config came from ("" for defaults)
 };

@@ -159,7 +159,14 @@ int Session::env_threads(int configured) const {
   return threads;
 }
 
-void Session::check_memory(double device_bytes, double host_bytes, const std::string& drivers) const {
+void Session::check_memory(double device_bytes, double host_bytes,
+                           const std::vector<std::pair<std::string, std::string>>& driver_keys) const {
+  std::string drivers, lower;
+  for (const auto& [key, value] : driver_keys) {
+    drivers += fmt::format("{}{} = {}", drivers.empty() ? "" : ", ", key, value);
+    if (key.rfind("policy.", 0) != 0) lower += (lower.empty() ? "" : " or ") + key;
+  }
+  if (lower.empty()) lower = "the sizes above";
   // Kokkos, cuBLAS and the reducers' buffers take some too: a margin.
   auto padded = [](double b) { return b * 1.05 + double(64ull << 20); };
   const mpi::Place& p = me();
@@ -178,12 +185,15 @@ void Session::check_memory(double device_bytes, double host_bytes, const std::st
   }
   if (dev[0] > dev[1])
     error = fmt::format("not enough device memory for {}: {} need {} ({} of training state each), {} {}; lower "
-                        "env.num_envs or ppo.num_steps, or use more GMIs or GPUs",
+                        "{}, or use more GMIs or GPUs{}",
                         drivers,
                         own_limit ? fmt::format("GMI rank {}", mpi::comm_rank(MPI_COMM_WORLD))
                                   : fmt::format("the {} GMI(s) of GPU {} on node {}", layout().gmis_per_gpu[p.global_gpu], p.gpu, p.node),
                         gib(dev[0]), gib(device_bytes),
-                        gib(dev[1]), own_limit ? "under its MPS memory limit (gmi.memory_limit)" : "free on that GPU");
+                        gib(dev[1]), own_limit ? "under its MPS memory limit (gmi.memory_limit)" : "free on that GPU",
+                        lower, driver_keys.empty() || driver_keys[0].first != "replay.capacity"
+                                   ? std::string()
+                                   : std::string(" (replay.storage: host keeps the replay in host memory)"));
   const double host_need = padded(host_bytes);
 #else
   const double host_need = padded(device_bytes + host_bytes);
@@ -195,8 +205,8 @@ void Session::check_memory(double device_bytes, double host_bytes, const std::st
     GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &low, 1, MPI_DOUBLE, MPI_MAX, comms_->node()));
     if (sum > -low)
       error = fmt::format("not enough host memory for {}: the {} GMI(s) of node {} need {} ({} each), {} available; "
-                          "lower env.num_envs or ppo.num_steps, or use more nodes",
-                          drivers, mpi::comm_size(comms_->node()), p.node, gib(sum), gib(host_need), gib(-low));
+                          "lower {}, or use more nodes",
+                          drivers, mpi::comm_size(comms_->node()), p.node, gib(sum), gib(host_need), gib(-low), lower);
   }
   // One answer for the job: the first rank that found a problem names it.
   int failed = error.empty() ? -1 : mpi::comm_rank(MPI_COMM_WORLD);

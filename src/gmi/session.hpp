@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "mpi/environment.hpp"
 #include "mpi/reducers.hpp"
@@ -64,9 +65,10 @@ class Session {
   /// Before a trainer allocates: whether every GMI's `device_bytes` (and `host_bytes`) fit in
   /// what its GPU (the GPU's free memory shared by its GMIs, or the GMI's MPS memory limit) and
   /// its node's host memory have free.  Collective; throws the same gmi::InputError on every
-  /// rank, naming `drivers` (the keys and values that set the size), the bytes needed and the
-  /// bytes available.  On host builds device memory is host memory.
-  void check_memory(double device_bytes, double host_bytes, const std::string& drivers) const;
+  /// rank, naming `drivers` (the keys and values that set the size, most important first), the
+  /// bytes needed and the bytes available.  On host builds device memory is host memory.
+  void check_memory(double device_bytes, double host_bytes,
+                    const std::vector<std::pair<std::string, std::string>>& drivers) const;
 
   /// Memory this GMI uses now: on CUDA builds its GPU's used memory (every context, buffer and
   /// library workspace) divided among the GPU's GMIs, or under an MPS memory limit its own use;

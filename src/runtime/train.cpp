@@ -17,7 +17,7 @@
 #include "mpi/environment.hpp"
 #include "mpi/progress.hpp"
 #include "mpi/topology.hpp"
-#include "src/algos/ppo/ppo.hpp"
+#include "src/algos/trainer.hpp"
 #include "src/checkpoint/checkpoint.hpp"
 #include "src/checkpoint/store.hpp"
 #include "src/gmi/session.hpp"
@@ -45,13 +45,13 @@ std::string fmt_duration(double s) {
   return fmt::format("{}:{:02d}:{:02d}", t / 3600, int(t / 60 % 60), int(t % 60));
 }
 
-/// Every run's columns; an environment with reward terms adds one `episode_<term>_mean` each.
-const std::vector<std::string> kColumns = {
-    "iteration",      "env_steps",       "wall_time_s",    "samples_per_s",
-    "episode_return_mean", "episode_length_mean", "episodes", "policy_loss",
-    "value_loss",     "entropy",         "approx_kl",      "clip_frac",
-    "explained_variance", "grad_norm",   "learning_rate",  "updates",
-    "time_rollout_s", "time_update_s",   "time_iteration_s"};
+/// Every run's columns: these, the algorithm's statistics (Trainer::loss_columns) between
+/// `episodes` and `grad_norm`, and for an environment with reward terms one
+/// `episode_<term>_mean` each at the end.
+const std::vector<std::string> kHead = {"iteration", "env_steps", "wall_time_s", "samples_per_s",
+                                        "episode_return_mean", "episode_length_mean", "episodes"};
+const std::vector<std::string> kTail = {"grad_norm", "learning_rate", "updates", "time_rollout_s",
+                                        "time_update_s", "time_iteration_s"};
 
 /// Keys a resumed run may change; any other difference from the checkpoint's config is an error.
 bool may_change_on_resume(const std::string& key) {
@@ -59,7 +59,7 @@ bool may_change_on_resume(const std::string& key) {
     if (key.rfind(prefix, 0) == 0) return true;
   for (const char* k : {"train.total_env_steps", "train.log_interval", "train.run_dir",
                         "train.max_nonfinite_updates", "train.stall_timeout_s", "env.num_envs", "env.threads",
-                        "env.async_halves", "env.model_path"})
+                        "env.async_halves", "env.model_path", "replay.storage"})
     if (key == k) return true;
   return false;
 }
@@ -186,24 +186,27 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   }
   // Host-simulated environments: env.threads 0 shares the node's hardware threads among its GMIs.
   cfg.env.threads = session.env_threads(cfg.env.threads);
-  const nn::ActorCriticLayout policy = algos::PpoTrainer::policy_layout(cfg);
   std::unique_ptr<mpi::GradientReducer> reducer;
-  if (mpi.size() > 1) reducer = session.make_reducer(policy.num_params, same_layout ? resume_meta->reducer : "");
+  if (mpi.size() > 1) reducer = session.make_reducer(algos::num_params(cfg), same_layout ? resume_meta->reducer : "");
   {
-    const algos::MemoryNeeds needs = algos::PpoTrainer::memory_needs(cfg);
-    std::string drivers;
-    for (const char* key : {"env.num_envs", "ppo.num_steps", "policy.actor_hidden", "policy.critic_hidden"})
-      drivers += fmt::format("{}{} = {}", drivers.empty() ? "" : ", ", key, config::value_text(cfg, key));
+    const algos::MemoryNeeds needs = algos::memory_needs(cfg);
+    std::vector<std::pair<std::string, std::string>> drivers;
+    for (const std::string& key : needs.drivers) drivers.emplace_back(key, config::value_text(cfg, key));
     session.check_memory(needs.device_bytes, needs.host_bytes, drivers);
   }
   // Distinct environments per GMI: GMI r owns global environments [r * N, (r + 1) * N).
   const int gmi = session.me().gmi_rank;
-  algos::PpoTrainer trainer(cfg, std::uint64_t(gmi) * cfg.env.num_envs, reducer.get());
-  const auto& L = trainer.layout();
+  const std::unique_ptr<algos::Trainer> owner = algos::make_trainer(cfg, std::uint64_t(gmi) * cfg.env.num_envs, reducer.get());
+  algos::Trainer& trainer = *owner;
+  const envs::EnvSpec& spec = trainer.env_spec();
   const std::int64_t per_iteration = cfg.batch_size * mpi.size();
 
-  std::vector<std::string> columns = kColumns;
-  for (const std::string& t : trainer.env_spec().reward_terms) columns.push_back("episode_" + t + "_mean");
+  const std::vector<std::string> losses = trainer.loss_columns();
+  std::vector<std::string> columns = kHead;
+  columns.insert(columns.end(), losses.begin(), losses.end());
+  columns.insert(columns.end(), kTail.begin(), kTail.end());
+  const std::size_t first_term = columns.size();
+  for (const std::string& t : spec.reward_terms) columns.push_back("episode_" + t + "_mean");
   checkpoint::Metrics history;
   history.columns = columns;
   double wall_offset = 0;
@@ -250,14 +253,12 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
                                    history.values.begin() + (r + 1) * columns.size()));
   }
 
-  spdlog::info("{}: obs {}, {} | policy {} params ({}) | {} envs x {} steps x {} GMI(s) = {} samples/iteration, "
-               "{} minibatches of {}, {} epochs, {} iterations",
-               cfg.env.name, L.obs_dim,
-               L.continuous() ? fmt::format("continuous actions {}", L.act_dim)
-                              : fmt::format("{} discrete actions", L.num_actions),
-               L.num_params, cfg.policy.activation, cfg.env.num_envs, cfg.ppo.num_steps, mpi.size(),
-               per_iteration, cfg.ppo.num_minibatches, cfg.minibatch_size,
-               cfg.ppo.update_epochs, cfg.num_iterations);
+  spdlog::info("{}: obs {}, {} | {} GMI(s) x {} env steps = {} per iteration, {} iterations", cfg.env.name,
+               spec.obs_dim,
+               spec.discrete() ? fmt::format("{} discrete actions", spec.num_actions)
+                               : fmt::format("continuous actions {}", spec.act_dim),
+               mpi.size(), cfg.batch_size, per_iteration, cfg.num_iterations);
+  spdlog::info("{}", trainer.describe());
   spdlog::info("first training iteration starts {:.2f} s after launch", seconds_since_launch());
 
   // Checkpoints: every GMI writes its part of one file.
@@ -273,7 +274,7 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   auto save_checkpoint = [&](const std::string& why) {
     progress.phase("checkpoint");
     const auto t0 = std::chrono::steady_clock::now();
-    const algos::PpoState st = trainer.save_state();
+    const algos::TrainerState st = trainer.save_state();
     mpi::check();  // never write what a failed reduction left behind
     checkpoint::Meta meta;
     meta.gmi_drl_version = GMI_DRL_VERSION;
@@ -286,15 +287,17 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     meta.gmis_per_gpu.assign(session.layout().gmis_per_gpu.begin(), session.layout().gmis_per_gpu.end());
     meta.iteration = st.iteration;
     meta.env_steps = st.iteration * per_iteration;
-    meta.updates = st.adam_step;
+    meta.updates = trainer.updates();
     meta.wall_time_s = wall_now();
+    meta.algo = cfg.algo;
     meta.env = cfg.env.name;
     meta.envs_per_gmi = cfg.env.num_envs;
-    meta.obs_dim = L.obs_dim;
-    meta.num_params = std::int64_t(L.num_params);
+    meta.obs_dim = spec.obs_dim;
+    meta.num_params = std::int64_t(st.params.size());
     meta.seed = cfg.train.seed;
-    meta.num_steps = cfg.ppo.num_steps;
-    meta.update_epochs = cfg.ppo.update_epochs;
+    meta.num_steps = cfg.num_steps;
+    meta.update_epochs = cfg.algo == "ppo" ? cfg.ppo.update_epochs : 0;
+    meta.replay_capacity = cfg.algo == "ppo" ? 0 : cfg.replay.capacity;
     meta.nonfinite_streak = st.nonfinite_streak;
     meta.reducer = reducer ? reducer->name() : "";
     const std::string path = store.save(st.iteration, session.comms().world(), [&](const std::string& partial) {
@@ -321,42 +324,45 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     progress.phase("statistics");
     progress.operation("");
     // Aggregate over GMIs, in one sum and one maximum: episode sums (returns, lengths, counts,
-    // the reward terms) add up; losses and statistics are the mean over GMIs (each GMI saw its own
-    // minibatches); times are the slowest GMI's.
-    // sums: [0, 3) returns, lengths, episodes; [3, 9) losses and statistics; [9, ...) reward terms.
-    const std::size_t nterms = columns.size() - kColumns.size();
-    std::vector<double> sums = {m.episode_return_sum, m.episode_length_sum, m.episodes, m.policy_loss, m.value_loss,
-                                m.entropy, m.approx_kl, m.clip_frac, m.explained_variance};
-    sums.resize(9 + nterms, 0.0);
-    std::copy_n(m.episode_term_sums.begin(), std::min(nterms, m.episode_term_sums.size()), sums.begin() + 9);
+    // the reward terms) add up; the algorithm's statistics are the mean over GMIs (each GMI saw
+    // its own minibatches); times are the slowest GMI's.
+    // sums: [0, 3) returns, lengths, episodes; [3, 3 + L) statistics; then the reward terms.
+    const std::size_t L = losses.size(), nterms = columns.size() - first_term;
+    std::vector<double> sums = {m.episode_return_sum, m.episode_length_sum, m.episodes};
+    sums.resize(3 + L + nterms, 0.0);
+    std::copy_n(m.losses.begin(), std::min(L, m.losses.size()), sums.begin() + 3);
+    std::copy_n(m.episode_term_sums.begin(), std::min(nterms, m.episode_term_sums.size()), sums.begin() + 3 + L);
     double times[3] = {m.time_rollout, m.time_update, t_iter};
     mpi::allreduce_sum(sums.data(), int(sums.size()));
     mpi::allreduce_max(times, 3);
-    double* losses = sums.data() + 3;
-    for (int k = 0; k < 6; ++k) losses[k] /= mpi.size();
+    double* stats = sums.data() + 3;
+    for (std::size_t k = 0; k < L; ++k) stats[k] /= mpi.size();
     const double wall = wall_offset + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::int64_t steps = m.iteration * per_iteration;
     const double sps = double(per_iteration) / times[2];
     const double ret = sums[2] > 0 ? sums[0] / sums[2] : std::nan("");
     const double len = sums[2] > 0 ? sums[1] / sums[2] : std::nan("");
     if (std::isfinite(ret)) best_return = std::max(best_return, ret);
-    std::vector<double> row = {double(m.iteration), double(steps), wall, sps, ret, len, sums[2], losses[0],
-                               losses[1], losses[2], losses[3], losses[4], losses[5],
-                               m.grad_norm, m.learning_rate, double(m.updates), times[0], times[1], times[2]};
+    std::vector<double> row = {double(m.iteration), double(steps), wall, sps, ret, len, sums[2]};
+    row.insert(row.end(), stats, stats + L);
+    for (double v : {m.grad_norm, m.learning_rate, double(m.updates), times[0], times[1], times[2]}) row.push_back(v);
     // Reward terms: per finished episode, like the returns.
-    for (std::size_t k = 0; k < nterms; ++k) row.push_back(sums[2] > 0 ? sums[9 + k] / sums[2] : std::nan(""));
+    for (std::size_t k = 0; k < nterms; ++k) row.push_back(sums[2] > 0 ? sums[3 + L + k] / sums[2] : std::nan(""));
     history.values.insert(history.values.end(), row.begin(), row.end());
     if (csv) csv->row(row);
     if (m.iteration % cfg.train.log_interval == 0 || m.iteration == cfg.num_iterations) {
       const double elapsed = wall - wall_offset;
       const double eta = elapsed / double(m.iteration - first_iteration) * double(cfg.num_iterations - m.iteration);
-      spdlog::info(
-          "iter {}/{} | {} steps | {} steps/s | return {} len {} ({} eps) | pg {:.4f} vf {:.4f} "
-          "ent {:.3f} kl {:.4f} | rollout {:.0f} ms update {:.0f} ms | eta {}",
-          m.iteration, cfg.num_iterations, steps, fmt_rate(sps),
-          std::isfinite(ret) ? fmt::format("{:.2f}", ret) : "-",
-          std::isfinite(len) ? fmt::format("{:.1f}", len) : "-", sums[2], losses[0],
-          losses[1], losses[2], losses[3], 1e3 * times[0], 1e3 * times[1], fmt_duration(eta));
+      // The algorithm's first four statistics, by their column names.
+      std::string shown;
+      for (std::size_t k = 0; k < std::min<std::size_t>(4, L); ++k)
+        shown += fmt::format("{}{} {:.4g}", k ? " " : "", losses[k], stats[k]);
+      spdlog::info("iter {}/{} | {} steps | {} steps/s | return {} len {} ({} eps) | {} | {} updates | rollout {:.0f} ms "
+                   "update {:.0f} ms | eta {}",
+                   m.iteration, cfg.num_iterations, steps, fmt_rate(sps),
+                   std::isfinite(ret) ? fmt::format("{:.2f}", ret) : "-",
+                   std::isfinite(len) ? fmt::format("{:.1f}", len) : "-", sums[2], shown, m.updates, 1e3 * times[0],
+                   1e3 * times[1], fmt_duration(eta));
     }
     // Non-finite gradients or losses: the update was skipped (every GMI alike, the gradient is
     // reduced before its norm is taken).

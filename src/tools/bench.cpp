@@ -14,7 +14,9 @@
 #include "kernels/nn/blas.hpp"
 #include "mpi/environment.hpp"
 #include "src/algos/actor.hpp"
+#include "src/algos/offpolicy.hpp"
 #include "src/algos/ppo/ppo.hpp"
+#include "src/algos/trainer.hpp"
 #include "kernels/envs/registry.hpp"
 #include "mpi/device_group.hpp"
 #include "mpi/reducers.hpp"
@@ -48,6 +50,8 @@ struct Result {
   int envs_per_gmi = 0;
   std::int64_t steps_per_iteration = 0;  ///< all GMIs together
   double steps_per_s = 0, rollout_ms = 0, update_ms = 0, iteration_ms = 0;
+  double updates_per_s = 0;   ///< gradient updates (train, update modes)
+  double ms_per_update = 0;   ///< update mode: one update (sample, forward, backward, optimiser)
   double kernels = 0, copies = 0, blas = 0, setup_s = 0;
   double memory_per_gmi = 0;  ///< bytes, the most any GMI used (Session::memory_in_use)
   std::string path;  ///< fused or layered kernels
@@ -121,11 +125,12 @@ class Server {
 };
 
 /// One iteration of the mode: rollout + update (train) or a serving rollout (serve).
-void iterate(algos::PpoTrainer* trainer, Server* server, double& rollout, double& update) {
+void iterate(algos::Trainer* trainer, Server* server, double& rollout, double& update, double& updates) {
   if (trainer) {
     const auto m = trainer->iterate();
     rollout += m.time_rollout;
     update += m.time_update;
+    updates += m.updates;
     return;
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -133,37 +138,62 @@ void iterate(algos::PpoTrainer* trainer, Server* server, double& rollout, double
   rollout += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Result measure(const config::Config& base, int total, int warmup, int iterations, bool serve,
+Result measure(const config::Config& base, int total, int warmup, int iterations, const std::string& mode,
                const instances::Session& session, mpi::GradientReducer* reducer) {
   const int world = session.layout().size(), gmi_rank = session.me().gmi_rank;
   const int n = total / world;
+  const bool serve = mode == "serve", updates_only = mode == "update";
   config::Config cfg = base;
   cfg.env.num_envs = n;
-  cfg.train.total_env_steps = std::int64_t(n) * cfg.ppo.num_steps * (warmup + iterations + 1) * world;
+  config::derive(cfg, world);
+  cfg.train.total_env_steps = cfg.batch_size * (warmup + iterations + 1) * world;
   config::derive(cfg, world);
   Result r;
   r.num_envs = total;
   r.envs_per_gmi = n;
   r.steps_per_iteration = cfg.batch_size * world;
   const auto t0 = std::chrono::steady_clock::now();
-  std::optional<algos::PpoTrainer> trainer;
+  std::unique_ptr<algos::Trainer> trainer;
   std::optional<Server> server;
   if (serve)
     server.emplace(cfg, std::uint64_t(gmi_rank) * n);
   else
-    trainer.emplace(cfg, std::uint64_t(gmi_rank) * n, reducer);
-  algos::PpoTrainer* tr = trainer ? &*trainer : nullptr;
+    trainer = algos::make_trainer(cfg, std::uint64_t(gmi_rank) * n, reducer);
   Server* sv = server ? &*server : nullptr;
   r.setup_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   r.path = trainer ? trainer->kernels() : "actor";
-  double rollout = 0, update = 0;
-  for (int i = 0; i < warmup; ++i) iterate(tr, sv, rollout, update);
-  rollout = update = 0;
+  if (updates_only) {
+    // Training steps alone on a full buffer: sample, forward, loss, backward, reduction, Adam.
+    auto* off = dynamic_cast<algos::OffPolicyTrainer*>(trainer.get());
+    off->fill_replay_for_benchmark();
+    off->run_updates(warmup);
+    GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    const auto t1 = std::chrono::steady_clock::now();
+    off->run_updates(iterations);
+    const double s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
+    r.ms_per_update = 1e3 * s / iterations;
+    r.updates_per_s = iterations / s;
+    r.update_ms = r.ms_per_update;
+    r.memory_per_gmi = max_over_ranks(session.memory_in_use());
+    g_kernels = g_copies = 0;
+    const auto b0 = blas::call_count();
+    count_launches(true);
+    off->run_updates(1);
+    count_launches(false);
+    r.kernels = double(g_kernels);
+    r.copies = double(g_copies);
+    r.blas = double(blas::call_count() - b0);
+    return r;
+  }
+  double rollout = 0, update = 0, updates = 0;
+  for (int i = 0; i < warmup; ++i) iterate(trainer.get(), sv, rollout, update, updates);
+  rollout = update = updates = 0;
   GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   const auto t1 = std::chrono::steady_clock::now();
-  for (int i = 0; i < iterations; ++i) iterate(tr, sv, rollout, update);
+  for (int i = 0; i < iterations; ++i) iterate(trainer.get(), sv, rollout, update, updates);
   const double total_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
   r.steps_per_s = double(r.steps_per_iteration) * iterations / total_s;
+  r.updates_per_s = updates / total_s;
   r.rollout_ms = 1e3 * max_over_ranks(rollout) / iterations;
   r.update_ms = 1e3 * max_over_ranks(update) / iterations;
   r.iteration_ms = 1e3 * total_s / iterations;
@@ -171,7 +201,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   g_kernels = g_copies = 0;
   const auto b0 = blas::call_count();
   count_launches(true);
-  iterate(tr, sv, rollout, update);
+  iterate(trainer.get(), sv, rollout, update, updates);
   count_launches(false);
   r.kernels = double(g_kernels);
   r.copies = double(g_copies);
@@ -205,58 +235,77 @@ std::ofstream open_json(const std::string& path) {
 int run_bench(const BenchOptions& o, int* argc, char*** argv) {
   return runtime::run_mpi_command(argc, argv, "info", [&](mpi::Environment& mpi) {
     const int W = mpi.size();
-    if (o.mode != "train" && o.mode != "serve") throw InputError("--mode: expected train or serve, got '" + o.mode + "'");
+    if (o.mode != "train" && o.mode != "serve" && o.mode != "update")
+      throw InputError("--mode: expected train, serve or update, got '" + o.mode + "'");
     const bool serve = o.mode == "serve";
     config::Config base = config::load(o.config_paths, config::parse_overrides(o.sets), W);
+    const bool ppo = base.algo == "ppo";
+    if (serve && !ppo) throw InputError("--mode serve: serves PPO policies (algo ppo); this config has algo " + base.algo);
+    if (o.mode == "update" && ppo)
+      throw InputError("--mode update: times off-policy updates on a replay buffer (algo dqn or sac); this config has algo ppo");
     for (int n : o.num_envs)
-      if (n < 1 || n % W != 0 || std::int64_t(n / W) * base.ppo.num_steps % base.ppo.num_minibatches != 0)
-        throw InputError(fmt::format("--num-envs: {} is not a positive count that splits evenly over {} "
-                                     "GMI(s) with a batch (x ppo.num_steps {}) that divides into {} minibatches",
-                                     n, W, base.ppo.num_steps, base.ppo.num_minibatches));
+      if (n < 1 || n % W != 0 || (ppo && std::int64_t(n / W) * base.ppo.num_steps % base.ppo.num_minibatches != 0))
+        throw InputError(ppo ? fmt::format("--num-envs: {} is not a positive count that splits evenly over {} "
+                                           "GMI(s) with a batch (x ppo.num_steps {}) that divides into {} minibatches",
+                                           n, W, base.ppo.num_steps, base.ppo.num_minibatches)
+                             : fmt::format("--num-envs: {} is not a positive count that splits evenly over {} GMI(s)",
+                                           n, W));
     instances::Session session(base, mpi);
     base.env.threads = session.env_threads(base.env.threads);
     const std::string table = session.layout_table();
     const std::string device = runtime::device_description();
-    spdlog::info("gmi_drl {} bench ({}) | {} | {} | {} steps x {} epochs x {} minibatches | matmul {}",
-                 GMI_DRL_VERSION, serve ? "serve: rollouts only" : "train: rollout + update", device, base.env.name,
-                 base.ppo.num_steps, base.ppo.update_epochs, base.ppo.num_minibatches, base.device.matmul);
+    const std::string what = serve ? "serve: rollouts only"
+                             : o.mode == "update" ? "update: gradient updates on a full replay buffer"
+                                                  : "train: rollout + update";
+    const std::string settings =
+        ppo ? fmt::format("ppo {} steps x {} epochs x {} minibatches", base.ppo.num_steps, base.ppo.update_epochs,
+                          base.ppo.num_minibatches)
+            : fmt::format("{} batch {} | replay {} ({} per GMI)", base.algo, base.minibatch_size, base.replay.storage,
+                          base.replay.capacity);
+    spdlog::info("gmi_drl {} bench ({}) | {} | {} | {} | matmul {}", GMI_DRL_VERSION, what, device, base.env.name,
+                 settings, base.device.matmul);
     spdlog::info("layout: {}", table);
     std::unique_ptr<mpi::GradientReducer> reducer;
-    if (W > 1) reducer = session.make_reducer(algos::PpoTrainer::policy_layout(base).num_params);
+    if (W > 1) reducer = session.make_reducer(algos::num_params(base));
     std::vector<Result> results;
-    spdlog::info("{:>9} {:>8} {:>14} {:>12} {:>11} {:>11} {:>9} {:>8} {:>7} {:>9}  {}", "num_envs", "per GMI",
-                 "env steps/s", "iteration ms", "rollout ms", "update ms", "kernels", "blas", "copies", "MiB/GMI",
-                 "path");
+    spdlog::info("{:>9} {:>8} {:>14} {:>11} {:>12} {:>11} {:>11} {:>9} {:>8} {:>7} {:>9}  {}", "num_envs", "per GMI",
+                 "env steps/s", "updates/s", "iteration ms", "rollout ms", "update ms", "kernels", "blas", "copies",
+                 "MiB/GMI", "path");
     for (int n : o.num_envs) {
-      const Result r = measure(base, n, o.warmup, o.iterations, serve, session, reducer.get());
+      const Result r = measure(base, n, o.warmup, o.iterations, o.mode, session, reducer.get());
       results.push_back(r);
-      spdlog::info("{:>9} {:>8} {:>14.0f} {:>12.2f} {:>11.2f} {:>11.2f} {:>9.0f} {:>8.0f} {:>7.0f} {:>9.0f}  {}", n,
-                   r.envs_per_gmi, r.steps_per_s, r.iteration_ms, r.rollout_ms, r.update_ms, r.kernels,
-                   r.blas, r.copies, r.memory_per_gmi / double(1 << 20), r.path);
+      spdlog::info("{:>9} {:>8} {:>14.0f} {:>11.1f} {:>12.2f} {:>11.2f} {:>11.3f} {:>9.0f} {:>8.0f} {:>7.0f} {:>9.0f}  {}",
+                   n, r.envs_per_gmi, r.steps_per_s, r.updates_per_s, r.iteration_ms, r.rollout_ms, r.update_ms,
+                   r.kernels, r.blas, r.copies, r.memory_per_gmi / double(1 << 20), r.path);
     }
     double budget = -session.memory_budget();
     mpi::allreduce_max(&budget, 1);  // the smallest share any GMI has
     if (!o.json_path.empty() && mpi.rank() == 0) {
       std::ofstream j = open_json(o.json_path);
-      j << "{\n  \"benchmark\": \"" << (serve ? "ppo_serve" : "ppo_end_to_end") << "\",\n  \"mode\": \"" << o.mode
+      j << "{\n  \"benchmark\": \"" << base.algo << (serve ? "_serve" : o.mode == "update" ? "_update" : "_end_to_end")
+        << "\",\n  \"algo\": \"" << base.algo << "\",\n  \"mode\": \"" << o.mode
         << "\",\n  \"memory_budget_per_gmi\": " << fmt::format("{:.0f}", -budget)
         << ",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION
         << "\",\n  \"device\": " << json_string(device) << ",\n  \"config\": " << json_string(base.source)
         << ",\n  \"seed\": " << base.train.seed << ",\n  " << layout_json(session)
         << ",\n  \"reduce\": " << json_string(reducer ? reducer->name() : "none") << ",\n  \"env\": \""
-        << base.env.name << "\",\n  \"num_steps\": " << base.ppo.num_steps << ",\n  \"update_epochs\": "
+        << base.env.name << "\",\n  \"num_steps\": " << base.num_steps << ",\n  \"update_epochs\": "
         << base.ppo.update_epochs << ",\n  \"num_minibatches\": " << base.ppo.num_minibatches
+        << ",\n  \"batch_size\": " << base.minibatch_size << ",\n  \"replay_storage\": \"" << base.replay.storage
+        << "\",\n  \"replay_capacity\": " << base.replay.capacity
         << ",\n  \"matmul\": \"" << base.device.matmul << "\",\n  \"warmup_iterations\": " << o.warmup
         << ",\n  \"timed_iterations\": " << o.iterations << ",\n  \"results\": [\n";
       for (std::size_t i = 0; i < results.size(); ++i) {
         const auto& r = results[i];
         j << fmt::format(
             "    {{\"num_envs\": {}, \"envs_per_gmi\": {}, \"env_steps_per_iteration\": {}, \"env_steps_per_s\": {:.1f}, "
+            "\"updates_per_s\": {:.2f}, \"ms_per_update\": {:.4f}, "
             "\"iteration_ms\": {:.3f}, \"rollout_ms\": {:.3f}, \"update_ms\": {:.3f}, "
             "\"kokkos_kernels_per_iteration\": {:.0f}, \"blas_calls_per_iteration\": {:.0f}, "
             "\"deep_copies_per_iteration\": {:.0f}, \"setup_s\": {:.3f}, \"memory_per_gmi\": {:.0f}, "
             "\"kernels\": \"{}\"}}{}\n",
-            r.num_envs, r.envs_per_gmi, r.steps_per_iteration, r.steps_per_s, r.iteration_ms, r.rollout_ms,
+            r.num_envs, r.envs_per_gmi, r.steps_per_iteration, r.steps_per_s, r.updates_per_s, r.ms_per_update,
+            r.iteration_ms, r.rollout_ms,
             r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.memory_per_gmi, r.path,
             i + 1 < results.size() ? "," : "");
       }

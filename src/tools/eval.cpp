@@ -17,7 +17,7 @@
 #include "kernels/envs/registry.hpp"
 #include "mpi/deadline.hpp"
 #include "src/algos/actor.hpp"
-#include "src/algos/ppo/ppo.hpp"
+#include "src/algos/trainer.hpp"
 #include "src/checkpoint/checkpoint.hpp"
 #include "src/gmi/session.hpp"
 #include "src/io/h5.hpp"
@@ -145,6 +145,7 @@ int run_eval(const EvalOptions& o, int* argc, char*** argv) {
     ov.emplace_back("env.num_envs", std::to_string(E));
     ov.emplace_back("ppo.num_steps", "1");
     ov.emplace_back("ppo.num_minibatches", "1");
+    ov.emplace_back("replay.capacity", std::to_string(std::max<std::int64_t>(E, trained.replay.capacity)));
     config::Config cfg = config::parse(saved, o.checkpoint, ov, W);
     mpi::set_timeout(cfg.reduce.timeout_s);
 
@@ -166,19 +167,13 @@ int run_eval(const EvalOptions& o, int* argc, char*** argv) {
     const std::uint64_t seed = std::uint64_t(o.seed);
     auto env = envs::make_vec_env(cfg.env.name, E, seed, std::uint64_t(gmi) * E, config::env_overrides(cfg));
     const envs::EnvSpec& spec = env->spec();
-    const nn::ActorCriticLayout layout(algos::policy_spec(cfg, spec));
-    if (c.state.params.size() != layout.num_params)
-      throw InputError(fmt::format("{}: /policy/params has {} values but the policy of its config needs {}",
-                                   o.checkpoint, c.state.params.size(), layout.num_params));
-    algos::ActorOptions ao;
-    ao.normalize_obs = cfg.ppo.normalize_obs;
-    ao.obs_clip = float(cfg.ppo.obs_clip);
-    ao.clip_actions = cfg.ppo.clip_actions;
-    ao.act_low = spec.act_low;
-    ao.act_high = spec.act_high;
-    ao.fused = algos::fused_wanted(cfg);
-    ao.tf32 = cfg.device.matmul == "tf32";
-    algos::Actor actor(layout, c.state.params, c.state.obs_rms, ao, E);
+    std::unique_ptr<algos::Policy> policy;
+    try {
+      policy = algos::make_policy(cfg, spec, c.state.params, c.state.obs_rms, E);
+    } catch (const InputError& e) {
+      throw InputError(o.checkpoint + ": " + e.what());
+    }
+    algos::Policy& actor = *policy;
 
     // Episodes per env: as even as possible, and only the first `target` episodes of an env
     // count, so short episodes are not over-represented (finishing first is no advantage).

@@ -75,6 +75,9 @@ void write_onnx(const ExportOptions& o) {
   const checkpoint::Meta meta = checkpoint::verify(o.checkpoint);
   const checkpoint::Contents c = checkpoint::read(o.checkpoint, -1);
   const config::Config cfg = config::parse(meta.config, o.checkpoint, {}, 1);
+  if (cfg.algo != "ppo")
+    throw InputError(o.checkpoint + ": export --onnx writes PPO actors; this checkpoint was trained with algo " +
+                     cfg.algo + " (gmi_drl eval serves it)");
   const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
   const nn::ActorCriticLayout L(algos::policy_spec(cfg, spec));
   if (c.state.params.size() != L.num_params)

@@ -49,10 +49,13 @@ TEST(PpoTrainer, UpdatesChangeWeightsAndMetricsAreFinite) {
   EXPECT_NE(before, after);
   EXPECT_EQ(m.updates, 4);
   EXPECT_EQ(m.iteration, 1);
-  for (double v : {m.policy_loss, m.value_loss, m.entropy, m.approx_kl, m.clip_frac, m.grad_norm})
-    EXPECT_TRUE(std::isfinite(v));
-  EXPECT_NEAR(m.entropy, std::log(2.0), 0.01);  // near-uniform initial policy (gain 0.01)
-  EXPECT_GE(m.approx_kl, 0.0);
+  // losses: policy_loss, value_loss, entropy, approx_kl, clip_frac, explained_variance
+  ASSERT_EQ(t.loss_columns().size(), m.losses.size());
+  EXPECT_EQ(t.loss_columns()[2], "entropy");
+  for (std::size_t k = 0; k < 5; ++k) EXPECT_TRUE(std::isfinite(m.losses[k])) << t.loss_columns()[k];
+  EXPECT_TRUE(std::isfinite(m.grad_norm));
+  EXPECT_NEAR(m.losses[2], std::log(2.0), 0.01);  // near-uniform initial policy (gain 0.01)
+  EXPECT_GE(m.losses[3], 0.0);
 }
 
 TEST(PpoTrainer, EveryEnvironmentAndOptionRuns) {
@@ -70,7 +73,7 @@ TEST(PpoTrainer, EveryEnvironmentAndOptionRuns) {
                            2, &ms);
       for (float x : p) ASSERT_TRUE(std::isfinite(x));
       for (const auto& m : ms) {
-        EXPECT_TRUE(std::isfinite(m.value_loss));
+        EXPECT_TRUE(std::isfinite(m.losses[1]));  // value_loss
         EXPECT_GT(m.episodes, 0);  // 20-step time limit: episodes end in every iteration
       }
     }

@@ -58,7 +58,8 @@ def mode_train(a, cfg):
     out = p.stdout
     for pat in [r"4 GMI\(s\) on 2 GPU\(s\) of 1 node\(s\), backend none",
                 r"\n\s+3\s+0\s+1\s+1\s", r"gradient reduction: har \(ipc, rings\) over 4 GMI\(s\)",
-                r"4 envs x 16 steps x 4 GMI\(s\) = 256 samples/iteration", r"done: 1024 env steps"]:
+                r"4 GMI\(s\) x 64 env steps = 256 per iteration", r"4 envs x 16 steps = 64 samples/iteration per GMI",
+                r"done: 1024 env steps"]:
         if not re.search(pat, out):
             fail(f"stdout lacks /{pat}/", p)
     if p.stderr.strip():

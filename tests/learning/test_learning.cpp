@@ -1,14 +1,18 @@
 // End-to-end learning with the shipped configs (label `learning`: minutes on a CPU).
-// Each test trains with the config exactly as a user runs it (seeded) and checks the acceptance
-// threshold on the mean episodic return of an iteration within the step budget.
+// Each test trains with the config exactly as a user runs it (seeded; the off-policy tests run
+// once per seed, given by GMI_LEARNING_SEED) and checks the acceptance threshold on the mean
+// episodic return of an iteration, or of the last iterations, within the step budget.
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <deque>
+#include <numeric>
 
 #include "kernels/envs/mujoco/options.hpp"
-#include "src/algos/ppo/ppo.hpp"
+#include "src/algos/trainer.hpp"
 #include "src/config/config.hpp"
 
 namespace {
@@ -16,25 +20,40 @@ namespace {
 struct Curve {
   double best = -INFINITY;   ///< best iteration mean return within the budget
   double last = NAN;         ///< mean return of the last iteration with finished episodes
+  double last5 = NAN;        ///< mean return over the episodes of the last 5 such iterations
   std::int64_t best_at = 0;  ///< env steps when `best` was reached
 };
+
+/// GMI_LEARNING_SEED (ctest runs the off-policy tests once per seed), else the config's.
+std::int64_t seed_or(std::int64_t fallback) {
+  const char* s = std::getenv("GMI_LEARNING_SEED");
+  return s ? std::atoll(s) : fallback;
+}
 
 Curve train(const std::string& config, std::int64_t budget) {
   gmi::config::Config cfg =
       gmi::config::load(std::string(GMI_SOURCE_DIR "/config/") + config,
                         {{"train.total_env_steps", std::to_string(budget)}});
-  gmi::algos::PpoTrainer trainer(cfg, 0);
+  cfg.train.seed = seed_or(cfg.train.seed);
+  const auto trainer = gmi::algos::make_trainer(cfg, 0);
   Curve c;
+  std::deque<std::pair<double, double>> recent;  // (return sum, episodes) of the last iterations
   for (std::int64_t it = 0; it < cfg.num_iterations; ++it) {
-    const auto m = trainer.iterate();
+    const auto m = trainer->iterate();
     if (m.episodes == 0) continue;
     const double ret = m.episode_return_sum / m.episodes;
     const std::int64_t steps = m.iteration * cfg.batch_size;
     if (ret > c.best) c.best = ret, c.best_at = steps;
     c.last = ret;
+    recent.emplace_back(m.episode_return_sum, m.episodes);
+    if (recent.size() > 5) recent.pop_front();
     if (m.iteration % 50 == 0) spdlog::warn("{}: {} steps, return {:.1f}", config, steps, ret);
   }
-  spdlog::warn("{}: best {:.1f} at {} steps, last {:.1f}", config, c.best, c.best_at, c.last);
+  double sum = 0, n = 0;
+  for (const auto& [r, e] : recent) sum += r, n += e;
+  c.last5 = n > 0 ? sum / n : NAN;
+  spdlog::warn("{} (seed {}): best {:.1f} at {} steps, last {:.1f}, last 5 iterations {:.1f}", config, cfg.train.seed,
+               c.best, c.best_at, c.last, c.last5);
   return c;
 }
 
@@ -68,4 +87,23 @@ TEST(Learning, HopperReaches1000Within500kSteps) {
   if (!gmi::envs::mujoco::available()) GTEST_SKIP() << "built without MuJoCo";
   const Curve c = train("hopper_ppo.yaml", 500000);
   EXPECT_GE(c.best, 1000.0);
+}
+
+// ---- off-policy (issue 18's targets; one ctest per seed 1, 2, 3) ----
+
+TEST(Learning, DqnCartPoleReaches475Within500kSteps) {
+  const Curve c = train("cartpole_dqn.yaml", 500000);
+  EXPECT_GE(c.best, 475.0);
+}
+
+TEST(Learning, DqnAcrobotReachesMinus100Within500kSteps) {
+  const Curve c = train("acrobot_dqn.yaml", 500000);
+  EXPECT_GE(c.best, -100.0);
+}
+
+TEST(Learning, SacPendulumReachesMinus250Within30kSteps) {
+  // A random policy scores about -1200; the mean of the last 5000 steps' episodes must be there too.
+  const Curve c = train("pendulum_sac.yaml", 30000);
+  EXPECT_GE(c.best, -250.0);
+  EXPECT_GE(c.last5, -250.0);
 }

@@ -1,6 +1,6 @@
-// Data-parallel PPO over GMIs (003 §3.1.1 "holistic GMI"): every GMI trains on its own
-// environments and averages each minibatch gradient, so all GMIs keep identical weights and
-// normaliser statistics.  Run under mpiexec.
+// Data-parallel training over GMIs (003 §3.1.1 "holistic GMI"): every GMI trains on its own
+// environments (PPO) or its own replay shard (DQN, SAC) and averages each gradient, so all GMIs
+// keep identical weights and normaliser statistics.  Run under mpiexec.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -12,6 +12,7 @@
 #include "mpi/reducers.hpp"
 #include "mpi/topology.hpp"
 #include "src/algos/ppo/ppo.hpp"
+#include "src/algos/trainer.hpp"
 #include "tests/support/mpi_util.hpp"
 
 namespace gmi {
@@ -70,6 +71,37 @@ TEST(DataParallel, AllGmisKeepIdenticalWeightsAndStatistics) {
     if (W > 1) {
       EXPECT_FALSE(same_on_all_ranks(alone.params_host())) << s;
       EXPECT_FALSE(same_on_all_ranks(alone.normalizer_state_host())) << s;
+    }
+  }
+}
+
+TEST(DataParallel, OffPolicyGmisKeepIdenticalWeights) {
+  // Each GMI fills its own replay shard from its own envs and samples its own batches; DQN's one
+  // optimiser and SAC's three (Q, actor, alpha) each average their gradient first.
+  const int W = world_size();
+  mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{kTestGpus, 0}));
+  for (const char* algo : {"dqn", "sac"}) {
+    const config::Config cfg = config::parse(
+        std::string("algo: ") + algo +
+            "\nenv: {name: " + (std::string(algo) == "dqn" ? "CartPole-v1" : "Pendulum-v1") +
+            ", num_envs: 2}\npolicy: {actor_hidden: [16], q_hidden: [16, 16]}\nreplay: {capacity: 200}\n"
+            "dqn: {num_steps: 20, learning_starts: 10, train_frequency: 2, target_network_frequency: 8, batch_size: 8}\n"
+            "sac: {num_steps: 10, learning_starts: 10, batch_size: 8}\ntrain: {total_env_steps: 100000}\n",
+        "test", {}, W);
+    for (const char* s : {"mpr", "har"}) {
+      mpi::ReducerOptions o;
+      o.elements = algos::num_params(cfg);
+      auto reducer = mpi::make_strategy(comms, s, o);
+      const std::uint64_t offset = std::uint64_t(comms.me().gmi_rank) * cfg.env.num_envs;
+      auto dp = algos::make_trainer(cfg, offset, reducer.get());
+      auto alone = algos::make_trainer(cfg, offset);
+      for (int i = 0; i < 3; ++i) {
+        dp->iterate();
+        alone->iterate();
+      }
+      EXPECT_TRUE(same_on_all_ranks(dp->params_host())) << algo << " " << s << ": weights differ between GMIs";
+      EXPECT_TRUE(same_on_all_ranks(dp->save_state().tensors.front().second)) << algo << " " << s << ": targets differ";
+      if (W > 1) EXPECT_FALSE(same_on_all_ranks(alone->params_host())) << algo << " " << s;
     }
   }
 }

@@ -328,3 +328,59 @@ TEST(Mlp, LayoutOffsetsAreContiguousUpToAlignment) {
 
 }  // namespace
 }  // namespace gmi::nn
+
+namespace gmi::nn {
+namespace {
+
+// Twin networks (SAC's Q1 and Q2) through the batched passes equal two separate passes: outputs,
+// weight gradients and input gradients, bit for bit up to the BLAS's summation order.
+TEST(MlpBatched, TwinNetworksMatchTwoSeparatePasses) {
+  const int in = 5, B = 7;
+  MlpLayout a(in, {6, 4}, 1, Activation::Relu, 8);
+  const std::size_t stride = (a.num_params + 3) / 4 * 4;
+  MlpLayout b(in, {6, 4}, 1, Activation::Relu, 8 + stride);
+  std::mt19937 g(4);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> params(8 + 2 * stride), x(std::size_t(B) * in), dy(2 * B);
+  for (float& v : params) v = u(g);
+  for (float& v : x) v = u(g);
+  for (float& v : dy) v = u(g);
+  auto P = to_device(params), X = to_device(x);
+  // separate
+  MlpWorkspace<float> wa(a, B), wb(b, B);
+  mlp_forward(ExecSpace(), a, P.data(), X.data(), B, wa);
+  mlp_forward(ExecSpace(), b, P.data(), X.data(), B, wb);
+  const auto ya = to_host(wa.output(a), B), yb = to_host(wb.output(b), B);
+  View1<float> ga("ga", params.size()), dxa("dxa", std::size_t(B) * in), dxb("dxb", std::size_t(B) * in);
+  auto dya = to_device(std::vector<float>(dy.begin(), dy.begin() + B)),
+       dyb = to_device(std::vector<float>(dy.begin() + B, dy.end()));
+  mlp_backward(ExecSpace(), a, P.data(), X.data(), B, wa, dya.data(), ga.data(), dxa.data());
+  mlp_backward(ExecSpace(), b, P.data(), X.data(), B, wb, dyb.data(), ga.data(), dxb.data());
+  // batched
+  MlpWorkspace<float> w2(a, 2 * B);
+  mlp_forward_batched(ExecSpace(), a, P.data(), stride, 2, X.data(), B, w2);
+  const auto y2 = to_host(w2.output(a), 2 * B);
+  View1<float> g2("g2", params.size()), dx2("dx2", 2 * std::size_t(B) * in);
+  auto dy2 = to_device(dy);
+  mlp_backward_batched(ExecSpace(), a, P.data(), stride, 2, X.data(), B, w2, dy2.data(), g2.data(), dx2.data());
+  for (int i = 0; i < B; ++i) {
+    EXPECT_NEAR(y2[i], ya[i], 1e-6);
+    EXPECT_NEAR(y2[B + i], yb[i], 1e-6);
+  }
+  const auto h1 = to_host(ga), h2 = to_host(g2);
+  for (std::size_t k = 8; k < params.size(); ++k) EXPECT_NEAR(h2[k], h1[k], 1e-5) << "parameter " << k;
+  const auto xa = to_host(dxa), xb = to_host(dxb), x2 = to_host(dx2);
+  for (int k = 0; k < B * in; ++k) {
+    EXPECT_NEAR(x2[k], xa[k], 1e-5);
+    EXPECT_NEAR(x2[B * in + k], xb[k], 1e-5);
+  }
+  // weight gradients not wanted: only dX
+  View1<float> dx3("dx3", 2 * std::size_t(B) * in);
+  dy2 = to_device(dy);
+  mlp_forward_batched(ExecSpace(), a, P.data(), stride, 2, X.data(), B, w2);
+  mlp_backward_batched<float>(ExecSpace(), a, P.data(), stride, 2, X.data(), B, w2, dy2.data(), nullptr, dx3.data());
+  EXPECT_EQ(to_host(dx3), x2);
+}
+
+}  // namespace
+}  // namespace gmi::nn

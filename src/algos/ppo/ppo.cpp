@@ -1,5 +1,7 @@
 #include "src/algos/ppo/ppo.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 
@@ -81,6 +83,7 @@ MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg) {
   double bytes = 4 * floats + 2 * TN;         // + terminated, truncated
   bytes += N * (od + 16) * 8;                 // environment state (generous)
   MemoryNeeds m;
+  m.drivers = {"env.num_envs", "ppo.num_steps", "policy.actor_hidden", "policy.critic_hidden"};
   m.device_bytes = bytes;
   // Checkpoints copy the state to the host: parameters, moments, this GMI's environments.
   if (!device_is_host()) m.host_bytes = 3 * 4 * P + N * (od + 16) * 8 + N * (od + 1) * 4;
@@ -213,9 +216,9 @@ void to_device(const View1<T>& v, const std::vector<T>& h, const char* what, std
 }
 }  // namespace
 
-PpoState PpoTrainer::save_state() const {
+TrainerState PpoTrainer::save_state() const {
   space_.fence();
-  PpoState s;
+  TrainerState s;
   s.iteration = iteration_;
   s.adam_step = adam_step_;
   s.nonfinite_streak = nonfinite_streak_;
@@ -227,10 +230,11 @@ PpoState PpoTrainer::save_state() const {
   s.obs = to_host(Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_)));
   s.return_acc = to_host(return_acc_);
   s.env = env_->save_state(space_);
+  s.rng = {{"next_action_step", iteration_ * T_}, {"next_shuffle", iteration_ * cfg_.ppo.update_epochs}};
   return s;
 }
 
-void PpoTrainer::load_shared_state(const PpoState& s, std::uint64_t first_episode) {
+void PpoTrainer::load_shared_state(const TrainerState& s, std::uint64_t first_episode) {
   space_.fence();
   to_device(params_, s.params, "params");
   to_device(adam_m_, s.adam_m, "adam_m");
@@ -245,7 +249,7 @@ void PpoTrainer::load_shared_state(const PpoState& s, std::uint64_t first_episod
   space_.fence();
 }
 
-void PpoTrainer::load_state(const PpoState& s) {
+void PpoTrainer::load_state(const TrainerState& s) {
   load_shared_state(s, 0);
   to_device(obs_, s.obs, "obs", 0, std::size_t(N_) * od_);
   to_device(return_acc_, s.return_acc, "return_acc");
@@ -256,6 +260,18 @@ void PpoTrainer::load_state(const PpoState& s) {
 std::vector<float> PpoTrainer::params_host() const {
   auto h = Kokkos::create_mirror_view_and_copy(HostSpace(), params_);
   return std::vector<float>(h.data(), h.data() + h.extent(0));
+}
+
+std::vector<std::string> PpoTrainer::loss_columns() const {
+  return {"policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac", "explained_variance"};
+}
+
+std::string PpoTrainer::describe() const {
+  const auto& L = layout_;
+  return fmt::format("ppo: policy {} params ({}) | {} envs x {} steps = {} samples/iteration per GMI, {} minibatches "
+                     "of {}, {} epochs | {} kernels",
+                     L.num_params, cfg_.policy.activation, N_, T_, cfg_.batch_size, cfg_.ppo.num_minibatches,
+                     cfg_.minibatch_size, cfg_.ppo.update_epochs, kernels());
 }
 
 std::string PpoTrainer::kernels() const {
@@ -616,6 +632,7 @@ IterationMetrics PpoTrainer::iterate() {
                  float(cfg_.ppo.gae_lambda), advantages_.data(), returns_.data());
 
   // explained variance of the rollout's value predictions
+  double explained_variance = 0;
   {
     auto ret = returns_;
     auto val = values_;
@@ -629,7 +646,7 @@ IterationMetrics PpoTrainer::iterate() {
         sy, syy, sd, sdd);
     const double n = double(T_) * N_;
     const double vy = syy / n - (sy / n) * (sy / n), vd = sdd / n - (sd / n) * (sd / n);
-    m.explained_variance = vy == 0 ? std::nan("") : 1.0 - vd / vy;
+    explained_variance = vy == 0 ? std::nan("") : 1.0 - vd / vy;
   }
 
   update(m);
@@ -668,11 +685,8 @@ IterationMetrics PpoTrainer::iterate() {
   adam_step_ -= m.skipped_updates;
   m.nonfinite_streak = nonfinite_streak_;
   const double samples = good > 0 ? double(good) * B_ : std::nan("");
-  m.policy_loss = sum.pg / samples;
-  m.value_loss = sum.v / samples;
-  m.entropy = sum.entropy / samples;
-  m.approx_kl = sum.approx_kl / samples;
-  m.clip_frac = sum.clipfrac / samples;
+  m.losses = {sum.pg / samples, sum.v / samples, sum.entropy / samples, sum.approx_kl / samples,
+              sum.clipfrac / samples, explained_variance};
   m.grad_norm = good > 0 ? gn / good : std::nan("");
   ++iteration_;
   m.iteration = iteration_;

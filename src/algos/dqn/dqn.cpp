@@ -1,0 +1,195 @@
+#include "src/algos/dqn/dqn.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/core/error.hpp"
+#include "kernels/envs/registry.hpp"
+#include "kernels/nn/init.hpp"
+#include "kernels/optim/polyak.hpp"
+#include "kernels/rl/q_learning.hpp"
+
+namespace gmi::algos {
+namespace {
+
+double mlp_workspace_floats(const nn::MlpLayout& m, double rows) {
+  double widths = 0;
+  for (const auto& l : m.layers) widths += l.out;
+  return rows * (widths + 2.0 * m.max_width() + 1.0);
+}
+
+}  // namespace
+
+nn::MlpLayout DqnTrainer::network(const config::Config& cfg) {
+  const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
+  return nn::MlpLayout(spec.obs_dim, cfg.policy.q_hidden, rl::q_outputs(spec.num_actions, cfg.dqn.dueling),
+                       nn::parse_activation(cfg.policy.activation), 0);
+}
+
+MemoryNeeds DqnTrainer::memory_needs(const config::Config& cfg) {
+  const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
+  const nn::MlpLayout q = network(cfg);
+  const double P = double(q.num_params), N = cfg.env.num_envs, B = cfg.dqn.batch_size, od = spec.obs_dim;
+  double floats = 5 * P;                                   // params, gradients, Adam moments, target
+  floats += N * (5 * od + 4);                              // one vector step's buffers
+  floats += B * (2 * od + 3) + B * q.out();                // the sampled batch, the loss gradient
+  floats += mlp_workspace_floats(q, N) + 3 * mlp_workspace_floats(q, B);
+  const double replay = replay_bytes(cfg, spec.obs_dim, 1);
+  MemoryNeeds m;
+  m.drivers = {"replay.capacity", "env.num_envs", "dqn.batch_size", "policy.q_hidden"};
+  const bool on_device = cfg.replay.storage == "device";
+  m.device_bytes = 4 * floats + N * (od + 16) * 8 + (on_device ? replay : 0);
+  if (!device_is_host()) m.host_bytes = 4 * 4 * P + N * (od + 16) * 8 + N * od * 4;
+  if (!on_device) m.host_bytes += replay;
+  if (cfg.checkpoint.replay) m.host_bytes += replay;  // the checkpoint's copy
+  m.host_bytes += N * spec.host_bytes_per_env;
+  return m;
+}
+
+DqnTrainer::DqnTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer)
+    : OffPolicyTrainer(cfg, env_offset, reducer, network(cfg).num_params,
+                       UpdateSchedule{cfg.dqn.updates_per_step, cfg.dqn.learning_starts, cfg.dqn.train_frequency,
+                                      cfg.dqn.target_network_frequency}),
+      q_(network(cfg)),
+      n_(env_->spec().num_actions) {
+  std::vector<float> init(P_, 0.0f);
+  nn::init_mlp_uniform(init, q_, std::uint64_t(cfg.train.seed), 0);
+  Kokkos::deep_copy(params_, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                 init.data(), init.size()));
+  target_ = View1<float>("gmi::dqn::target", P_);
+  Kokkos::deep_copy(target_, params_);  // CleanRL: target_network.load_state_dict(q_network.state_dict())
+  const int B = batch_size();
+  d_out_ = View1<float>("gmi::dqn::d_out", std::size_t(B) * q_.out());
+  ws_act_ = nn::MlpWorkspace<float>(q_, N_);
+  ws_q_ = nn::MlpWorkspace<float>(q_, B);
+  ws_next_target_ = nn::MlpWorkspace<float>(q_, B);
+  if (cfg.dqn.double_q) ws_next_online_ = nn::MlpWorkspace<float>(q_, B);
+  space_.fence();
+}
+
+std::string DqnTrainer::describe() const {
+  const auto& d = cfg_.dqn;
+  std::string hidden;
+  for (int w : cfg_.policy.q_hidden) hidden += (hidden.empty() ? "" : "x") + std::to_string(w);
+  return fmt::format(
+      "dqn{}{}: Q network {} params ({} {}) | {} envs x {} steps per iteration per GMI | replay {} transitions per GMI "
+      "({}, {:.1f} MiB) | batch {}, {} | target every {} env steps (tau {}) | epsilon {} -> {} over {:.0f} env steps",
+      d.double_q ? " (double)" : "", d.dueling ? " (dueling)" : "", P_, hidden, cfg_.policy.activation, N_, T_,
+      cfg_.replay.capacity, cfg_.replay.storage, rl::ReplayBuffer::bytes(replay_.spec()) / (1 << 20), d.batch_size,
+      d.updates_per_step > 0 ? fmt::format("{} updates per vector step", d.updates_per_step)
+                             : fmt::format("an update every {} env steps", d.train_frequency),
+      d.target_network_frequency, d.tau, d.start_e, d.end_e, d.exploration_fraction * double(cfg_.train.total_env_steps));
+}
+
+double DqnTrainer::epsilon(std::int64_t k) const {
+  // CleanRL: linear_schedule(start_e, end_e, exploration_fraction * total_timesteps, global_step),
+  // global_step counting the env steps of all GMIs.
+  const auto& d = cfg_.dqn;
+  const double duration = d.exploration_fraction * double(cfg_.train.total_env_steps);
+  const double t = double(k) * N_ * cfg_.world_size;
+  const double slope = (d.end_e - d.start_e) / duration;
+  return std::max(slope * t + d.start_e, d.end_e);
+}
+
+const float* DqnTrainer::act(std::int64_t k) {
+  nn::mlp_forward(space_, q_, params_.data(), obs_.data(), N_, ws_act_);
+  rl::EpsilonGreedyArgs a;
+  a.N = N_;
+  a.num_actions = n_;
+  a.dueling = cfg_.dqn.dueling;
+  last_epsilon_ = epsilon(k);
+  a.epsilon = float(last_epsilon_);
+  a.seed = std::uint64_t(cfg_.train.seed);
+  a.step = std::uint64_t(k);
+  a.env_offset = env_offset_;
+  a.q_out = ws_act_.output(q_);
+  a.actions = actions_.data();
+  rl::epsilon_greedy(space_, a);
+  return actions_.data();
+}
+
+void DqnTrainer::update(std::int64_t, std::int64_t) {
+  const int B = batch_size();
+  nn::mlp_forward(space_, q_, target_.data(), batch_.next_obs.data(), B, ws_next_target_);
+  if (cfg_.dqn.double_q) nn::mlp_forward(space_, q_, params_.data(), batch_.next_obs.data(), B, ws_next_online_);
+  nn::mlp_forward(space_, q_, params_.data(), batch_.obs.data(), B, ws_q_);
+  const Record r = record(0);
+  rl::DqnLossArgs l;
+  l.B = B;
+  l.num_actions = n_;
+  l.dueling = cfg_.dqn.dueling;
+  l.double_q = cfg_.dqn.double_q;
+  l.gamma = float(cfg_.dqn.gamma);
+  l.q_out = ws_q_.output(q_);
+  l.next_target = ws_next_target_.output(q_);
+  l.next_online = cfg_.dqn.double_q ? ws_next_online_.output(q_) : nullptr;
+  l.actions = batch_.actions.data();
+  l.rewards = batch_.rewards.data();
+  l.terminated = batch_.terminated.data();
+  l.d_out = d_out_.data();
+  rl::dqn_loss(space_, l, r.stats);
+  nn::mlp_backward(space_, q_, params_.data(), batch_.obs.data(), B, ws_q_, d_out_.data(), grads());
+  optim::AdamArgs a;
+  a.lr = cfg_.dqn.learning_rate;
+  a.eps = cfg_.dqn.adam_eps;
+  a.max_grad_norm = cfg_.dqn.max_grad_norm;
+  a.step = ++adam_step_;
+  optimizer_step(0, P_, a, r);
+}
+
+void DqnTrainer::update_target(int times) {
+  optim::polyak(space_, P_, target_.data(), params_.data(), 1.0 - std::pow(1.0 - cfg_.dqn.tau, times));
+}
+
+void DqnTrainer::losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums, const std::vector<double>& counts) const {
+  const double n = counts[0] * batch_size();
+  m.losses = {n > 0 ? sums[0].v[0] / n : std::nan(""), n > 0 ? sums[0].v[1] / n : std::nan(""), last_epsilon_};
+  m.learning_rate = cfg_.dqn.learning_rate;
+}
+
+void DqnTrainer::save_extra(TrainerState& s) const {
+  s.adam_step = adam_step_;
+  std::vector<float> t(P_);
+  Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(t.data(), t.size()), target_);
+  s.tensors.emplace_back("target_params", std::move(t));
+}
+
+void DqnTrainer::load_extra(const TrainerState& s) {
+  adam_step_ = s.adam_step;
+  const std::vector<float>* t = s.tensor("target_params");
+  GMI_REQUIRE(t && t->size() == P_, "DQN state: target_params missing or of the wrong size");
+  Kokkos::deep_copy(target_, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(t->data(), t->size()));
+}
+
+DqnPolicy::DqnPolicy(const config::Config& cfg, const std::vector<float>& params, int capacity)
+    : q_(DqnTrainer::network(cfg)), dueling_(cfg.dqn.dueling), epsilon_(float(cfg.dqn.end_e)) {
+  n_ = dueling_ ? q_.out() - 1 : q_.out();
+  GMI_REQUIRE(params.size() == q_.num_params, "DQN policy: parameter count does not match the Q network");
+  params_ = View1<float>("gmi::dqn::policy_params", params.size());
+  Kokkos::deep_copy(params_, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                 params.data(), params.size()));
+  ws_ = nn::MlpWorkspace<float>(q_, capacity);
+}
+
+void DqnPolicy::act(const ExecSpace& space, const float* obs, int n, bool deterministic, std::uint64_t seed,
+                    std::uint64_t step, std::uint64_t env_offset, float* actions, float* env_actions) {
+  nn::mlp_forward(space, q_, params_.data(), obs, n, ws_);
+  rl::EpsilonGreedyArgs a;
+  a.N = n;
+  a.num_actions = n_;
+  a.dueling = dueling_;
+  a.epsilon = deterministic ? 0.0f : epsilon_;
+  a.seed = seed;
+  a.step = step;
+  a.env_offset = env_offset;
+  a.q_out = ws_.output(q_);
+  a.actions = actions;
+  rl::epsilon_greedy(space, a);
+  if (env_actions != actions)
+    Kokkos::deep_copy(space, Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(env_actions, n),
+                      Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(actions, n));
+}
+
+}  // namespace gmi::algos

@@ -1,0 +1,142 @@
+#pragma once
+/// \file
+/// \brief What DQN and SAC share: every env of the GMI steps once per vector step, its
+/// transitions go into the GMI's replay shard (kernels/rl/replay.hpp), and gradient updates and
+/// target-network updates follow CleanRL's schedule, generalised to many envs.
+///
+/// Schedule.  Step indices count this GMI's env steps (g = 0, 1, ...; with one env this is
+/// CleanRL's global_step).  Vector step k covers g in [k N, (k + 1) N).  With
+/// `updates_per_step` 0, an update follows every g > learning_starts with g % update_frequency
+/// == 0, and a target update every such g with g % target_frequency == 0, in order of g (one env:
+/// CleanRL's loop exactly).  With updates_per_step U > 0, each vector step past learning_starts
+/// ends with U updates, then the target updates of the multiples of target_frequency it covered
+/// (merged into one step: the source does not change between them).
+/// The schedule is a function of counters alone, so every GMI issues the same collectives and a
+/// resumed run repeats an uninterrupted one.
+///
+/// Each GMI samples from its own shard; gradients are averaged over GMIs by the run's reducer
+/// before each optimiser step (identical weights everywhere).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/core/kokkos.hpp"
+#include "kernels/envs/vec_env.hpp"
+#include "kernels/optim/adam.hpp"
+#include "kernels/rl/q_learning.hpp"
+#include "kernels/rl/replay.hpp"
+#include "mpi/gradient_reducer.hpp"
+#include "src/algos/trainer.hpp"
+#include "src/config/config.hpp"
+
+namespace gmi::algos {
+
+/// When updates happen (see the file comment).
+struct UpdateSchedule {
+  int updates_per_step = 0;              ///< U; 0: one per update_frequency env steps
+  std::int64_t learning_starts = 0;      ///< no update before g > learning_starts
+  std::int64_t update_frequency = 1;     ///< env steps per update (U = 0)
+  std::int64_t target_frequency = 1;     ///< env steps per target update
+};
+
+/// Memory of a replay shard and the transition buffers of one vector step.
+double replay_bytes(const config::Config& cfg, int obs_dim, int act_dim);
+
+class OffPolicyTrainer : public Trainer {
+ public:
+  IterationMetrics iterate() final;
+  std::int64_t iteration() const final { return iteration_; }
+  std::int64_t updates() const final { return updates_; }
+  const envs::EnvSpec& env_spec() const final { return env_->spec(); }
+  std::vector<float> params_host() const final;
+  TrainerState save_state() const final;
+  void load_state(const TrainerState& s) final;
+  void load_shared_state(const TrainerState& s, std::uint64_t first_episode) final;
+  void inject_nonfinite_gradient() final { inject_nonfinite_ = true; }
+
+  /// Benchmarks (`gmi_drl bench --mode update`): fill the replay shard to its capacity with
+  /// finite made-up transitions, and run `n` update events without stepping the envs.
+  void fill_replay_for_benchmark();
+  void run_updates(int n);
+  const rl::ReplayBuffer& replay() const { return replay_; }
+
+  /// Public for CUDA device lambdas: the transitions of the last vector step into the replay
+  /// shard (the true next observation where an episode ended), then the next observation.
+  void store_transitions();
+
+  /// A record for one optimiser step's statistics: its Sums4 (device) and its norm slot.
+  struct Record {
+    rl::Sums4* stats;
+    float* norm;
+  };
+  /// Public for CUDA device lambdas, for the algorithms: average the gradient of parameters
+  /// [offset, offset + n) over GMIs (nothing with one GMI), take its norm into r.norm and, if
+  /// finite, an Adam step.  A non-finite loss sum in r.stats or the fault hook poisons the
+  /// gradient first, so every GMI skips alike.
+  void optimizer_step(std::size_t offset, std::size_t n, const optim::AdamArgs& a, const Record& r);
+
+ protected:
+  /// \param num_params every trainable parameter, one flat buffer (gradients and Adam alike)
+  /// \param stored_act_dim floats per action in the replay (discrete: 1)
+  OffPolicyTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer,
+                   std::size_t num_params, const UpdateSchedule& schedule);
+
+  // ---- what DQN and SAC implement ----
+  /// Actions for obs_ at vector step `k` into actions_ (as the replay stores them); returns what
+  /// the envs get (actions_, or a clipped or rescaled copy in env_actions_).
+  virtual const float* act(std::int64_t k) = 0;
+  /// One update event (`u`: its index over the run; `g`: its step index, -1 with U > 0), on
+  /// batch_ (already sampled).  Each optimiser step it takes calls optimizer_step().
+  virtual void update(std::int64_t u, std::int64_t g) = 0;
+  /// `times` target updates in a row with no update between them: one Polyak step with
+  /// tau' = 1 - (1 - tau)^times, which is the same.
+  virtual void update_target(int times) = 0;
+  /// Per-record-kind sums and counts of the iteration (non-skipped records) into m.losses.
+  virtual void losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums,
+                      const std::vector<double>& counts) const = 0;
+  /// An optimiser step of kind `kind` was skipped (non-finite gradient): undo its Adam count.
+  virtual void skipped(int kind) = 0;
+  /// The algorithm's own shared state (targets, optimiser counters) into / from `s`.
+  virtual void save_extra(TrainerState& s) const = 0;
+  virtual void load_extra(const TrainerState& s) = 0;
+
+  // ---- helpers for the algorithms ----
+  Record record(int kind);
+  /// The transitions of update `u` from this GMI's shard into batch_.
+  void sample(std::int64_t u);
+  int batch_size() const { return batch_.size; }
+  float* grads() { return grads_.data(); }
+
+  config::Config cfg_;
+  ExecSpace space_;
+  std::unique_ptr<envs::VecEnvBase> env_;
+  mpi::GradientReducer* reducer_;
+  std::uint64_t env_offset_ = 0;
+  std::uint64_t gmi_ = 0;  ///< env_offset / num_envs: the GMI's index (random streams)
+  int N_ = 0, T_ = 0, od_ = 0, ad_ = 0, stored_ad_ = 0;
+  std::size_t P_ = 0;
+  UpdateSchedule schedule_;
+  std::int64_t iteration_ = 0;
+  std::int64_t updates_ = 0;         ///< update events done
+  std::int64_t target_updates_ = 0;  ///< target updates done
+  int nonfinite_streak_ = 0;
+  std::int64_t refill_until_ = 0;    ///< no updates before this vector step (a resume without replay)
+  View1<float> params_, grads_, adam_m_, adam_v_;
+  View1<float> obs_, next_obs_, final_obs_, real_next_, rewards_, actions_, env_actions_, act_low_, act_high_;
+  View1<std::uint8_t> terminated_, truncated_;
+  rl::ReplayBuffer replay_;
+  rl::ReplayBatch batch_;
+
+ private:
+  /// The update and target events of vector step k, in order.
+  void learn(std::int64_t k);
+  void finish_iteration(IterationMetrics& m);
+
+  bool inject_nonfinite_ = false;
+  View1<rl::Sums4> stats_;  ///< one per record of this iteration
+  View1<float> norms_;
+  std::vector<int> kinds_;  ///< the kind of each record of this iteration
+};
+
+}  // namespace gmi::algos

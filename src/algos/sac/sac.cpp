@@ -1,0 +1,359 @@
+#include "src/algos/sac/sac.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "kernels/core/error.hpp"
+#include "kernels/envs/registry.hpp"
+#include "kernels/nn/init.hpp"
+#include "kernels/optim/polyak.hpp"
+#include "kernels/rl/sac_loss.hpp"
+
+namespace gmi::algos {
+namespace {
+
+enum Kind { kCritic = 0, kActor = 1, kAlpha = 2 };
+enum Purpose : std::uint64_t { kNextAction = 0, kActorSample = 1, kAlphaSample = 2 };
+
+double mlp_workspace_floats(const nn::MlpLayout& m, double rows) {
+  double widths = 0;
+  for (const auto& l : m.layers) widths += l.out;
+  return rows * (widths + 2.0 * m.max_width() + 1.0);
+}
+
+template <class T>
+std::vector<T> to_host(const View1<T>& v) {
+  std::vector<T> out(v.extent(0));
+  Kokkos::deep_copy(Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(out.data(), out.size()), v);
+  return out;
+}
+
+}  // namespace
+
+SacNetworks SacTrainer::networks(const config::Config& cfg) {
+  const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
+  const nn::Activation act = nn::parse_activation(cfg.policy.activation);
+  SacNetworks n;
+  n.obs_dim = spec.obs_dim;
+  n.act_dim = spec.act_dim;
+  n.actor = nn::MlpLayout(spec.obs_dim, cfg.policy.actor_hidden, 2 * spec.act_dim, act, 0);
+  n.q_begin = (n.actor.num_params + 3) / 4 * 4;
+  n.q1 = nn::MlpLayout(spec.obs_dim + spec.act_dim, cfg.policy.q_hidden, 1, act, n.q_begin);
+  // Q2 starts 16-byte aligned like Q1, so their layouts differ by one shift (one batched MLP).
+  n.q_stride = (n.q1.num_params + 3) / 4 * 4;
+  n.q2 = nn::MlpLayout(spec.obs_dim + spec.act_dim, cfg.policy.q_hidden, 1, act, n.q_begin + n.q_stride);
+  n.q_size = n.q_stride + n.q2.num_params;
+  n.log_alpha = n.q_begin + n.q_size;
+  n.num_params = n.log_alpha + 1;
+  return n;
+}
+
+MemoryNeeds SacTrainer::memory_needs(const config::Config& cfg) {
+  const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
+  const SacNetworks n = networks(cfg);
+  const double P = double(n.num_params), N = cfg.env.num_envs, B = cfg.sac.batch_size, od = spec.obs_dim,
+               A = spec.act_dim;
+  double floats = 4 * P + double(n.q_size);                  // params, gradients, Adam moments, targets
+  floats += N * (5 * od + 2 * A + 2);                        // one vector step's buffers
+  floats += B * (2 * od + A + 2);                            // the sampled batch
+  floats += B * (3 * (od + A) + 5 * A + 4);                  // Q inputs and their gradients, samples
+  floats += mlp_workspace_floats(n.actor, N) + mlp_workspace_floats(n.actor, B) + 2 * mlp_workspace_floats(n.q1, 2 * B);
+  const double replay = replay_bytes(cfg, spec.obs_dim, spec.act_dim);
+  MemoryNeeds m;
+  m.drivers = {"replay.capacity", "env.num_envs", "sac.batch_size", "policy.q_hidden", "policy.actor_hidden"};
+  const bool on_device = cfg.replay.storage == "device";
+  m.device_bytes = 4 * floats + N * (od + 16) * 8 + (on_device ? replay : 0);
+  if (!device_is_host()) m.host_bytes = 4 * 4 * P + N * (od + 16) * 8 + N * od * 4;
+  if (!on_device) m.host_bytes += replay;
+  if (cfg.checkpoint.replay) m.host_bytes += replay;
+  m.host_bytes += N * spec.host_bytes_per_env;
+  return m;
+}
+
+SacTrainer::SacTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer)
+    : OffPolicyTrainer(cfg, env_offset, reducer, networks(cfg).num_params,
+                       UpdateSchedule{cfg.sac.updates_per_step, cfg.sac.learning_starts, 1,
+                                      cfg.sac.target_network_frequency}),
+      nets_(networks(cfg)) {
+  const envs::EnvSpec& spec = env_->spec();
+  const int A = ad_;
+  target_entropy_ = float(cfg.sac.target_entropy ? *cfg.sac.target_entropy : -double(A));
+  // Weights as torch.nn.Linear's defaults; log_alpha 0 when tuned (alpha starts at 1, as CleanRL),
+  // else log(sac.alpha), never updated.
+  std::vector<float> init(P_, 0.0f);
+  nn::init_mlp_uniform(init, nets_.actor, std::uint64_t(cfg.train.seed), 0);
+  nn::init_mlp_uniform(init, nets_.q1, std::uint64_t(cfg.train.seed), 1);
+  nn::init_mlp_uniform(init, nets_.q2, std::uint64_t(cfg.train.seed), 2);
+  init[nets_.log_alpha] = cfg.sac.autotune ? 0.0f : float(std::log(cfg.sac.alpha));
+  Kokkos::deep_copy(params_, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                 init.data(), init.size()));
+  target_ = View1<float>("gmi::sac::target", nets_.q_size);
+  Kokkos::deep_copy(target_, Kokkos::subview(params_, std::make_pair(nets_.q_begin, nets_.q_begin + nets_.q_size)));
+  const nn::Activation act = nn::parse_activation(cfg.policy.activation);
+  q_target_ = nn::MlpLayout(od_ + A, cfg.policy.q_hidden, 1, act, 0);
+
+  scale_ = View1<float>("gmi::sac::action_scale", A);
+  bias_ = View1<float>("gmi::sac::action_bias", A);
+  {
+    auto s = Kokkos::create_mirror_view(scale_);
+    auto b = Kokkos::create_mirror_view(bias_);
+    for (int j = 0; j < A; ++j) {
+      s(j) = (spec.act_high[j] - spec.act_low[j]) / 2.0f;
+      b(j) = (spec.act_high[j] + spec.act_low[j]) / 2.0f;
+    }
+    Kokkos::deep_copy(scale_, s);
+    Kokkos::deep_copy(bias_, b);
+  }
+  const std::size_t B = std::size_t(batch_size()), in = std::size_t(od_ + A);
+  const std::size_t rows = std::max<std::size_t>(B, std::size_t(N_));
+  qin_ = View1<float>("gmi::sac::q_input", B * in);
+  pi_ = View1<float>("gmi::sac::pi", rows * A);
+  logp_ = View1<float>("gmi::sac::logp", rows);
+  noise_ = View1<float>("gmi::sac::noise", B * A);
+  d_q_ = View1<float>("gmi::sac::d_q", 2 * B);
+  d_qin_ = View1<float>("gmi::sac::d_qin", 2 * B * in);
+  d_actor_ = View1<float>("gmi::sac::d_actor", B * 2 * A);
+  ws_act_ = nn::MlpWorkspace<float>(nets_.actor, N_);
+  ws_actor_ = nn::MlpWorkspace<float>(nets_.actor, int(B));
+  ws_q_ = nn::MlpWorkspace<float>(nets_.q1, int(2 * B));
+  ws_qt_ = nn::MlpWorkspace<float>(nets_.q1, int(2 * B));
+  space_.fence();
+}
+
+std::string SacTrainer::describe() const {
+  const auto& c = cfg_.sac;
+  return fmt::format(
+      "sac: actor {} + twin Q {} params ({}) | {} envs x {} steps per iteration per GMI | replay {} transitions per "
+      "GMI ({}, {:.1f} MiB) | batch {}, {} | actor every {} step(s), target tau {} every {} | alpha {}",
+      nets_.actor.num_params, nets_.q_size, cfg_.policy.activation, N_, T_, cfg_.replay.capacity, cfg_.replay.storage,
+      rl::ReplayBuffer::bytes(replay_.spec()) / (1 << 20), c.batch_size,
+      c.updates_per_step > 0 ? fmt::format("{} updates per vector step", c.updates_per_step)
+                             : std::string("an update every env step"),
+      c.policy_frequency, c.tau, c.target_network_frequency,
+      c.autotune ? fmt::format("tuned towards entropy {}", target_entropy_) : fmt::format("{}", c.alpha));
+}
+
+const float* SacTrainer::act(std::int64_t k) {
+  const std::uint64_t seed = std::uint64_t(cfg_.train.seed);
+  if (k * N_ < cfg_.sac.learning_starts) {
+    rl::uniform_actions(space_, N_, ad_, seed, std::uint64_t(k), env_offset_, act_low_.data(), act_high_.data(),
+                        actions_.data());
+    return actions_.data();
+  }
+  nn::mlp_forward(space_, nets_.actor, params_.data(), obs_.data(), N_, ws_act_);
+  rl::SquashedGaussianArgs s;
+  s.B = N_;
+  s.act_dim = ad_;
+  s.seed = seed;
+  s.counter = std::uint64_t(k) << 8;
+  s.stream = rng::kAction;
+  s.index = env_offset_;
+  s.actor_out = ws_act_.output(nets_.actor);
+  s.scale = scale_.data();
+  s.bias = bias_.data();
+  s.actions = actions_.data();
+  rl::squashed_gaussian(space_, s);
+  return actions_.data();
+}
+
+void SacTrainer::sample_policy(const float* obs, std::int64_t u, int purpose) {
+  // Reparameterised samples of update u: counter (u << 8 | purpose << 4 | block), index
+  // (GMI << 40 | repeat << 24 | row); `purpose` packs the kind and the repeat.
+  const int B = batch_size();
+  nn::mlp_forward(space_, nets_.actor, params_.data(), obs, B, ws_actor_);
+  rl::SquashedGaussianArgs s;
+  s.B = B;
+  s.act_dim = ad_;
+  s.seed = std::uint64_t(cfg_.train.seed);
+  s.counter = (std::uint64_t(u) << 8) | (std::uint64_t(purpose & 0xf) << 4);
+  s.stream = rng::kPolicyNoise;
+  s.index = (gmi_ << 40) | (std::uint64_t(purpose >> 4) << 24);
+  s.actor_out = ws_actor_.output(nets_.actor);
+  s.scale = scale_.data();
+  s.bias = bias_.data();
+  s.actions = pi_.data();
+  s.logp = logp_.data();
+  s.noise = noise_.data();
+  rl::squashed_gaussian(space_, s);
+}
+
+void SacTrainer::update(std::int64_t u, std::int64_t g) {
+  const int B = batch_size(), A = ad_;
+  const float* log_alpha = params_.data() + nets_.log_alpha;
+  // Q target: a' ~ pi(s'), min of the target Qs, the entropy bonus.
+  sample_policy(batch_.next_obs.data(), u, kNextAction);
+  const std::size_t qs = nets_.q_stride;
+  rl::concat_rows(space_, B, batch_.next_obs.data(), od_, pi_.data(), A, qin_.data());
+  nn::mlp_forward_batched(space_, q_target_, target_.data(), qs, 2, qin_.data(), B, ws_qt_);
+  rl::concat_rows(space_, B, batch_.obs.data(), od_, batch_.actions.data(), A, qin_.data());
+  nn::mlp_forward_batched(space_, nets_.q1, params_.data(), qs, 2, qin_.data(), B, ws_q_);
+  {
+    const Record r = record(kCritic);
+    rl::SacCriticArgs c;
+    c.B = B;
+    c.gamma = float(cfg_.sac.gamma);
+    c.log_alpha = log_alpha;
+    c.q1 = ws_q_.output(nets_.q1);
+    c.q2 = c.q1 + B;
+    c.q1_next = ws_qt_.output(q_target_);
+    c.q2_next = c.q1_next + B;
+    c.logp_next = logp_.data();
+    c.rewards = batch_.rewards.data();
+    c.terminated = batch_.terminated.data();
+    c.d_q1 = d_q_.data();
+    c.d_q2 = d_q_.data() + B;
+    rl::sac_critic_loss(space_, c, r.stats);
+    nn::mlp_backward_batched(space_, nets_.q1, params_.data(), qs, 2, qin_.data(), B, ws_q_, d_q_.data(), grads());
+    optim::AdamArgs a;
+    a.lr = cfg_.sac.q_lr;
+    a.eps = cfg_.sac.adam_eps;
+    a.max_grad_norm = cfg_.sac.max_grad_norm;
+    a.step = ++step_q_;
+    optimizer_step(nets_.q_begin, nets_.q_size, a, r);
+  }
+  // Delayed actor (and alpha) updates: at every policy_frequency-th step, that many of them
+  // (CleanRL: global_step % policy_frequency == 0; with updates_per_step, the update count).
+  const std::int64_t pf = cfg_.sac.policy_frequency;
+  if ((g >= 0 ? g : u) % pf != 0) return;
+  for (int rep = 0; rep < int(pf); ++rep) {
+    actor_update(u, rep);
+    if (cfg_.sac.autotune) alpha_update(u, rep);
+  }
+}
+
+void SacTrainer::actor_update(std::int64_t u, int rep) {
+  const int B = batch_size(), A = ad_;
+  const float* log_alpha = params_.data() + nets_.log_alpha;
+  sample_policy(batch_.obs.data(), u, kActorSample | (rep << 4));
+  rl::concat_rows(space_, B, batch_.obs.data(), od_, pi_.data(), A, qin_.data());
+  nn::mlp_forward_batched(space_, nets_.q1, params_.data(), nets_.q_stride, 2, qin_.data(), B, ws_q_);
+  const Record r = record(kActor);
+  rl::SacActorArgs s;
+  s.B = B;
+  s.act_dim = A;
+  s.obs_dim = od_;
+  s.log_alpha = log_alpha;
+  s.actor_out = ws_actor_.output(nets_.actor);
+  s.noise = noise_.data();
+  s.scale = scale_.data();
+  s.q1 = ws_q_.output(nets_.q1);
+  s.q2 = s.q1 + B;
+  s.logp = logp_.data();
+  s.d_q1 = d_q_.data();
+  s.d_q2 = d_q_.data() + B;
+  s.d_qin1 = d_qin_.data();
+  s.d_qin2 = d_qin_.data() + std::size_t(B) * (od_ + A);
+  s.d_actor_out = d_actor_.data();
+  rl::sac_actor_q_grad(space_, s, r.stats);
+  // dL/da through the Q networks (their parameter gradients are not needed).
+  nn::mlp_backward_batched<float>(space_, nets_.q1, params_.data(), nets_.q_stride, 2, qin_.data(), B, ws_q_,
+                                  d_q_.data(), nullptr, d_qin_.data());
+  rl::sac_actor_out_grad(space_, s);
+  nn::mlp_backward(space_, nets_.actor, params_.data(), batch_.obs.data(), B, ws_actor_, d_actor_.data(), grads());
+  optim::AdamArgs a;
+  a.lr = cfg_.sac.policy_lr;
+  a.eps = cfg_.sac.adam_eps;
+  a.max_grad_norm = cfg_.sac.max_grad_norm;
+  a.step = ++step_actor_;
+  optimizer_step(0, nets_.actor.num_params, a, r);
+}
+
+void SacTrainer::alpha_update(std::int64_t u, int rep) {
+  const int B = batch_size();
+  // A fresh sample from the updated actor (CleanRL), no gradient to the actor.
+  sample_policy(batch_.obs.data(), u, kAlphaSample | (rep << 4));
+  const Record r = record(kAlpha);
+  rl::sac_alpha_grad(space_, B, logp_.data(), target_entropy_, params_.data() + nets_.log_alpha,
+                     grads() + nets_.log_alpha, r.stats);
+  optim::AdamArgs a;
+  a.lr = cfg_.sac.q_lr;
+  a.eps = cfg_.sac.adam_eps;
+  a.step = ++step_alpha_;
+  optimizer_step(nets_.log_alpha, 1, a, r);
+}
+
+void SacTrainer::update_target(int times) {
+  optim::polyak(space_, nets_.q_size, target_.data(), params_.data() + nets_.q_begin, 1.0 - std::pow(1.0 - cfg_.sac.tau, times));
+}
+
+void SacTrainer::losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums, const std::vector<double>& counts) const {
+  const double B = batch_size();
+  auto mean = [&](int kind, int k) { return counts[kind] > 0 ? sums[kind].v[k] / (counts[kind] * B) : std::nan(""); };
+  // alpha now (a host read at the iteration's end)
+  float log_alpha = 0;
+  Kokkos::deep_copy(Kokkos::View<float, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(&log_alpha),
+                    Kokkos::subview(params_, nets_.log_alpha));
+  const double alpha_loss = counts[kAlpha] > 0 ? sums[kAlpha].v[0] / counts[kAlpha] : std::nan("");
+  m.losses = {mean(kCritic, 0), mean(kCritic, 1), mean(kCritic, 2), mean(kCritic, 3),
+              mean(kActor, 0),  -mean(kActor, 1), std::exp(double(log_alpha)), alpha_loss};
+  m.learning_rate = cfg_.sac.q_lr;
+}
+
+void SacTrainer::skipped(int kind) {
+  if (kind == kCritic) --step_q_;
+  else if (kind == kActor) --step_actor_;
+  else --step_alpha_;
+}
+
+void SacTrainer::save_extra(TrainerState& s) const {
+  s.adam_step = step_q_;
+  s.counters.emplace_back("adam_step_actor", step_actor_);
+  s.counters.emplace_back("adam_step_alpha", step_alpha_);
+  s.tensors.emplace_back("target_q", to_host(target_));
+}
+
+void SacTrainer::load_extra(const TrainerState& s) {
+  step_q_ = s.adam_step;
+  step_actor_ = s.counter("adam_step_actor");
+  step_alpha_ = s.counter("adam_step_alpha");
+  const std::vector<float>* t = s.tensor("target_q");
+  GMI_REQUIRE(t && t->size() == nets_.q_size, "SAC state: target_q missing or of the wrong size");
+  Kokkos::deep_copy(target_, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(t->data(), t->size()));
+}
+
+SacPolicy::SacPolicy(const config::Config& cfg, const envs::EnvSpec& spec, const std::vector<float>& params,
+                     int capacity)
+    : nets_(SacTrainer::networks(cfg)) {
+  GMI_REQUIRE(params.size() == nets_.num_params, "SAC policy: parameter count does not match the networks");
+  auto up = [](const char* label, const std::vector<float>& v) {
+    View1<float> d(std::string(label), v.size());
+    Kokkos::deep_copy(d, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v.data(), v.size()));
+    return d;
+  };
+  params_ = up("gmi::sac::policy_params", params);
+  std::vector<float> scale(spec.act_dim), bias(spec.act_dim);
+  for (int j = 0; j < spec.act_dim; ++j) {
+    scale[j] = (spec.act_high[j] - spec.act_low[j]) / 2.0f;
+    bias[j] = (spec.act_high[j] + spec.act_low[j]) / 2.0f;
+  }
+  scale_ = up("gmi::sac::policy_scale", scale);
+  bias_ = up("gmi::sac::policy_bias", bias);
+  ws_ = nn::MlpWorkspace<float>(nets_.actor, capacity);
+}
+
+void SacPolicy::act(const ExecSpace& space, const float* obs, int n, bool deterministic, std::uint64_t seed,
+                    std::uint64_t step, std::uint64_t env_offset, float* actions, float* env_actions) {
+  nn::mlp_forward(space, nets_.actor, params_.data(), obs, n, ws_);
+  rl::SquashedGaussianArgs s;
+  s.B = n;
+  s.act_dim = nets_.act_dim;
+  s.deterministic = deterministic;
+  s.seed = seed;
+  s.counter = step << 8;
+  s.stream = rng::kAction;
+  s.index = env_offset;
+  s.actor_out = ws_.output(nets_.actor);
+  s.scale = scale_.data();
+  s.bias = bias_.data();
+  s.actions = actions;
+  rl::squashed_gaussian(space, s);
+  if (env_actions != actions)
+    Kokkos::deep_copy(space,
+                      Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(env_actions,
+                                                                                               std::size_t(n) * nets_.act_dim),
+                      Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(actions,
+                                                                                               std::size_t(n) * nets_.act_dim));
+}
+
+}  // namespace gmi::algos

@@ -1,0 +1,118 @@
+#pragma once
+/// \file
+/// \brief The one interface src/runtime/ drives every algorithm through (`algo:` picks one):
+/// an iteration at a time, metrics, and the state an exact resume needs.  What algorithms share
+/// lives once: the MLP (kernels/nn), Adam (kernels/optim), normalisers and the replay buffer
+/// (kernels/rl), the checkpoint state below, and the metric columns the driver writes.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/envs/vec_env.hpp"
+#include "kernels/rl/replay.hpp"
+#include "mpi/gradient_reducer.hpp"
+#include "src/algos/actor.hpp"
+#include "src/config/config.hpp"
+
+namespace gmi::algos {
+
+/// What one iteration measured on this GMI (episode sums are local; the driver aggregates).
+struct IterationMetrics {
+  std::int64_t iteration = 0;       ///< 1-based, after this iteration
+  double episode_return_sum = 0;    ///< over episodes finished during the iteration
+  double episode_length_sum = 0;
+  double episodes = 0;
+  std::vector<double> episode_term_sums;  ///< per reward term of the env (EnvSpec::reward_terms)
+  std::vector<double> losses;       ///< the algorithm's statistics, as Trainer::loss_columns() names them
+  double grad_norm = 0;             ///< mean pre-clip global norm over the updates
+  double learning_rate = 0;
+  double time_rollout = 0;          ///< seconds acting and stepping (device work included)
+  double time_update = 0;           ///< seconds learning
+  int updates = 0;                  ///< gradient updates done
+  int skipped_updates = 0;          ///< updates skipped for a non-finite gradient or loss
+  int nonfinite_streak = 0;         ///< skipped updates in a row, up to the end of this iteration
+};
+
+/// \brief Everything an exact resume needs (checkpoints).  The first group is identical on every
+/// GMI (data parallelism); the second is this GMI's own.  Random numbers are counter-based
+/// (kernels/core/random.hpp): their state is the seed, the counters and the per-env episode
+/// counters in `env`.
+struct TrainerState {
+  std::int64_t iteration = 0;   ///< iterations done
+  std::int64_t adam_step = 0;   ///< Adam's step count (the main optimiser's, for bias correction)
+  int nonfinite_streak = 0;     ///< skipped updates in a row so far
+  std::vector<float> params, adam_m, adam_v;  ///< every trainable parameter, one flat buffer
+  std::vector<double> obs_rms, ret_rms;       ///< RunningMeanStd state [mean | var | count]; empty: none
+  /// The algorithm's own shared tensors (e.g. target networks) and counters (/algo in checkpoints).
+  std::vector<std::pair<std::string, std::vector<float>>> tensors;
+  std::vector<std::pair<std::string, std::int64_t>> counters;
+  /// Counter positions of the random streams (/rng in checkpoints; implied by the counters above,
+  /// written so that a reader sees where every stream stands).
+  std::vector<std::pair<std::string, std::int64_t>> rng;
+  // ---- this GMI ----
+  std::vector<float> obs;         ///< [N][obs_dim] the observation the next step starts from
+  std::vector<float> return_acc;  ///< [N] discounted return so far (reward normalisation); empty: none
+  std::vector<envs::StateArray> env;
+  std::optional<rl::ReplayState> replay;  ///< this GMI's replay shard (off-policy; unset: not kept)
+
+  const std::vector<float>* tensor(const std::string& name) const;
+  std::int64_t counter(const std::string& name) const;  ///< throws gmi::Error if absent
+};
+
+/// Memory a trainer takes (an estimate from the sizes that grow with the run; checked before
+/// anything is allocated).
+struct MemoryNeeds {
+  double device_bytes = 0;  ///< in the execution space's memory (host memory on host builds)
+  double host_bytes = 0;    ///< host memory besides (checkpoint copies, host replay); 0 on host builds
+  std::vector<std::string> drivers;  ///< the config keys that make it grow, most important first
+};
+
+class Trainer {
+ public:
+  virtual ~Trainer() = default;
+
+  /// One iteration: cfg.num_steps vector steps of every env and the learning that goes with them.
+  virtual IterationMetrics iterate() = 0;
+  virtual std::int64_t iteration() const = 0;
+  /// Gradient updates done (the checkpoint's `updates`).
+  virtual std::int64_t updates() const = 0;
+  virtual const envs::EnvSpec& env_spec() const = 0;
+  /// Names of IterationMetrics::losses, in order (metrics.csv columns).
+  virtual std::vector<std::string> loss_columns() const = 0;
+  /// Which kernels run ("fused", "layered", ...).
+  virtual std::string kernels() const = 0;
+  /// One line for the log: the algorithm's sizes and settings.
+  virtual std::string describe() const = 0;
+  /// Trainable parameters on the host (tests, checksums).
+  virtual std::vector<float> params_host() const = 0;
+
+  /// The full state on the host (fences).
+  virtual TrainerState save_state() const = 0;
+  /// Restore a saved state exactly (same config and layout).  Throws gmi::Error if a size differs.
+  virtual void load_state(const TrainerState& s) = 0;
+  /// Restore the shared part only (policy, optimiser, normalisers, counters) and start fresh
+  /// episodes in every env from episode index `first_episode` (a resume on another layout).
+  virtual void load_shared_state(const TrainerState& s, std::uint64_t first_episode) = 0;
+  /// Test hook (fault injection): every gradient of the next iteration on this GMI gets a NaN.
+  virtual void inject_nonfinite_gradient() = 0;
+};
+
+/// The trainer `cfg.algo` names, for the GMI whose first environment has global index
+/// `env_offset` (`reducer`: gradient averaging over GMIs; nullptr for one GMI).
+std::unique_ptr<Trainer> make_trainer(const config::Config& cfg, std::uint64_t env_offset,
+                                      mpi::GradientReducer* reducer = nullptr);
+/// Trainable parameters of `cfg`'s algorithm (gradient buffers, checkpoint shapes).
+std::size_t num_params(const config::Config& cfg);
+/// What a trainer for `cfg` will allocate, per GMI.
+MemoryNeeds memory_needs(const config::Config& cfg);
+/// The policy a run of `cfg` trained, from its parameters (and observation normaliser), acting
+/// in batches of up to `capacity` envs of `spec`.  Throws gmi::InputError when `params` does not
+/// have the size `cfg`'s networks need.
+std::unique_ptr<Policy> make_policy(const config::Config& cfg, const envs::EnvSpec& spec,
+                                    const std::vector<float>& params, const std::vector<double>& obs_rms,
+                                    int capacity);
+
+}  // namespace gmi::algos

@@ -1,0 +1,270 @@
+// DQN and SAC trainers as wholes (src/algos/offpolicy.hpp): determinism under a seed, CleanRL's
+// update schedule generalised to many envs, exact save/restore with the replay buffer, host and
+// device replay storage giving the same training, the true final observation stored at time
+// limits, skipped non-finite updates, and config errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/core/error.hpp"
+#include "src/algos/dqn/dqn.hpp"
+#include "src/algos/sac/sac.hpp"
+#include "src/algos/trainer.hpp"
+#include "src/config/config.hpp"
+
+namespace {
+
+using gmi::algos::IterationMetrics;
+using gmi::algos::Trainer;
+using gmi::algos::TrainerState;
+
+gmi::config::Config dqn(gmi::config::Overrides extra = {}) {
+  gmi::config::Overrides ov = {{"algo", "dqn"},
+                               {"env.name", "CartPole-v1"},
+                               {"env.num_envs", "2"},
+                               {"policy.q_hidden", "[16, 16]"},
+                               {"policy.activation", "relu"},
+                               {"replay.capacity", "300"},
+                               {"dqn.num_steps", "25"},
+                               {"dqn.learning_starts", "20"},
+                               {"dqn.train_frequency", "2"},
+                               {"dqn.target_network_frequency", "10"},
+                               {"dqn.batch_size", "8"},
+                               {"train.total_env_steps", "1000"}};
+  ov.insert(ov.end(), extra.begin(), extra.end());
+  return gmi::config::parse("{}", "test", ov);
+}
+
+gmi::config::Config sac(gmi::config::Overrides extra = {}) {
+  gmi::config::Overrides ov = {{"algo", "sac"},
+                               {"env.name", "Pendulum-v1"},
+                               {"env.num_envs", "2"},
+                               {"policy.actor_hidden", "[16, 16]"},
+                               {"policy.q_hidden", "[16, 16]"},
+                               {"policy.activation", "relu"},
+                               {"replay.capacity", "300"},
+                               {"sac.num_steps", "10"},
+                               {"sac.learning_starts", "15"},
+                               {"sac.batch_size", "8"},
+                               {"train.total_env_steps", "1000"}};
+  ov.insert(ov.end(), extra.begin(), extra.end());
+  return gmi::config::parse("{}", "test", ov);
+}
+
+std::vector<float> train(const gmi::config::Config& cfg, int iterations, std::vector<IterationMetrics>* ms = nullptr) {
+  auto t = gmi::algos::make_trainer(cfg, 0);
+  for (int i = 0; i < iterations; ++i) {
+    const auto m = t->iterate();
+    if (ms) ms->push_back(m);
+  }
+  return t->params_host();
+}
+
+/// Updates CleanRL's loop makes during env steps [g0, g1) (one env: g is global_step).
+int cleanrl_updates(std::int64_t g0, std::int64_t g1, std::int64_t learning_starts, std::int64_t frequency) {
+  int n = 0;
+  for (std::int64_t g = g0; g < g1; ++g)
+    if (g > learning_starts && g % frequency == 0) ++n;
+  return n;
+}
+
+TEST(OffPolicy, SameSeedSameWeightsDifferentSeedDifferentWeights) {
+  for (const auto& cfg : {dqn(), sac()}) {
+    SCOPED_TRACE(cfg.algo);
+    const auto a = train(cfg, 3), b = train(cfg, 3);
+    EXPECT_EQ(a, b);
+    auto other = cfg;
+    other.train.seed = 2;
+    EXPECT_NE(a, train(other, 3));
+    EXPECT_NE(a, train(cfg, 0)) << "updates moved the weights";
+    for (float x : a) ASSERT_TRUE(std::isfinite(x));
+  }
+}
+
+TEST(OffPolicy, UpdateScheduleIsCleanRlsPerEnvStep) {
+  // One env: CleanRL's loop exactly; four envs: the same updates per env step.
+  for (int envs : {1, 4}) {
+    SCOPED_TRACE(envs);
+    auto cfg = dqn({{"env.num_envs", std::to_string(envs)}});
+    std::vector<IterationMetrics> ms;
+    train(cfg, 4, &ms);
+    const std::int64_t per = std::int64_t(envs) * cfg.num_steps;
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(ms[i].updates, cleanrl_updates(i * per, (i + 1) * per, 20, 2)) << "iteration " << i;
+  }
+  // updates_per_step: U after every vector step whose last env step is past learning_starts.
+  auto cfg = dqn({{"dqn.updates_per_step", "3"}});
+  auto t = gmi::algos::make_trainer(cfg, 0);
+  std::vector<IterationMetrics> ms = {t->iterate(), t->iterate()};
+  EXPECT_EQ(ms[0].updates, 3 * 15);  // vector steps 10..24 of the first 25 (g = 2k+1 > 20)
+  EXPECT_EQ(ms[1].updates, 3 * 25);
+  // target updates: still one per multiple of target_network_frequency (10) among g = 21..99
+  EXPECT_EQ(t->save_state().counter("target_updates"), cleanrl_updates(0, 100, 20, 10));
+  // SAC: an update every env step past learning_starts.
+  std::vector<IterationMetrics> ss;
+  train(sac(), 2, &ss);
+  EXPECT_EQ(ss[0].updates, cleanrl_updates(0, 20, 15, 1));
+  EXPECT_EQ(ss[1].updates, 20);
+}
+
+TEST(OffPolicy, DqnOptionsRunAndStayFinite) {
+  for (const char* d : {"false", "true"})
+    for (const char* dd : {"false", "true"}) {
+      SCOPED_TRACE(std::string("dueling ") + d + " double " + dd);
+      std::vector<IterationMetrics> ms;
+      const auto p = train(dqn({{"dqn.dueling", d}, {"dqn.double", dd}, {"dqn.tau", "0.5"}}), 3, &ms);
+      for (float x : p) ASSERT_TRUE(std::isfinite(x));
+      for (double v : ms.back().losses) EXPECT_TRUE(std::isfinite(v));
+      EXPECT_GT(ms.back().losses[2], 0.0) << "epsilon";
+      EXPECT_LT(ms.back().losses[2], ms.front().losses[2]) << "epsilon decays";
+    }
+}
+
+TEST(OffPolicy, SacMetricsAndFixedAlpha) {
+  std::vector<IterationMetrics> ms;
+  train(sac(), 3, &ms);
+  const auto& m = ms.back();
+  for (double v : m.losses) EXPECT_TRUE(std::isfinite(v));
+  EXPECT_NE(m.losses[6], 1.0) << "alpha was tuned away from its start, 1";
+  ms.clear();
+  train(sac({{"sac.autotune", "false"}, {"sac.alpha", "0.2"}}), 3, &ms);
+  EXPECT_NEAR(ms.back().losses[6], 0.2, 1e-6) << "a fixed alpha stays";
+  EXPECT_TRUE(std::isnan(ms.back().losses[7])) << "no alpha loss without tuning";
+}
+
+void expect_same_state(const TrainerState& a, const TrainerState& b) {
+  EXPECT_EQ(a.iteration, b.iteration);
+  EXPECT_EQ(a.adam_step, b.adam_step);
+  EXPECT_EQ(a.params, b.params);
+  EXPECT_EQ(a.adam_m, b.adam_m);
+  EXPECT_EQ(a.adam_v, b.adam_v);
+  EXPECT_EQ(a.counters, b.counters);
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (std::size_t i = 0; i < a.tensors.size(); ++i) EXPECT_EQ(a.tensors[i], b.tensors[i]);
+  EXPECT_EQ(a.obs, b.obs);
+  ASSERT_TRUE(a.replay && b.replay);
+  EXPECT_EQ(a.replay->size, b.replay->size);
+  EXPECT_EQ(a.replay->cursor, b.replay->cursor);
+  EXPECT_EQ(a.replay->obs, b.replay->obs);
+  EXPECT_EQ(a.replay->actions, b.replay->actions);
+  EXPECT_EQ(a.replay->rewards, b.replay->rewards);
+  EXPECT_EQ(a.replay->next_obs, b.replay->next_obs);
+  EXPECT_EQ(a.replay->terminated, b.replay->terminated);
+}
+
+TEST(OffPolicy, SaveAndLoadResumeExactly) {
+  // The ring wraps (capacity 30 < the transitions of 6 iterations) and the target network is
+  // soft, so every piece of state matters.
+  for (const auto& cfg : {dqn({{"replay.capacity", "30"}, {"dqn.tau", "0.3"}, {"dqn.double", "true"}}),
+                          dqn({{"replay.storage", "host"}, {"dqn.dueling", "true"}}), sac({{"replay.capacity", "30"}}),
+                          sac({{"replay.storage", "host"}, {"sac.policy_frequency", "3"}})}) {
+    SCOPED_TRACE(cfg.algo + " " + cfg.replay.storage);
+    auto straight = gmi::algos::make_trainer(cfg, 0);
+    std::vector<IterationMetrics> a, b;
+    for (int i = 0; i < 6; ++i) a.push_back(straight->iterate());
+    auto first = gmi::algos::make_trainer(cfg, 0);
+    for (int i = 0; i < 3; ++i) first->iterate();
+    const TrainerState mid = first->save_state();
+    auto resumed = gmi::algos::make_trainer(cfg, 0);
+    resumed->load_state(mid);
+    for (int i = 0; i < 3; ++i) b.push_back(resumed->iterate());
+    expect_same_state(straight->save_state(), resumed->save_state());
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(a[3 + i].losses, b[i].losses) << "iteration " << 4 + i;
+      EXPECT_EQ(a[3 + i].episode_return_sum, b[i].episode_return_sum);
+      EXPECT_EQ(a[3 + i].updates, b[i].updates);
+    }
+  }
+}
+
+TEST(OffPolicy, ResumeWithoutReplayRefillsBeforeLearning) {
+  const auto cfg = dqn({{"checkpoint.replay", "false"}, {"dqn.learning_starts", "0"}});
+  auto first = gmi::algos::make_trainer(cfg, 0);
+  for (int i = 0; i < 2; ++i) first->iterate();
+  const TrainerState s = first->save_state();
+  EXPECT_FALSE(s.replay.has_value());
+  auto resumed = gmi::algos::make_trainer(cfg, 0);
+  resumed->load_state(s);
+  const auto before = resumed->params_host();
+  const auto m = resumed->iterate();  // 25 vector steps; refilling a batch of 8 takes 4 of them
+  EXPECT_EQ(m.updates, (25 - 4) * 2 / 2);
+  EXPECT_NE(resumed->params_host(), before);
+}
+
+TEST(OffPolicy, HostAndDeviceReplayTrainAlike) {
+  for (const auto& [a, b] : {std::make_pair(dqn(), dqn({{"replay.storage", "host"}})),
+                             std::make_pair(sac(), sac({{"replay.storage", "host"}}))}) {
+    SCOPED_TRACE(a.algo);
+    EXPECT_EQ(train(a, 3), train(b, 3));
+  }
+}
+
+TEST(OffPolicy, TimeLimitStoresTheFinalObservationNotTheReset) {
+  // Episodes of 5 steps: at a truncation the stored next observation is where the episode ended
+  // (CleanRL's real_next_obs), so it is not the next row's first observation; elsewhere the next
+  // observation is the next step's observation.  Truncation is not termination.
+  auto cfg = dqn({{"env.max_episode_steps", "5"}, {"env.num_envs", "1"}, {"dqn.learning_starts", "1000"}});
+  auto t = gmi::algos::make_trainer(cfg, 0);
+  t->iterate();
+  const TrainerState s = t->save_state();
+  const auto& r = *s.replay;
+  const int od = 4;
+  ASSERT_EQ(r.size, 25);
+  int elapsed = 0, truncations = 0;
+  for (int k = 0; k + 1 < 25; ++k) {
+    const std::vector<float> next(r.next_obs.begin() + k * od, r.next_obs.begin() + (k + 1) * od);
+    const std::vector<float> obs(r.obs.begin() + (k + 1) * od, r.obs.begin() + (k + 2) * od);
+    ++elapsed;
+    const bool truncated = elapsed == 5 && !r.terminated[k];
+    if (truncated) {
+      EXPECT_NE(next, obs) << "step " << k;
+      ++truncations;
+    }
+    if (elapsed < 5 && !r.terminated[k]) EXPECT_EQ(next, obs) << "step " << k;
+    if (elapsed == 5 || r.terminated[k]) elapsed = 0;
+  }
+  EXPECT_GE(truncations, 3);
+}
+
+TEST(OffPolicy, NonFiniteGradientsAreSkipped) {
+  for (const auto& cfg : {dqn({{"dqn.learning_starts", "0"}}), sac({{"sac.learning_starts", "0"}})}) {
+    SCOPED_TRACE(cfg.algo);
+    auto t = gmi::algos::make_trainer(cfg, 0);
+    t->iterate();
+    const auto before = t->params_host();
+    t->inject_nonfinite_gradient();
+    const auto m = t->iterate();
+    EXPECT_GT(m.updates, 0);
+    // every optimiser step: DQN's updates; SAC's Q, actor and alpha steps
+    if (cfg.algo == "dqn") EXPECT_EQ(m.skipped_updates, m.updates);
+    else EXPECT_GT(m.skipped_updates, m.updates);
+    EXPECT_EQ(t->params_host(), before) << "no update moved the weights";
+    const auto after = t->iterate();
+    EXPECT_EQ(after.skipped_updates, 0);
+    EXPECT_NE(t->params_host(), before);
+  }
+}
+
+TEST(OffPolicy, ConfigErrorsNameTheKey) {
+  auto error = [](gmi::config::Overrides ov) {
+    try {
+      gmi::config::parse("{}", "c.yaml", ov);
+    } catch (const gmi::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error({{"algo", "dqn"}, {"env.name", "Pendulum-v1"}}),
+            "config c.yaml: algo: dqn needs discrete actions; Pendulum-v1 has continuous actions (use sac or ppo)");
+  EXPECT_EQ(error({{"algo", "sac"}, {"env.name", "CartPole-v1"}}),
+            "config c.yaml: algo: sac needs continuous actions; CartPole-v1 has discrete actions (use dqn or ppo)");
+  EXPECT_EQ(error({{"algo", "dqn"}, {"env.num_envs", "64"}, {"replay.capacity", "10"}}),
+            "config c.yaml: replay.capacity: 10 transitions cannot take one step of env.num_envs = 64 envs");
+  EXPECT_EQ(error({{"algo", "dqn"}, {"replay.storage", "disk"}}),
+            "config c.yaml: replay.storage: expected one of device, host, got 'disk'");
+  EXPECT_EQ(error({{"algo", "a2c"}}), "config c.yaml: algo: expected one of ppo, dqn, sac, got 'a2c'");
+}
+
+}  // namespace
