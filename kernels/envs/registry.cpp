@@ -59,13 +59,20 @@ const std::vector<Entry>& registry() {
   return r;
 }
 
+[[noreturn]] void unknown(const std::string& name) {
+  std::ostringstream s;
+  s << "unknown environment '" << name << "': expected one of";
+  for (const std::string& n : all_env_names()) s << " " << n;
+  throw InputError(s.str());
+}
+
 const Entry& find(const std::string& name) {
   for (const auto& e : registry())
     if (e.name == name) return e;
-  std::ostringstream s;
-  s << "unknown environment '" << name << "': expected one of";
-  for (const auto& e : registry()) s << " " << e.name;
-  throw InputError(s.str());
+  if (is_multi_agent(name))
+    throw InputError(name + " is a multi-agent environment (one policy per role, trained by algo ppo); this "
+                     "takes single-agent environments");
+  unknown(name);
 }
 
 }  // namespace
@@ -76,7 +83,32 @@ std::vector<std::string> env_names() {
   return names;
 }
 
-void check_env_name(const std::string& name) { find(name); }
+std::vector<std::string> all_env_names() {
+  std::vector<std::string> names = env_names();
+  for (const std::string& n : multi_agent_env_names()) names.push_back(n);
+  return names;
+}
+
+bool is_multi_agent(const std::string& name) {
+  for (const std::string& n : multi_agent_env_names())
+    if (n == name) return true;
+  return false;
+}
+
+void check_env_name(const std::string& name) {
+  if (!is_multi_agent(name)) find(name);
+}
+
+std::unique_ptr<MultiAgentVecEnvBase> make_multi_agent_env(const std::string& name, int num_envs, std::uint64_t seed,
+                                                           std::uint64_t global_offset, const EnvOverrides& o) {
+  if (!is_multi_agent(name)) unknown(name);
+  return make_tag_env(name, num_envs, seed, global_offset, o.tag);
+}
+
+MultiAgentSpec multi_agent_spec(const std::string& name, const EnvOverrides& o) {
+  if (!is_multi_agent(name)) unknown(name);
+  return tag_spec(name, o.tag);
+}
 
 EnvSpec env_spec(const std::string& name, const EnvOverrides& overrides) {
   return find(name).spec(overrides);

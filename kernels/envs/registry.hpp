@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/envs/multiagent/tag_params.hpp"
 #include "kernels/envs/mujoco/options.hpp"
+#include "kernels/envs/multiagent/multi_agent.hpp"
 #include "kernels/envs/vec_env.hpp"
 
 namespace gmi::envs {
@@ -15,20 +17,34 @@ namespace gmi::envs {
 struct EnvOverrides {
   int max_episode_steps = 0;
   mujoco::Options mujoco;  ///< host-simulated MuJoCo environments only
+  TagParams tag;           ///< the multi-agent Tag games only (kernels/envs/multiagent/)
 };
 
-/// Names of all registered environments, in registry order.
+/// Names of all registered single-agent environments, in registry order.
 std::vector<std::string> env_names();
+/// Every environment name: the single-agent ones, then the multi-agent ones (env.name's choices).
+std::vector<std::string> all_env_names();
+/// Whether `name` is a multi-agent environment (kernels/envs/multiagent/: several roles, one
+/// policy each; make_multi_agent_env builds it).
+bool is_multi_agent(const std::string& name);
 
-/// Throws gmi::InputError "unknown environment 'X': expected one of ..." unless `name` is registered.
+/// Throws gmi::InputError "unknown environment 'X': expected one of ..." unless `name` is registered
+/// (single- or multi-agent).
 void check_env_name(const std::string& name);
 
-/// The spec of a registered environment; throws gmi::InputError naming the valid choices.
+/// The spec of a registered single-agent environment; throws gmi::InputError naming the valid
+/// choices (and, for a multi-agent name, saying so).
 EnvSpec env_spec(const std::string& name, const EnvOverrides& overrides = {});
 
 /// N copies of a registered environment on this rank, envs [global_offset, global_offset + n).
 std::unique_ptr<VecEnvBase> make_vec_env(const std::string& name, int num_envs, std::uint64_t seed,
                                          std::uint64_t global_offset,
                                          const EnvOverrides& overrides = {});
+
+/// N copies of a multi-agent environment on this rank, envs [global_offset, global_offset + n).
+std::unique_ptr<MultiAgentVecEnvBase> make_multi_agent_env(const std::string& name, int num_envs, std::uint64_t seed,
+                                                           std::uint64_t global_offset, const EnvOverrides& overrides);
+/// Its spec (roles, observation and action sizes).
+MultiAgentSpec multi_agent_spec(const std::string& name, const EnvOverrides& overrides);
 
 }  // namespace gmi::envs

@@ -48,6 +48,7 @@ struct TrainerState {
   std::vector<double> obs_rms, ret_rms;       ///< RunningMeanStd state [mean | var | count]; empty: none
   /// The algorithm's own shared tensors (e.g. target networks) and counters (/algo in checkpoints).
   std::vector<std::pair<std::string, std::vector<float>>> tensors;
+  std::vector<std::pair<std::string, std::vector<double>>> tensors64;  ///< (multi-agent roles' normalisers)
   std::vector<std::pair<std::string, std::int64_t>> counters;
   /// Counter positions of the random streams (/rng in checkpoints; implied by the counters above,
   /// written so that a reader sees where every stream stands).
@@ -59,6 +60,7 @@ struct TrainerState {
   std::optional<rl::ReplayState> replay;  ///< this GMI's replay shard (off-policy; unset: not kept)
 
   const std::vector<float>* tensor(const std::string& name) const;
+  const std::vector<double>* tensor64(const std::string& name) const;
   std::int64_t counter(const std::string& name) const;  ///< throws gmi::Error if absent
 };
 

@@ -261,6 +261,7 @@ void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos
     io::write_attribute(g, "counter_names", join(names));
     write_shared(g, "counters", values, {hsize_t(values.size())}, root);
     for (const auto& [name, t] : s.tensors) write_shared(g, name, t, {hsize_t(t.size())}, root);
+    for (const auto& [name, t] : s.tensors64) write_shared(g, name, t, {hsize_t(t.size())}, root);
   }
   {
     H5Handle g = io::create_group(f, "rng");
@@ -355,8 +356,13 @@ Contents read(const std::string& path, int gmi) {
       if (names.size() != values.size())
         throw Error(fmt::format("/algo has {} counter names for {} counters", names.size(), values.size()));
       for (std::size_t i = 0; i < names.size(); ++i) s.counters.emplace_back(names[i], values[i]);
-      for (const std::string& name : io::list_datasets(g))
-        if (name != "counters") s.tensors.emplace_back(name, io::read_rows<float>(g, name));
+      for (const std::string& name : io::list_datasets(g)) {
+        if (name == "counters") continue;
+        if (io::dataset_info(g, name).type == "float64")
+          s.tensors64.emplace_back(name, io::read_rows<double>(g, name));
+        else
+          s.tensors.emplace_back(name, io::read_rows<float>(g, name));
+      }
     }
     if (gmi >= 0) {
       if (gmi >= m.num_gmis) throw Error(fmt::format("has {} GMIs, no GMI {}", m.num_gmis, gmi));

@@ -155,6 +155,27 @@ struct Codec<std::vector<double>> {
   }
 };
 
+template <>
+struct Codec<std::vector<std::string>> {
+  static std::string type() { return "list of strings"; }
+  static std::string phrase() { return "a list of strings"; }
+  static bool decode(const YAML::Node& n, std::vector<std::string>& out) {
+    if (!n.IsSequence()) return false;
+    std::vector<std::string> v;
+    for (const auto& e : n) {
+      if (!e.IsScalar()) return false;
+      v.push_back(e.Scalar());
+    }
+    out = v;
+    return true;
+  }
+  static std::string text(const std::vector<std::string>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + Codec<std::string>::text(v[i]);
+    return s + "]";
+  }
+};
+
 /// A number where infinities are allowed too (ranges): inf, -inf, .inf, -.inf.
 bool decode_extended(const YAML::Node& n, double& out) {
   std::string s;
@@ -299,16 +320,23 @@ std::function<bool(const std::vector<int>&)> widths() {
 
 #define GMI_KEY(expr) [](Config & c) -> auto& { return c.expr; }
 
+/// The env.* keys of the Tag games (filled while the schema is built).
+std::vector<std::string>& tag_paths() {
+  static std::vector<std::string> p;
+  return p;
+}
+
 const std::vector<Field>& schema() {
   static const std::vector<Field> s = [] {
-    const auto envs = envs::env_names();
+    const auto envs = envs::all_env_names();
     std::vector<Field> f;
     f.push_back(field<std::string>("algo",
                                    "training algorithm: ppo (on-policy, discrete or continuous actions), dqn "
                                    "(off-policy, discrete), sac (off-policy, continuous)",
                                    GMI_KEY(algo), one_of({"ppo", "dqn", "sac"}), "one of ppo, dqn, sac"));
     // env
-    f.push_back(field<std::string>("env.name", "environment (Gymnasium id)", GMI_KEY(env.name),
+    f.push_back(field<std::string>("env.name", "environment (Gymnasium id; TagGridworld-v0 and TagContinuous-v0 are "
+                                   "multi-agent: one policy per role, algo ppo)", GMI_KEY(env.name),
                                    one_of(envs), choices_text(envs)));
     f.push_back(field<int>("env.num_envs", "parallel environments per GMI (MPI rank)",
                            GMI_KEY(env.num_envs), at_least(1), ">= 1"));
@@ -370,6 +398,73 @@ const std::vector<Field>& schema() {
              {"contact_cost_range", "the contact cost is clipped to this range (Humanoid)", &Kwargs::contact_cost_range}})
       f.push_back(field<std::optional<Range>>(std::string("env.") + key, std::string(doc) + "; " + kw,
                                               [m = member](Config& c) -> std::optional<Range>& { return c.env.kwargs.*m; }));
+    // WarpDrive's Tag games (kernels/envs/multiagent/tag_params.hpp): one key per constructor
+    // argument; a key of the other game, or of Tag for another environment, is an error.
+    {
+      using envs::TagParams;
+      const std::size_t first_tag = f.size();
+      const std::string grid = " (TagGridworld-v0)", cont = " (TagContinuous-v0)", both = " (Tag games)";
+      auto tag_int = [&](const char* key, int TagParams::*m, const std::string& doc) {
+        f.push_back(field<int>(std::string("env.") + key, doc, [m](Config& c) -> int& { return c.env.tag.*m; }));
+      };
+      auto tag_num = [&](const char* key, double TagParams::*m, const std::string& doc) {
+        f.push_back(field<double>(std::string("env.") + key, doc, [m](Config& c) -> double& { return c.env.tag.*m; }));
+      };
+      auto tag_flag = [&](const char* key, bool TagParams::*m, const std::string& doc) {
+        f.push_back(field<bool>(std::string("env.") + key, doc, [m](Config& c) -> bool& { return c.env.tag.*m; }));
+      };
+      auto tag_list = [&](const char* key, std::vector<double> TagParams::*m, const std::string& doc) {
+        f.push_back(field<std::vector<double>>(std::string("env.") + key, doc,
+                                               [m](Config& c) -> std::vector<double>& { return c.env.tag.*m; }));
+      };
+      f.push_back(field<std::optional<int>>("env.num_taggers", "taggers per environment; null: 10 (grid), 1 (continuous)" + both,
+                                            GMI_KEY(env.tag.num_taggers)));
+      f.push_back(field<std::optional<int>>("env.num_runners",
+                                            "runners per environment; null: 1 (grid, its only value), 10 (continuous)" + both,
+                                            GMI_KEY(env.tag.num_runners)));
+      tag_num("grid_length", &TagParams::grid_length, "side of the square world (grid: a whole number of cells)" + both);
+      tag_int("episode_length", &TagParams::episode_length, "steps per episode (reported as truncation)" + both);
+      tag_list("starting_location_x", &TagParams::starting_location_x,
+               "start x of every agent, taggers first ([]: random each episode)" + both);
+      tag_list("starting_location_y", &TagParams::starting_location_y, "start y of every agent, as starting_location_x" + both);
+      tag_flag("use_full_observation", &TagParams::use_full_observation,
+               "every agent in the observation (true) or the nearest ones (false)" + both);
+      f.push_back(field<std::optional<double>>("env.tag_reward_for_tagger",
+                                               "a tagger's reward for a tag; null: 10 (grid), 1 (continuous)" + both,
+                                               GMI_KEY(env.tag.tag_reward_for_tagger)));
+      f.push_back(field<std::optional<double>>(
+          "env.tag_penalty_for_runner",
+          "the runner's penalty when tagged (grid: subtracted, default 2; continuous: added, <= 0, default -1)" + both,
+          GMI_KEY(env.tag.tag_penalty_for_runner)));
+      tag_num("wall_hit_penalty", &TagParams::wall_hit_penalty, "subtracted when a move would leave the grid" + grid);
+      tag_num("step_cost_for_tagger", &TagParams::step_cost_for_tagger,
+              "taggers lose it and the runner gains it on every step without a tag" + grid);
+      tag_list("starting_directions", &TagParams::starting_directions,
+               "start heading of every agent [rad] ([]: one of 0, pi/2, pi, 3pi/2 at random)" + cont);
+      tag_num("max_speed", &TagParams::max_speed, "speed limit, times the agent's skill level" + cont);
+      tag_num("skill_level_runner", &TagParams::skill_level_runner, "runners' speed-limit multiplier" + cont);
+      tag_num("skill_level_tagger", &TagParams::skill_level_tagger, "taggers' speed-limit multiplier" + cont);
+      tag_num("max_acceleration", &TagParams::max_acceleration, "largest acceleration action" + cont);
+      tag_num("min_acceleration", &TagParams::min_acceleration, "smallest acceleration action" + cont);
+      tag_num("max_turn", &TagParams::max_turn, "largest turn action [rad]" + cont);
+      tag_num("min_turn", &TagParams::min_turn, "smallest turn action [rad]" + cont);
+      tag_int("num_acceleration_levels", &TagParams::num_acceleration_levels,
+              "acceleration actions evenly spaced in [min, max] besides 'no change'" + cont);
+      tag_int("num_turn_levels", &TagParams::num_turn_levels, "turn actions evenly spaced in [min, max] besides 'no turn'" + cont);
+      tag_num("edge_hit_penalty", &TagParams::edge_hit_penalty, "added (<= 0) when an agent is clipped at the edge" + cont);
+      tag_int("num_other_agents_observed", &TagParams::num_other_agents_observed,
+              "nearest other agents observed when use_full_observation is false" + cont);
+      tag_num("tagging_distance", &TagParams::tagging_distance,
+              "a runner closer than this times grid_length to a tagger is tagged" + cont);
+      tag_num("step_penalty_for_tagger", &TagParams::step_penalty_for_tagger, "added (<= 0) to every tagger each step" + cont);
+      tag_num("step_reward_for_runner", &TagParams::step_reward_for_runner,
+              "added to every runner still in the game each step" + cont);
+      tag_num("end_of_game_reward_for_runner", &TagParams::end_of_game_reward_for_runner,
+              "added at episode_length to every runner still in the game" + cont);
+      tag_flag("runner_exits_game_after_tagged", &TagParams::runner_exits_game_after_tagged,
+               "a tagged runner leaves the game (else it plays on)" + cont);
+      for (std::size_t i = first_tag; i < f.size(); ++i) tag_paths().push_back(f[i].path);
+    }
     // policy
     f.push_back(field<std::vector<int>>("policy.actor_hidden", "hidden layer widths of the actor MLP",
                                         GMI_KEY(policy.actor_hidden), widths(),
@@ -447,6 +542,11 @@ const std::vector<Field>& schema() {
                             "for time-limit truncations, add gamma * V(final observation) to the "
                             "reward instead of treating the episode end as terminal",
                             GMI_KEY(ppo.bootstrap_truncated)));
+    f.push_back(field<std::vector<std::string>>(
+        "ppo.frozen_roles",
+        "multi-agent games: roles whose policy acts but is not trained (WarpDrive's to_train: false), e.g. "
+        "[runner] to train the taggers against untrained runners",
+        GMI_KEY(ppo.frozen_roles)));
     // replay (dqn, sac)
     f.push_back(field<std::int64_t>("replay.capacity",
                                     "transitions kept per GMI (CleanRL's buffer_size); each GMI keeps its own "
@@ -781,6 +881,17 @@ Config from_node(YAML::Node root, const std::string& source, const Overrides& ov
   return c;
 }
 
+/// The first env.* Tag key whose value differs from its default ("" if none).
+std::string tag_key_changed(const envs::TagParams& p) {
+  const Config defaults;
+  Config now;
+  now.env.tag = p;
+  for (const auto& f : schema())
+    if (std::find(tag_paths().begin(), tag_paths().end(), f.path) != tag_paths().end() && f.get(now) != f.get(defaults))
+      return f.path;
+  return "";
+}
+
 }  // namespace
 
 envs::EnvOverrides env_overrides(const Config& c) {
@@ -791,6 +902,7 @@ envs::EnvOverrides env_overrides(const Config& c) {
   m.async_halves = c.env.async_halves;
   m.model_path = c.env.model_path;
   m.kwargs = c.env.kwargs;
+  o.tag = c.env.tag;
   return o;
 }
 
@@ -804,6 +916,30 @@ void derive(Config& c, int world_size) {
     throw InputError("config " + src + ": " + e.what());
   }
   if (world_size < 1) bad("world_size", "must be >= 1");
+  // The Tag games' parameters: checked for a Tag game, untouched for any other environment.
+  const bool multi = envs::is_multi_agent(c.env.name);
+  if (multi) {
+    try {
+      envs::check_tag_params(c.env.name, c.env.tag);
+    } catch (const InputError& e) {
+      throw InputError("config " + src + ": " + e.what());
+    }
+    if (c.env.max_episode_steps != 0)
+      bad("env.max_episode_steps", c.env.name + " ends its episodes at env.episode_length; leave this 0");
+    if (c.algo != "ppo") bad("algo", c.env.name + " is a multi-agent environment: it trains with ppo (one policy per role)");
+    const envs::MultiAgentSpec game = envs::multi_agent_spec(c.env.name, env_overrides(c));
+    for (const std::string& r : c.ppo.frozen_roles) {
+      std::string names;
+      bool found = false;
+      for (const auto& role : game.roles) found = found || role.name == r, names += " " + role.name;
+      if (!found) bad("ppo.frozen_roles", "'" + r + "' is not a role of " + c.env.name + " (its roles:" + names + ")");
+    }
+  } else {
+    if (!c.ppo.frozen_roles.empty()) bad("ppo.frozen_roles", c.env.name + " has no roles (a single-agent environment)");
+    const std::string changed = tag_key_changed(c.env.tag);
+    if (!changed.empty())
+      bad(changed, c.env.name + " does not take this parameter (TagGridworld-v0 and TagContinuous-v0 only)");
+  }
   if (c.env.async_halves && !envs::mujoco::is_mujoco(c.env.name))
     bad("env.async_halves", c.env.name + " steps on the device; only host-simulated environments (MuJoCo) step in halves");
   if (c.env.async_halves && c.env.num_envs < 2) bad("env.async_halves", "needs env.num_envs >= 2 (two halves)");
@@ -965,6 +1101,11 @@ std::string value_text(const Config& c, const std::string& key) {
   const Field* f = find_field(key);
   if (!f) throw InputError("unknown config key " + key);
   return f->get(c);
+}
+
+std::vector<std::string> tag_keys() {
+  schema();
+  return tag_paths();
 }
 
 std::vector<std::string> keys() {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/envs/multiagent/tag_params.hpp"
 #include "kernels/envs/mujoco/options.hpp"
 
 namespace gmi::config {
@@ -25,6 +26,9 @@ struct EnvConfig {
   /// Gymnasium v5 keyword arguments (env.frame_skip, env.ctrl_cost_weight, ...); unset (null):
   /// the environment's default.
   envs::mujoco::Kwargs kwargs;
+  /// The multi-agent Tag games' parameters (WarpDrive's constructor arguments as env.* keys;
+  /// null: the game's default).
+  envs::TagParams tag;
 };
 
 struct PolicyConfig {
@@ -60,6 +64,7 @@ struct PpoConfig {
   double reward_clip = 10.0;        ///< clip scaled rewards to [-c, c]
   bool clip_actions = true;         ///< clip continuous actions to the action space before stepping
   bool bootstrap_truncated = true;  ///< add gamma*V(final_obs) to the reward of truncated steps
+  std::vector<std::string> frozen_roles;  ///< multi-agent: roles whose policy acts but does not learn
 };
 
 /// Experience replay of the off-policy algorithms (kernels/rl/replay.hpp): one shard per GMI.
@@ -224,6 +229,8 @@ std::string reference_markdown();
 std::string yaml_quote(const std::string& s);
 /// All key paths of the schema.
 std::vector<std::string> keys();
+/// The env.* keys of the Tag games' parameters (envs::TagParams).
+std::vector<std::string> tag_keys();
 /// The value of `key` in `c` as YAML text (as in to_yaml); throws gmi::InputError for an unknown key.
 std::string value_text(const Config& c, const std::string& key);
 

@@ -292,7 +292,7 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     meta.algo = cfg.algo;
     meta.env = cfg.env.name;
     meta.envs_per_gmi = cfg.env.num_envs;
-    meta.obs_dim = spec.obs_dim;
+    meta.obs_dim = std::int64_t(st.obs.size()) / cfg.env.num_envs;  // a multi-agent env: every agent's, per env
     meta.num_params = std::int64_t(st.params.size());
     meta.seed = cfg.train.seed;
     meta.num_steps = cfg.num_steps;

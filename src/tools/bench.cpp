@@ -51,6 +51,7 @@ struct Result {
   std::int64_t steps_per_iteration = 0;  ///< all GMIs together
   double steps_per_s = 0, rollout_ms = 0, update_ms = 0, iteration_ms = 0;
   double updates_per_s = 0;   ///< gradient updates (train, update modes)
+  double rollout_steps_per_s = 0;  ///< env steps per second of the rollout phase alone (train mode)
   double ms_per_update = 0;   ///< update mode: one update (sample, forward, backward, optimiser)
   double kernels = 0, copies = 0, blas = 0, setup_s = 0;
   double memory_per_gmi = 0;  ///< bytes, the most any GMI used (Session::memory_in_use)
@@ -195,6 +196,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   r.steps_per_s = double(r.steps_per_iteration) * iterations / total_s;
   r.updates_per_s = updates / total_s;
   r.rollout_ms = 1e3 * max_over_ranks(rollout) / iterations;
+  r.rollout_steps_per_s = r.rollout_ms > 0 ? double(r.steps_per_iteration) / (r.rollout_ms / 1e3) : 0;
   r.update_ms = 1e3 * max_over_ranks(update) / iterations;
   r.iteration_ms = 1e3 * total_s / iterations;
   r.memory_per_gmi = max_over_ranks(session.memory_in_use());
@@ -299,12 +301,13 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
         const auto& r = results[i];
         j << fmt::format(
             "    {{\"num_envs\": {}, \"envs_per_gmi\": {}, \"env_steps_per_iteration\": {}, \"env_steps_per_s\": {:.1f}, "
-            "\"updates_per_s\": {:.2f}, \"ms_per_update\": {:.4f}, "
+            "\"updates_per_s\": {:.2f}, \"ms_per_update\": {:.4f}, \"rollout_env_steps_per_s\": {:.1f}, "
             "\"iteration_ms\": {:.3f}, \"rollout_ms\": {:.3f}, \"update_ms\": {:.3f}, "
             "\"kokkos_kernels_per_iteration\": {:.0f}, \"blas_calls_per_iteration\": {:.0f}, "
             "\"deep_copies_per_iteration\": {:.0f}, \"setup_s\": {:.3f}, \"memory_per_gmi\": {:.0f}, "
             "\"kernels\": \"{}\"}}{}\n",
             r.num_envs, r.envs_per_gmi, r.steps_per_iteration, r.steps_per_s, r.updates_per_s, r.ms_per_update,
+            r.rollout_steps_per_s,
             r.iteration_ms, r.rollout_ms,
             r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.memory_per_gmi, r.path,
             i + 1 < results.size() ? "," : "");

@@ -17,6 +17,57 @@
 #include "src/tools/bench.hpp"
 
 namespace gmi::tools {
+namespace {
+
+/// A multi-agent game: every role's rows stepped with fixed random actions (one draw per row).
+void run_multi_agent_env_bench(const EnvBenchOptions& o, const config::Config& cfg) {
+  ExecSpace space;
+  auto env = envs::make_multi_agent_env(o.name, o.num_envs, 1, 0, config::env_overrides(cfg));
+  const envs::MultiAgentSpec spec = env->spec();
+  std::vector<View1<float>> obs, fin, rew, act;
+  std::vector<View1<std::uint8_t>> term, trunc;
+  std::vector<float*> obs_p;
+  std::vector<const float*> act_p;
+  std::vector<envs::StepOutputs> out;
+  std::mt19937 g(7);
+  for (const envs::RoleSpec& r : spec.roles) {
+    const std::size_t rows = std::size_t(o.num_envs) * r.agents;
+    obs.emplace_back("gmi::bench_env::obs", rows * r.obs_dim);
+    fin.emplace_back("gmi::bench_env::final_obs", rows * r.obs_dim);
+    rew.emplace_back("gmi::bench_env::reward", rows);
+    term.emplace_back("gmi::bench_env::terminated", rows);
+    trunc.emplace_back("gmi::bench_env::truncated", rows);
+    std::vector<float> a(rows);
+    for (float& x : a) x = float(g() % std::uint32_t(r.num_actions));
+    act.emplace_back("gmi::bench_env::actions", rows);
+    Kokkos::deep_copy(act.back(), Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(a.data(), rows));
+    obs_p.push_back(obs.back().data());
+    act_p.push_back(act.back().data());
+    out.push_back({obs.back().data(), fin.back().data(), rew.back().data(), term.back().data(), trunc.back().data()});
+  }
+  env->reset_all(space, obs_p.data());
+  for (int i = 0; i < o.warmup; ++i) env->step(space, act_p.data(), out.data());
+  space.fence();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < o.steps; ++i) env->step(space, act_p.data(), out.data());
+  space.fence();
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double sps = double(o.steps) * o.num_envs / sec;
+  spdlog::info("{} | {} envs x {} agents | {:.0f} env steps/s, {:.0f} agent steps/s", o.name, o.num_envs,
+               spec.num_agents(), sps, sps * spec.num_agents());
+  if (!o.json_path.empty()) {
+    std::ofstream j(o.json_path);
+    if (!j) throw InputError("--json: cannot write " + o.json_path);
+    j << fmt::format("{{\n  \"benchmark\": \"env_steps\",\n  \"gmi_drl_version\": \"{}\",\n  \"device\": \"{}\",\n  "
+                     "\"env\": \"{}\",\n  \"num_envs\": {},\n  \"agents\": {},\n  \"steps\": {},\n  "
+                     "\"env_steps_per_s\": {:.1f},\n  \"agent_steps_per_s\": {:.1f}\n}}\n",
+                     GMI_DRL_VERSION, runtime::device_description(), o.name, o.num_envs, spec.num_agents(), o.steps,
+                     sps, sps * spec.num_agents());
+    spdlog::info("wrote {}", o.json_path);
+  }
+}
+
+}  // namespace
 
 void run_env_bench(const EnvBenchOptions& o) {
   if (o.num_envs < 1) throw InputError("--num-envs: expected an integer >= 1");
@@ -24,6 +75,10 @@ void run_env_bench(const EnvBenchOptions& o) {
   for (int t : o.threads)
     if (t < 1) throw InputError(fmt::format("--threads: {} is not a thread count (>= 1)", t));
   const config::Config cfg = config::env_only(o.name, o.sets, "bench-env");
+  if (envs::is_multi_agent(o.name)) {
+    run_multi_agent_env_bench(o, cfg);
+    return;
+  }
   const bool host = envs::mujoco::is_mujoco(o.name);
   const std::vector<int> threads = host ? o.threads : std::vector<int>{1};
   const int N = o.num_envs;

@@ -222,7 +222,9 @@ TEST(OffPolicy, TimeLimitStoresTheFinalObservationNotTheReset) {
       EXPECT_NE(next, obs) << "step " << k;
       ++truncations;
     }
-    if (elapsed < 5 && !r.terminated[k]) EXPECT_EQ(next, obs) << "step " << k;
+    if (elapsed < 5 && !r.terminated[k]) {
+      EXPECT_EQ(next, obs) << "step " << k;
+    }
     if (elapsed == 5 || r.terminated[k]) elapsed = 0;
   }
   EXPECT_GE(truncations, 3);
@@ -238,8 +240,11 @@ TEST(OffPolicy, NonFiniteGradientsAreSkipped) {
     const auto m = t->iterate();
     EXPECT_GT(m.updates, 0);
     // every optimiser step: DQN's updates; SAC's Q, actor and alpha steps
-    if (cfg.algo == "dqn") EXPECT_EQ(m.skipped_updates, m.updates);
-    else EXPECT_GT(m.skipped_updates, m.updates);
+    if (cfg.algo == "dqn") {
+      EXPECT_EQ(m.skipped_updates, m.updates);
+    } else {
+      EXPECT_GT(m.skipped_updates, m.updates);
+    }
     EXPECT_EQ(t->params_host(), before) << "no update moved the weights";
     const auto after = t->iterate();
     EXPECT_EQ(after.skipped_updates, 0);

@@ -26,6 +26,9 @@
             normalisers restored, envs re-seeded, a warning, the run finishes
   finished  --resume latest of a finished run: nothing to do, said so, exit status 0, no return
             invented, nothing written
+  tag       TagContinuous-v0 (multi-agent: a policy per role) on 2 GMIs: N iterations straight ==
+            N/2 then --resume (every role's weights, optimiser and normalisers, the game state),
+            per-role and tag-rate columns
   mujoco    Hopper-v5 (host-simulated) on 2 GMIs: N iterations straight == N/2 then --resume
             (simulator states and metrics, reward-term columns included, bit for bit), and ~= a
             run with env.async_halves (to rounding)
@@ -506,6 +509,35 @@ def mode_mujoco(a):
             fail(f"{k}: training with env.async_halves differs from training without")
 
 
+def mode_tag(a):
+    cfg = os.path.join(a.workdir, "tag.yaml")
+    with open(cfg, "w") as f:
+        f.write("env:\n  name: TagContinuous-v0\n  num_envs: 4\n  num_runners: 6\n  episode_length: 30\n"
+                "  tagging_distance: 0.1\n  use_full_observation: false\n  num_other_agents_observed: 3\n"
+                "policy:\n  actor_hidden: [16]\n  critic_hidden: [16]\n"
+                "ppo:\n  num_steps: 16\n  num_minibatches: 2\n  update_epochs: 2\n  normalize_obs: true\n"
+                "  normalize_reward: true\ntrain:\n  total_env_steps: 768\n  log_interval: 1\n"
+                "checkpoint:\n  interval: 3\n  keep: 10\nreduce:\n  strategy: har\n")
+    iters = 6  # 768 / (2 GMIs x 4 envs x 16 steps)
+    ref = os.path.join(a.workdir, "straight")
+    run(a, 2, ["--config", cfg, "--run-dir", ref])
+    b = os.path.join(a.workdir, "resumed")
+    p = run(a, 2, ["--config", cfg, "--run-dir", b, "--resume", ckpt(ref, iters // 2)])
+    if "resumed from" not in p.stdout:
+        fail("no 'resumed from' line", p)
+    same_checkpoints(ckpt(ref, iters), ckpt(b, iters))
+    if learning_columns(ref) != learning_columns(b):
+        fail("metrics.csv differs between the straight and the resumed run")
+    header = open(os.path.join(ref, "metrics.csv")).readline()
+    for col in ["runner_policy_loss", "episode_tagger_return_mean", "episode_tag_rate_mean"]:
+        if col not in header:
+            fail(f"metrics.csv has no {col} column: " + header)
+    with h5py.File(ckpt(ref, iters), "r") as f:
+        for k in ["experience/env/loc_x", "experience/env/tagger_return_acc", "algo/runner_obs_rms"]:
+            if k not in f:
+                fail(f"the checkpoint has no {k}")
+
+
 if __name__ == "__main__":
     harness.main("check_checkpoint", ["exact", "signals", "dead", "killwrite", "nan", "badfiles", "cadence", "layout", "finished",
-                                      "mujoco"], globals())
+                                      "mujoco", "tag"], globals())

@@ -87,7 +87,8 @@ TEST(Config, OutOfRangeValuesAreNamed) {
   EXPECT_EQ(error_of("policy: {activation: sigmoid}"),
             "config test.yaml: policy.activation: expected one of tanh, relu, elu, got 'sigmoid'");
   EXPECT_EQ(error_of("env: {name: Pong-v5}"), "config test.yaml: env.name: expected one of CartPole-v1, Acrobot-v1, Pendulum-v1, MountainCarContinuous-v0, "
-            "Hopper-v5, HalfCheetah-v5, Walker2d-v5, Ant-v5, Humanoid-v5, InvertedPendulum-v5, Swimmer-v5, got 'Pong-v5'");
+            "Hopper-v5, HalfCheetah-v5, Walker2d-v5, Ant-v5, Humanoid-v5, InvertedPendulum-v5, Swimmer-v5, "
+            "TagGridworld-v0, TagContinuous-v0, got 'Pong-v5'");
   EXPECT_EQ(error_of("policy: {actor_hidden: [64, 0]}"),
             "config test.yaml: policy.actor_hidden: expected a list of integers of at most 16 "
             "widths in [1, 65536], got a list");

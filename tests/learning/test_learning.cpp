@@ -107,3 +107,32 @@ TEST(Learning, SacPendulumReachesMinus250Within30kSteps) {
   EXPECT_GE(c.best, -250.0);
   EXPECT_GE(c.last5, -250.0);
 }
+
+// ---- multi-agent (issue 19): taggers learn to catch an untrained runner ----
+
+TEST(Learning, TagGridworldTaggersLearnToTag) {
+  // Episodes end at the tag (one runner): the taggers' learning shows as shorter episodes and a
+  // larger share of episodes that end in a tag, against their untrained policy's first iteration.
+  const gmi::config::Config cfg = gmi::config::load(std::string(GMI_SOURCE_DIR "/config/tag_gridworld_taggers_ppo.yaml"));
+  const auto trainer = gmi::algos::make_trainer(cfg, 0);
+  const auto& terms = trainer->env_spec().reward_terms;
+  const std::size_t rate = std::find(terms.begin(), terms.end(), "tag_rate") - terms.begin();
+  ASSERT_LT(rate, terms.size());
+  double first_rate = NAN, first_len = NAN, last_rate = 0, last_len = 0, last_eps = 0;
+  for (std::int64_t it = 0; it < cfg.num_iterations; ++it) {
+    const auto m = trainer->iterate();
+    ASSERT_GT(m.episodes, 0);
+    if (it == 0) first_rate = m.episode_term_sums[rate] / m.episodes, first_len = m.episode_length_sum / m.episodes;
+    if (it >= cfg.num_iterations - 5) {
+      last_rate += m.episode_term_sums[rate];
+      last_len += m.episode_length_sum;
+      last_eps += m.episodes;
+    }
+  }
+  last_rate /= last_eps;
+  last_len /= last_eps;
+  spdlog::warn("tag gridworld: untrained tag rate {:.3f}, episode length {:.1f}; last 5 iterations {:.3f}, {:.1f}",
+               first_rate, first_len, last_rate, last_len);
+  EXPECT_GE(last_rate, std::min(0.95, first_rate + 0.2));
+  EXPECT_LE(last_len, 0.5 * first_len);
+}

@@ -101,7 +101,37 @@ TEST(DataParallel, OffPolicyGmisKeepIdenticalWeights) {
       }
       EXPECT_TRUE(same_on_all_ranks(dp->params_host())) << algo << " " << s << ": weights differ between GMIs";
       EXPECT_TRUE(same_on_all_ranks(dp->save_state().tensors.front().second)) << algo << " " << s << ": targets differ";
-      if (W > 1) EXPECT_FALSE(same_on_all_ranks(alone->params_host())) << algo << " " << s;
+      if (W > 1) {
+        EXPECT_FALSE(same_on_all_ranks(alone->params_host())) << algo << " " << s;
+      }
+    }
+  }
+}
+
+TEST(DataParallel, MultiAgentRolesKeepIdenticalWeights) {
+  // Each GMI plays its own Tag games; every role's minibatch gradients are averaged over GMIs.
+  const int W = world_size();
+  mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{kTestGpus, 0}));
+  const config::Config cfg = config::parse(
+      "env: {name: TagContinuous-v0, num_envs: 4, num_runners: 4, episode_length: 12, tagging_distance: 0.2}\n"
+      "policy: {actor_hidden: [16], critic_hidden: [16]}\n"
+      "ppo: {num_steps: 8, num_minibatches: 2, update_epochs: 2, normalize_obs: true}\n"
+      "train: {total_env_steps: 100000}\n",
+      "test", {}, W);
+  for (const char* s : {"mpr", "har"}) {
+    mpi::ReducerOptions o;
+    o.elements = algos::num_params(cfg);
+    auto reducer = mpi::make_strategy(comms, s, o);
+    const std::uint64_t offset = std::uint64_t(comms.me().gmi_rank) * cfg.env.num_envs;
+    auto dp = algos::make_trainer(cfg, offset, reducer.get());
+    auto alone = algos::make_trainer(cfg, offset);
+    for (int i = 0; i < 3; ++i) {
+      dp->iterate();
+      alone->iterate();
+    }
+    EXPECT_TRUE(same_on_all_ranks(dp->params_host())) << s << ": weights differ between GMIs";
+    if (W > 1) {
+      EXPECT_FALSE(same_on_all_ranks(alone->params_host())) << s;
     }
   }
 }

@@ -62,9 +62,12 @@ nn::ActorCriticLayout PpoTrainer::policy_layout(const config::Config& cfg) {
 }
 
 MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg) {
-  const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
+  return memory_needs(cfg, envs::env_spec(cfg.env.name, config::env_overrides(cfg)), cfg.env.num_envs);
+}
+
+MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg, const envs::EnvSpec& spec, int rows) {
   const nn::ActorCriticLayout L(policy_spec(cfg, spec));
-  const double N = cfg.env.num_envs, TN = double(cfg.ppo.num_steps) * N, B = double(cfg.minibatch_size);
+  const double N = rows, TN = double(cfg.ppo.num_steps) * N, B = TN / cfg.ppo.num_minibatches;
   const double od = L.obs_dim, ad = L.act_dim, P = double(L.num_params);
   // MlpWorkspace: every layer's outputs, two gradient buffers of the widest layer, ones.
   auto workspace = [](const nn::MlpLayout& m, double cap) {
@@ -102,13 +105,33 @@ rl::RunningMeanStd::HostSum PpoTrainer::host_sum() const {
 PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
                        mpi::GradientReducer* reducer)
     : cfg_(cfg), reducer_(reducer), env_offset_(env_offset) {
-  const envs::EnvOverrides ov = config::env_overrides(cfg);
   const std::uint64_t seed = std::uint64_t(cfg.train.seed);
-  env_ = envs::make_vec_env(cfg.env.name, cfg.env.num_envs, seed, env_offset, ov);
-  const envs::EnvSpec& spec = env_->spec();
+  env_ = envs::make_vec_env(cfg.env.name, cfg.env.num_envs, seed, env_offset, config::env_overrides(cfg));
+  spec_ = env_->spec();
+  N_ = cfg.env.num_envs;
+  init(seed);
+  env_->reset_all(space_, obs_.data());
+  space_.fence();
+}
+
+PpoTrainer::PpoTrainer(const config::Config& cfg, const envs::EnvSpec& role, int rows, std::uint64_t row_offset,
+                       std::uint64_t init_seed, mpi::GradientReducer* reducer)
+    : cfg_(cfg), spec_(role), reducer_(reducer), env_offset_(row_offset) {
+  GMI_REQUIRE(rows > 0 && std::int64_t(rows) * cfg.ppo.num_steps % cfg.ppo.num_minibatches == 0,
+              "PPO role: the rows do not split into ppo.num_minibatches");
+  N_ = rows;
+  cfg_.env.num_envs = rows;
+  cfg_.batch_size = std::int64_t(rows) * cfg.ppo.num_steps;
+  cfg_.minibatch_size = cfg_.batch_size / cfg.ppo.num_minibatches;
+  init(init_seed);
+  space_.fence();
+}
+
+void PpoTrainer::init(std::uint64_t seed) {
+  const config::Config& cfg = cfg_;
+  const envs::EnvSpec& spec = spec_;
   const nn::ActorCriticSpec acs = policy_spec(cfg, spec);
   layout_ = nn::ActorCriticLayout(acs);
-  N_ = cfg.env.num_envs;
   T_ = cfg.ppo.num_steps;
   od_ = spec.obs_dim;
   ad_ = spec.act_dim;
@@ -161,7 +184,7 @@ PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
 
   fused_rollout_ = rl::fused_act_supported(layout_) && fused_wanted(cfg);
   fused_update_ = rl::FusedUpdate::supported(layout_) && fused_wanted(cfg);
-  async_halves_ = cfg.env.async_halves && env_->can_step_async() && N_ >= 2;
+  async_halves_ = env_ && cfg.env.async_halves && env_->can_step_async() && N_ >= 2;
   actor_roll_ = nn::MlpWorkspace<float>(layout_.actor, N_);
   critic_roll_ = nn::MlpWorkspace<float>(layout_.critic, N_);
   if (fused_update_) {
@@ -183,9 +206,6 @@ PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
   }
   obs_rms_ = rl::RunningMeanStd(od_);
   ret_rms_ = rl::RunningMeanStd(1);
-
-  env_->reset_all(space_, obs_.data());
-  space_.fence();
 }
 
 std::vector<double> PpoTrainer::normalizer_state_host() const {
@@ -229,7 +249,7 @@ TrainerState PpoTrainer::save_state() const {
   s.ret_rms = to_host(ret_rms_.state());
   s.obs = to_host(Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_)));
   s.return_acc = to_host(return_acc_);
-  s.env = env_->save_state(space_);
+  if (env_) s.env = env_->save_state(space_);
   s.rng = {{"next_action_step", iteration_ * T_}, {"next_shuffle", iteration_ * cfg_.ppo.update_epochs}};
   return s;
 }
@@ -245,7 +265,7 @@ void PpoTrainer::load_shared_state(const TrainerState& s, std::uint64_t first_ep
   adam_step_ = s.adam_step;
   nonfinite_streak_ = s.nonfinite_streak;
   Kokkos::deep_copy(return_acc_, 0.0f);
-  env_->reset_all(space_, obs_.data(), first_episode);
+  if (env_) env_->reset_all(space_, obs_.data(), first_episode);
   space_.fence();
 }
 
@@ -253,7 +273,7 @@ void PpoTrainer::load_state(const TrainerState& s) {
   load_shared_state(s, 0);
   to_device(obs_, s.obs, "obs", 0, std::size_t(N_) * od_);
   to_device(return_acc_, s.return_acc, "return_acc");
-  env_->load_state(space_, s.env);
+  if (env_) env_->load_state(space_, s.env);
   space_.fence();
 }
 
@@ -380,6 +400,23 @@ void PpoTrainer::rollout() {
       mpi::progress().beat();  // a long rollout of host-simulated envs is progress, step by step
     }
   }
+  finish_rollout();
+}
+
+void PpoTrainer::next_rollout_start() {
+  // The last observation starts the next rollout.
+  const std::size_t row = std::size_t(T_) * N_ * od_;
+  Kokkos::deep_copy(space_, Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_)),
+                    Kokkos::subview(obs_, std::make_pair(row, row + std::size_t(N_) * od_)));
+}
+
+float* PpoTrainer::obs_at(int t) const { return obs_.data() + std::size_t(t) * N_ * od_; }
+
+const float* PpoTrainer::actions_at(int t) const {
+  return layout_.continuous() ? env_actions_.data() : actions_.data() + std::size_t(t) * N_ * ad_;
+}
+
+void PpoTrainer::finish_rollout() {
   // V(s_T) for the bootstrap at the end of the rollout
   const float* in = policy_input(obs_.data() + std::size_t(T_) * N_ * od_, N_);
   nn::mlp_forward(space_, layout_.critic, params_.data(), in, N_, critic_roll_);
@@ -605,25 +642,43 @@ void PpoTrainer::update(IterationMetrics& m) {
   m.updates = k;
 }
 
-IterationMetrics PpoTrainer::iterate() {
-  IterationMetrics m;
-  const auto t0 = Clock::now();
+void PpoTrainer::begin_iteration() {
   const double frac = cfg_.ppo.anneal_lr ? 1.0 - double(iteration_) / double(cfg_.num_iterations) : 1.0;
   lr_ = frac * cfg_.ppo.learning_rate;
-  m.learning_rate = lr_;
+}
 
+IterationMetrics PpoTrainer::iterate() {
+  const auto t0 = Clock::now();
+  begin_iteration();
   mpi::progress().phase("rollout");
   rollout();
   space_.fence();
-  m.time_rollout = seconds_since(t0);
+  const double time_rollout = seconds_since(t0);
+  return learn(env_->take_episode_stats(space_), time_rollout);
+}
+
+IterationMetrics PpoTrainer::learn(const envs::EpisodeStats& es, double time_rollout) {
+  IterationMetrics m;
+  m.learning_rate = lr_;
+  m.time_rollout = time_rollout;
   mpi::progress().phase("update");
   const auto t1 = Clock::now();
-
-  const envs::EpisodeStats es = env_->take_episode_stats(space_);
   m.episode_return_sum = es.return_sum;
   m.episode_length_sum = es.length_sum;
   m.episodes = es.count;
   m.episode_term_sums = es.term_sums;
+  if (frozen_) {
+    // A role that acts without learning (ppo.frozen_roles): the rollout's last observation
+    // starts the next one; weights, optimiser and normalisers stay.
+    next_rollout_start();
+    space_.fence();
+    m.losses.assign(loss_columns().size(), std::nan(""));
+    m.grad_norm = std::nan("");
+    m.time_update = seconds_since(t1);
+    ++iteration_;
+    m.iteration = iteration_;
+    return m;
+  }
 
   if (cfg_.ppo.normalize_reward) scale_rewards();
   if (cfg_.ppo.bootstrap_truncated) bootstrap_truncated();
@@ -654,10 +709,7 @@ IterationMetrics PpoTrainer::iterate() {
 
   // Observation statistics learn from this rollout only after the update used the frozen ones.
   if (cfg_.ppo.normalize_obs) obs_rms_.update(space_, obs_.data(), std::int64_t(T_) * N_, host_sum());
-  // The last observation starts the next rollout.
-  const std::size_t row = std::size_t(T_) * N_ * od_;
-  Kokkos::deep_copy(space_, Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_)),
-                    Kokkos::subview(obs_, std::make_pair(row, row + std::size_t(N_) * od_)));
+  next_rollout_start();
 
   auto stats = Kokkos::create_mirror_view_and_copy(HostSpace(), loss_stats_);
   auto norms = Kokkos::create_mirror_view_and_copy(HostSpace(), grad_norms_);

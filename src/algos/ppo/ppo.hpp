@@ -32,6 +32,12 @@ class PpoTrainer final : public Trainer {
   /// \param reducer    gradient averaging over GMIs (nullptr: a single GMI)
   PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
              mpi::GradientReducer* reducer = nullptr);
+  /// \brief A learner without environments: one role of a multi-agent game
+  /// (MultiAgentPpoTrainer steps the game and drives begin_iteration, act, finish_rollout and
+  /// learn).  `rows` samples per step of `role`'s spaces; `row_offset` is the global index of row 0
+  /// in the role's action-noise stream; `init_seed` draws the initial weights.
+  PpoTrainer(const config::Config& cfg, const envs::EnvSpec& role, int rows, std::uint64_t row_offset,
+             std::uint64_t init_seed, mpi::GradientReducer* reducer);
 
   /// One rollout of num_steps per env and the update that follows.
   IterationMetrics iterate() override;
@@ -40,11 +46,13 @@ class PpoTrainer final : public Trainer {
   static nn::ActorCriticLayout policy_layout(const config::Config& cfg);
   /// What a trainer for `cfg` will allocate, per GMI.
   static MemoryNeeds memory_needs(const config::Config& cfg);
+  /// What a learner of `rows` samples per step on `spec` allocates (envs not counted).
+  static MemoryNeeds memory_needs(const config::Config& cfg, const envs::EnvSpec& spec, int rows);
 
   std::int64_t iteration() const override { return iteration_; }
   std::int64_t updates() const override { return adam_step_; }
   const nn::ActorCriticLayout& layout() const { return layout_; }
-  const envs::EnvSpec& env_spec() const override { return env_->spec(); }
+  const envs::EnvSpec& env_spec() const override { return spec_; }
   std::vector<std::string> loss_columns() const override;
   /// Which kernels run: "fused" (rollout and update), "layered", or a mix.
   std::string kernels() const override;
@@ -59,6 +67,22 @@ class PpoTrainer final : public Trainer {
   void load_shared_state(const TrainerState& s, std::uint64_t first_episode) override;
   void inject_nonfinite_gradient() override { inject_nonfinite_ = true; }
 
+  // ---- an iteration in phases (a multi-agent trainer drives them for its roles) ----
+  /// The learning rate of this iteration (annealing).
+  void begin_iteration();
+  /// Where step t of the rollout writes (every row), and the rows' observations at step t.
+  envs::StepOutputs step_outputs(int t) const;
+  float* obs_at(int t) const;
+  const float* actions_at(int t) const;
+  /// After the last step: V(s_T) for the bootstrap.
+  void finish_rollout();
+  /// Advantages, the epochs of minibatch updates and the statistics, given the episodes that
+  /// ended during the rollout and how long it took.
+  IterationMetrics learn(const envs::EpisodeStats& episodes, double time_rollout);
+  /// A role that acts but does not learn (ppo.frozen_roles).
+  void freeze() { frozen_ = true; }
+  bool frozen() const { return frozen_; }
+
   // ---- phases, public because CUDA device lambdas may not live in private member functions ----
   void rollout();
   /// Actions, log-probabilities and values of envs [lo, hi) at step t of the rollout.
@@ -69,14 +93,16 @@ class PpoTrainer final : public Trainer {
 
  private:
   const float* policy_input(const float* raw_obs, int n);
-  /// Where step t of the rollout writes (every env).
-  envs::StepOutputs step_outputs(int t) const;
+  /// Everything the two constructors share (spec_, N_, env_offset_ set).
+  void init(std::uint64_t init_seed);
+  void next_rollout_start();
   bool data_parallel() const;
   rl::RunningMeanStd::HostSum host_sum() const;
 
   config::Config cfg_;
   ExecSpace space_;
-  std::unique_ptr<envs::VecEnvBase> env_;
+  std::unique_ptr<envs::VecEnvBase> env_;  ///< null for a multi-agent role
+  envs::EnvSpec spec_;
   mpi::GradientReducer* reducer_;
   std::uint64_t env_offset_;
   nn::ActorCriticLayout layout_;
@@ -85,6 +111,7 @@ class PpoTrainer final : public Trainer {
   std::int64_t adam_step_ = 0;
   int nonfinite_streak_ = 0;
   bool inject_nonfinite_ = false;
+  bool frozen_ = false;
   double lr_ = 0;
 
   // flat parameters, gradients, Adam moments

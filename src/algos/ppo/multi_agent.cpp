@@ -1,0 +1,272 @@
+#include "src/algos/ppo/multi_agent.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "kernels/core/error.hpp"
+#include "kernels/envs/registry.hpp"
+#include "mpi/deadline.hpp"
+#include "mpi/progress.hpp"
+
+namespace gmi::algos {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Initial weights of role r: the run's seed, moved by a different odd constant per role, so that
+/// two roles with the same shapes do not start from the same weights.
+std::uint64_t role_seed(std::uint64_t seed, int r) { return seed + 0x9E3779B97F4A7C15ull * std::uint64_t(r + 1); }
+
+/// Row 0 of role r on the GMI whose first env is `env_offset`, in the role's action-noise stream:
+/// the role in bits 48+, then the global (env, agent) row.
+std::uint64_t role_rows_offset(std::uint64_t env_offset, int agents, int r) {
+  return (std::uint64_t(r + 1) << 48) | (env_offset * std::uint64_t(agents));
+}
+
+template <class T>
+std::vector<T> slice(const std::vector<T>& v, std::size_t at, std::size_t n, const std::string& what) {
+  GMI_REQUIRE(at + n <= v.size(), "multi-agent state: '" + what + "' is shorter than the roles need");
+  return std::vector<T>(v.begin() + at, v.begin() + at + n);
+}
+
+}  // namespace
+
+envs::EnvSpec MultiAgentPpoTrainer::role_spec(const envs::MultiAgentSpec& g, int r) {
+  const envs::RoleSpec& role = g.roles[r];
+  envs::EnvSpec s;
+  s.name = g.name + ":" + role.name;
+  s.obs_dim = role.obs_dim;
+  s.act_dim = 1;
+  s.num_actions = role.num_actions;
+  s.obs_low.assign(role.obs_dim, -INFINITY);
+  s.obs_high.assign(role.obs_dim, INFINITY);
+  s.max_episode_steps = g.max_episode_steps;
+  return s;
+}
+
+std::size_t MultiAgentPpoTrainer::num_params(const config::Config& cfg) {
+  const envs::MultiAgentSpec g = envs::multi_agent_spec(cfg.env.name, config::env_overrides(cfg));
+  std::size_t n = 0;
+  for (int r = 0; r < int(g.roles.size()); ++r) n += nn::ActorCriticLayout(policy_spec(cfg, role_spec(g, r))).num_params;
+  return n;
+}
+
+MemoryNeeds MultiAgentPpoTrainer::memory_needs(const config::Config& cfg) {
+  const envs::MultiAgentSpec g = envs::multi_agent_spec(cfg.env.name, config::env_overrides(cfg));
+  MemoryNeeds m;
+  m.drivers = {"env.num_envs", "ppo.num_steps", "env.num_taggers", "env.num_runners", "policy.actor_hidden",
+               "policy.critic_hidden"};
+  for (int r = 0; r < int(g.roles.size()); ++r) {
+    const MemoryNeeds role = PpoTrainer::memory_needs(cfg, role_spec(g, r), cfg.env.num_envs * g.roles[r].agents);
+    m.device_bytes += role.device_bytes;
+    m.host_bytes += role.host_bytes;
+  }
+  m.device_bytes += double(cfg.env.num_envs) * g.num_agents() * 16 * 8;  // the game's state (generous)
+  return m;
+}
+
+MultiAgentPpoTrainer::MultiAgentPpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
+                                           mpi::GradientReducer* reducer)
+    : cfg_(cfg), N_(cfg.env.num_envs) {
+  const std::uint64_t seed = std::uint64_t(cfg.train.seed);
+  env_ = envs::make_multi_agent_env(cfg.env.name, N_, seed, env_offset, config::env_overrides(cfg));
+  game_ = env_->spec();
+  const int R = int(game_.roles.size());
+  for (int r = 0; r < R; ++r) {
+    const int agents = game_.roles[r].agents;
+    roles_.push_back(std::make_unique<PpoTrainer>(cfg, role_spec(game_, r), N_ * agents,
+                                                  role_rows_offset(env_offset, agents, r), role_seed(seed, r), reducer));
+    params_.push_back(roles_.back()->layout().num_params);
+    const auto& frozen = cfg.ppo.frozen_roles;
+    if (std::find(frozen.begin(), frozen.end(), game_.roles[r].name) != frozen.end()) roles_.back()->freeze();
+    if (game_.roles[r].name == "runner") runners_ = agents;
+  }
+  spec_ = role_spec(game_, 0);
+  spec_.name = game_.name;
+  for (const envs::RoleSpec& role : game_.roles) spec_.reward_terms.push_back(role.name + "_return");
+  spec_.reward_terms.push_back("runners_tagged");
+  if (runners_ > 0) spec_.reward_terms.push_back("tag_rate");
+  std::vector<float*> obs;
+  for (auto& role : roles_) obs.push_back(role->obs_at(0));
+  env_->reset_all(space_, obs.data());
+  space_.fence();
+}
+
+std::int64_t MultiAgentPpoTrainer::updates() const {
+  std::int64_t n = 0;
+  for (const auto& role : roles_) n += role->updates();
+  return n;
+}
+
+std::vector<std::string> MultiAgentPpoTrainer::loss_columns() const {
+  std::vector<std::string> c;
+  for (std::size_t r = 0; r < roles_.size(); ++r)
+    for (const std::string& name : roles_[r]->loss_columns()) c.push_back(game_.roles[r].name + "_" + name);
+  return c;
+}
+
+std::string MultiAgentPpoTrainer::describe() const {
+  std::string roles;
+  for (std::size_t r = 0; r < roles_.size(); ++r) {
+    const envs::RoleSpec& role = game_.roles[r];
+    roles += fmt::format("{}{} x {} (obs {}, {} actions, policy {} params{})", r ? ", " : "", role.name, role.agents,
+                         role.obs_dim, role.num_actions, params_[r], roles_[r]->frozen() ? ", frozen" : "");
+  }
+  return fmt::format("ppo, multi-agent ({} agents per env; one policy per role: {}) | {} envs x {} steps per GMI, {} "
+                     "minibatches, {} epochs | {} kernels",
+                     game_.num_agents(), roles, N_, cfg_.ppo.num_steps, cfg_.ppo.num_minibatches,
+                     cfg_.ppo.update_epochs, kernels());
+}
+
+std::vector<float> MultiAgentPpoTrainer::params_host() const {
+  std::vector<float> all;
+  for (const auto& role : roles_) {
+    const std::vector<float> p = role->params_host();
+    all.insert(all.end(), p.begin(), p.end());
+  }
+  return all;
+}
+
+void MultiAgentPpoTrainer::inject_nonfinite_gradient() {
+  for (auto& role : roles_) role->inject_nonfinite_gradient();
+}
+
+IterationMetrics MultiAgentPpoTrainer::iterate() {
+  const auto t0 = Clock::now();
+  const int R = int(roles_.size()), T = cfg_.ppo.num_steps;
+  for (auto& role : roles_) role->begin_iteration();
+  mpi::progress().phase("rollout");
+  std::vector<const float*> actions(R);
+  std::vector<envs::StepOutputs> outs(R);
+  for (int t = 0; t < T; ++t) {
+    for (int r = 0; r < R; ++r) {
+      roles_[r]->act(t, 0, N_ * game_.roles[r].agents);
+      actions[r] = roles_[r]->actions_at(t);
+      outs[r] = roles_[r]->step_outputs(t);
+    }
+    env_->step(space_, actions.data(), outs.data());
+    mpi::progress().beat();
+  }
+  for (auto& role : roles_) role->finish_rollout();
+  space_.fence();
+  const double time_rollout = std::chrono::duration<double>(Clock::now() - t0).count();
+  const std::vector<envs::EpisodeStats> stats = env_->take_episode_stats(space_);
+
+  IterationMetrics m;
+  m.time_rollout = time_rollout;
+  double norms = 0;
+  int with_norm = 0;
+  for (int r = 0; r < R; ++r) {
+    const IterationMetrics mr = roles_[r]->learn(stats[r], time_rollout);
+    m.losses.insert(m.losses.end(), mr.losses.begin(), mr.losses.end());
+    if (std::isfinite(mr.grad_norm)) norms += mr.grad_norm, ++with_norm;
+    if (r == 0) m.learning_rate = mr.learning_rate, m.iteration = mr.iteration;
+    m.updates += mr.updates;
+    m.skipped_updates += mr.skipped_updates;
+    m.nonfinite_streak = std::max(m.nonfinite_streak, mr.nonfinite_streak);
+    m.time_update += mr.time_update;
+  }
+  m.grad_norm = with_norm > 0 ? norms / with_norm : std::nan("");
+  // Environment episodes: the game's statistics come per (agent, episode) pair of each role.
+  const double a0 = game_.roles[0].agents;
+  m.episodes = stats[0].count / a0;
+  m.episode_length_sum = stats[0].length_sum / a0;
+  m.episode_return_sum = stats[0].return_sum / a0;
+  for (int r = 0; r < R; ++r) m.episode_term_sums.push_back(stats[r].return_sum / game_.roles[r].agents);
+  const double tags = stats[0].term_sums.empty() ? 0.0 : stats[0].term_sums[0] / a0;
+  m.episode_term_sums.push_back(tags);
+  if (runners_ > 0) m.episode_term_sums.push_back(tags / runners_);
+  return m;
+}
+
+TrainerState MultiAgentPpoTrainer::save_state() const {
+  TrainerState s;
+  const int R = int(roles_.size());
+  std::vector<TrainerState> rs;
+  for (const auto& role : roles_) rs.push_back(role->save_state());
+  s.iteration = rs[0].iteration;
+  s.adam_step = rs[0].adam_step;
+  for (int r = 0; r < R; ++r) {
+    const std::string name = game_.roles[r].name;
+    s.params.insert(s.params.end(), rs[r].params.begin(), rs[r].params.end());
+    s.adam_m.insert(s.adam_m.end(), rs[r].adam_m.begin(), rs[r].adam_m.end());
+    s.adam_v.insert(s.adam_v.end(), rs[r].adam_v.begin(), rs[r].adam_v.end());
+    s.counters.emplace_back(name + "_adam_step", rs[r].adam_step);
+    s.counters.emplace_back(name + "_nonfinite_streak", rs[r].nonfinite_streak);
+    s.tensors64.emplace_back(name + "_obs_rms", rs[r].obs_rms);
+    s.tensors64.emplace_back(name + "_ret_rms", rs[r].ret_rms);
+    s.nonfinite_streak = std::max(s.nonfinite_streak, rs[r].nonfinite_streak);
+  }
+  // Observations per env: each role's agents' rows one after the other.
+  for (int e = 0; e < N_; ++e)
+    for (int r = 0; r < R; ++r) {
+      const std::size_t w = std::size_t(game_.roles[r].agents) * game_.roles[r].obs_dim;
+      s.obs.insert(s.obs.end(), rs[r].obs.begin() + std::size_t(e) * w, rs[r].obs.begin() + std::size_t(e + 1) * w);
+    }
+  s.env = env_->save_state(space_);
+  for (int r = 0; r < R; ++r) {
+    envs::StateArray a;
+    a.name = game_.roles[r].name + "_return_acc";
+    a.values = rs[r].return_acc;
+    a.width = game_.roles[r].agents;
+    s.env.push_back(std::move(a));
+  }
+  s.rng = rs[0].rng;
+  return s;
+}
+
+TrainerState MultiAgentPpoTrainer::role_state(const TrainerState& s, int r, bool own) const {
+  const std::string name = game_.roles[r].name;
+  std::size_t at = 0;
+  for (int q = 0; q < r; ++q) at += params_[q];
+  TrainerState t;
+  t.iteration = s.iteration;
+  t.adam_step = s.counter(name + "_adam_step");
+  t.nonfinite_streak = int(s.counter(name + "_nonfinite_streak"));
+  t.params = slice(s.params, at, params_[r], "params");
+  t.adam_m = slice(s.adam_m, at, params_[r], "adam_m");
+  t.adam_v = slice(s.adam_v, at, params_[r], "adam_v");
+  const std::vector<double>* obs_rms = s.tensor64(name + "_obs_rms");
+  const std::vector<double>* ret_rms = s.tensor64(name + "_ret_rms");
+  GMI_REQUIRE(obs_rms && ret_rms, "multi-agent state: normalisers of role '" + name + "' missing");
+  t.obs_rms = *obs_rms;
+  t.ret_rms = *ret_rms;
+  if (!own) return t;
+  std::size_t width = 0, before = 0;
+  for (int q = 0; q < int(roles_.size()); ++q) {
+    const std::size_t w = std::size_t(game_.roles[q].agents) * game_.roles[q].obs_dim;
+    if (q < r) before += w;
+    width += w;
+  }
+  const std::size_t w = std::size_t(game_.roles[r].agents) * game_.roles[r].obs_dim;
+  GMI_REQUIRE(s.obs.size() == width * std::size_t(N_), "multi-agent state: observations of the wrong size");
+  for (int e = 0; e < N_; ++e)
+    t.obs.insert(t.obs.end(), s.obs.begin() + std::size_t(e) * width + before,
+                 s.obs.begin() + std::size_t(e) * width + before + w);
+  for (const envs::StateArray& a : s.env)
+    if (a.name == name + "_return_acc") t.return_acc = std::get<std::vector<float>>(a.values);
+  GMI_REQUIRE(t.return_acc.size() == std::size_t(N_) * game_.roles[r].agents,
+              "multi-agent state: '" + name + "_return_acc' missing or of the wrong size");
+  return t;
+}
+
+void MultiAgentPpoTrainer::load_state(const TrainerState& s) {
+  for (int r = 0; r < int(roles_.size()); ++r) roles_[r]->load_state(role_state(s, r, true));
+  env_->load_state(space_, s.env);
+  space_.fence();
+}
+
+void MultiAgentPpoTrainer::load_shared_state(const TrainerState& s, std::uint64_t first_episode) {
+  std::vector<float*> obs;
+  for (int r = 0; r < int(roles_.size()); ++r) {
+    roles_[r]->load_shared_state(role_state(s, r, false), first_episode);
+    obs.push_back(roles_[r]->obs_at(0));
+  }
+  env_->reset_all(space_, obs.data(), first_episode);
+  space_.fence();
+}
+
+}  // namespace gmi::algos

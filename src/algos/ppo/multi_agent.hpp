@@ -1,0 +1,69 @@
+#pragma once
+/// \file
+/// \brief PPO on a multi-agent game (kernels/envs/multiagent/, WarpDrive's Tag): one policy per
+/// role, shared by every agent of the role, each trained by PPO on the batch of its (env, agent)
+/// rows.  Every step, each role's learner acts for its rows, then the game steps once; after the
+/// rollout each role learns from its own rows (its own networks, optimiser, normalisers; one
+/// gradient reduction per minibatch over GMIs, as single-agent PPO).
+///
+/// Metrics: the standard columns count environment episodes; `episode_return_mean` is the first
+/// role's (taggers') mean return per agent.  Per role, `<role>_policy_loss`, `..._value_loss`,
+/// `..._entropy`, `..._approx_kl`, `..._clip_frac`, `..._explained_variance`; per finished
+/// episode `episode_<role>_return_mean` (mean per agent), `episode_runners_tagged_mean` and
+/// `episode_tag_rate_mean` (the fraction of runners tagged).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/envs/multiagent/multi_agent.hpp"
+#include "src/algos/ppo/ppo.hpp"
+#include "src/algos/trainer.hpp"
+
+namespace gmi::algos {
+
+class MultiAgentPpoTrainer final : public Trainer {
+ public:
+  /// \param env_offset global index of this GMI's first environment
+  MultiAgentPpoTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer = nullptr);
+
+  /// Every role's parameters of `cfg`'s game (one flat buffer, role by role).
+  static std::size_t num_params(const config::Config& cfg);
+  static MemoryNeeds memory_needs(const config::Config& cfg);
+  /// The single-agent view of role r of `spec` (its observation and action spaces).
+  static envs::EnvSpec role_spec(const envs::MultiAgentSpec& spec, int r);
+
+  IterationMetrics iterate() override;
+  std::int64_t iteration() const override { return roles_.front()->iteration(); }
+  std::int64_t updates() const override;
+  /// The game's name, the first role's spaces, and the per-episode statistics as reward terms.
+  const envs::EnvSpec& env_spec() const override { return spec_; }
+  std::vector<std::string> loss_columns() const override;
+  std::string kernels() const override { return roles_.front()->kernels(); }
+  std::string describe() const override;
+  std::vector<float> params_host() const override;
+
+  TrainerState save_state() const override;
+  void load_state(const TrainerState& s) override;
+  void load_shared_state(const TrainerState& s, std::uint64_t first_episode) override;
+  void inject_nonfinite_gradient() override;
+
+  const envs::MultiAgentSpec& game() const { return game_; }
+  PpoTrainer& role(int r) { return *roles_[r]; }
+
+ private:
+  /// Role r's part of a whole state (params, optimiser, normalisers, rows).
+  TrainerState role_state(const TrainerState& s, int r, bool own) const;
+
+  config::Config cfg_;
+  ExecSpace space_;
+  std::unique_ptr<envs::MultiAgentVecEnvBase> env_;
+  envs::MultiAgentSpec game_;
+  envs::EnvSpec spec_;
+  std::vector<std::unique_ptr<PpoTrainer>> roles_;
+  std::vector<std::size_t> params_;  ///< each role's parameter count
+  int N_ = 0;
+  int runners_ = 0;  ///< the role named "runner"'s agents per env (tag rate), 0 if none
+};
+
+}  // namespace gmi::algos
