@@ -47,6 +47,21 @@ struct StateArray {
   int width = 1;     ///< values per env (a simulator's state vector)
 };
 
+/// Restore `view` from the array named `name` in `state` (exact type and length), or throw
+/// gmi::Error naming it.  Shared by the single- and multi-agent environments' load_state.
+template <class V>
+void load_state_array(const ExecSpace& space, const V& view, const char* name, const std::vector<StateArray>& state) {
+  using T = typename V::non_const_value_type;
+  const StateArray* a = nullptr;
+  for (const StateArray& s : state)
+    if (s.name == name) a = &s;
+  const auto* v = a ? std::get_if<std::vector<T>>(&a->values) : nullptr;
+  GMI_REQUIRE(v && v->size() == view.extent(0),
+              std::string("environment state '") + name + "' is missing or has the wrong type or length");
+  Kokkos::deep_copy(space, view,
+                    Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v->data(), v->size()));
+}
+
 /// Host-side interface; device code is reached only through the typed VecEnv<Env> below.
 class VecEnvBase {
  public:
@@ -215,17 +230,7 @@ class VecEnv final : public VecEnvBase {
   }
 
   void load_state(const ExecSpace& space, const std::vector<StateArray>& state) override {
-    for_each_array([&](const char* name, auto view, bool) {
-      using T = typename decltype(view)::non_const_value_type;
-      const StateArray* a = nullptr;
-      for (const StateArray& s : state)
-        if (s.name == name) a = &s;
-      const auto* v = a ? std::get_if<std::vector<T>>(&a->values) : nullptr;
-      GMI_REQUIRE(v && v->size() == view.extent(0),
-                  std::string("environment state '") + name + "' is missing or has the wrong type or length");
-      Kokkos::deep_copy(space, view,
-                        Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v->data(), v->size()));
-    });
+    for_each_array([&](const char* name, auto view, bool) { load_state_array(space, view, name, state); });
     space.fence();
   }
 

@@ -42,6 +42,12 @@ template <class Scalar>
 struct MlpWorkspace {
   MlpWorkspace() = default;
   MlpWorkspace(const MlpLayout& layout, int capacity);
+  /// Scalars a workspace of `rows` rows holds (memory estimates before allocating).
+  static double size(const MlpLayout& layout, double rows) {
+    double widths = 0;
+    for (const auto& l : layout.layers) widths += l.out;
+    return rows * (widths + 2.0 * layout.max_width() + 1.0);
+  }
   int capacity = 0;
   std::vector<std::size_t> act_offset;  ///< start of layer l's outputs in `acts`
   View1<Scalar> acts;                   ///< outputs of every layer (after activation)

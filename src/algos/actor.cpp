@@ -1,36 +1,26 @@
 #include "src/algos/actor.hpp"
 
 #include "kernels/core/error.hpp"
+#include "kernels/core/host_copy.hpp"
 #include "kernels/rl/fused_act.hpp"
 #include "kernels/rl/sample.hpp"
 
 namespace gmi::algos {
-namespace {
-
-template <class T>
-View1<T> to_device(const char* label, const std::vector<T>& v) {
-  View1<T> d(std::string(label), v.size());
-  Kokkos::deep_copy(d, Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v.data(), v.size()));
-  return d;
-}
-
-}  // namespace
-
 Actor::Actor(const nn::ActorCriticLayout& layout, const std::vector<float>& params, const std::vector<double>& obs_rms,
              const ActorOptions& options, int capacity)
     : layout_(layout), options_(options) {
   GMI_REQUIRE(params.size() == layout.num_params, "actor: parameter count does not match the policy layout");
-  params_ = to_device("gmi::actor::params", params);
+  params_ = device_copy("gmi::actor::params", params);
   policy_in_ = View1<float>("gmi::actor::policy_in", std::size_t(capacity) * layout.obs_dim);
   std::vector<float> low = options.act_low, high = options.act_high;
   low.resize(layout.act_dim, 0.0f);
   high.resize(layout.act_dim, 0.0f);
-  act_low_ = to_device("gmi::actor::act_low", low);
-  act_high_ = to_device("gmi::actor::act_high", high);
+  act_low_ = device_copy("gmi::actor::act_low", low);
+  act_high_ = device_copy("gmi::actor::act_high", high);
   obs_rms_ = rl::RunningMeanStd(layout.obs_dim);
   if (options.normalize_obs) {
     GMI_REQUIRE(obs_rms.size() == obs_rms_.state().extent(0), "actor: observation normaliser has the wrong size");
-    Kokkos::deep_copy(obs_rms_.state(), to_device("gmi::actor::obs_rms", obs_rms));
+    Kokkos::deep_copy(obs_rms_.state(), device_copy("gmi::actor::obs_rms", obs_rms));
   }
   ws_ = nn::MlpWorkspace<float>(layout.actor, capacity);
   fused_ = options.fused && rl::fused_act_supported(layout);

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "kernels/core/host_copy.hpp"
 #include "kernels/core/error.hpp"
 #include "kernels/core/kokkos.hpp"
 #include "kernels/envs/registry.hpp"
@@ -71,13 +72,6 @@ std::vector<float> random_actions(const envs::EnvSpec& spec, int n, std::size_t 
     else a[j] = std::uniform_real_distribution<float>(spec.act_low[k], spec.act_high[k])(gen);
   }
   return a;
-}
-
-template <class T>
-std::vector<T> to_host(const View1<T>& d) {
-  std::vector<T> h(d.extent(0));
-  Kokkos::deep_copy(Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(h.data(), h.size()), d);
-  return h;
 }
 
 /// A multi-agent game: per role /<role>/obs [T+1][rows][obs_dim] (after automatic resets),

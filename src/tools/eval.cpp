@@ -13,6 +13,7 @@
 #include <numeric>
 
 #include "gmi_version.hpp"
+#include "kernels/core/host_copy.hpp"
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
 #include "mpi/deadline.hpp"
@@ -27,13 +28,6 @@ namespace gmi::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-template <class T>
-std::vector<T> to_host(const View1<T>& v) {
-  std::vector<T> h(v.extent(0));
-  Kokkos::deep_copy(Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(h.data(), h.size()), v);
-  return h;
-}
 
 /// Appends a device buffer's first `n` values to a host vector (trajectory recording).
 template <class T>

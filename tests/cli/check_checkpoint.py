@@ -48,7 +48,7 @@ import h5py
 import numpy as np
 
 import harness
-from harness import env_for, learning_columns, TIMING
+from harness import ckpt, datasets, env_for, learning_columns
 
 CFG = ("env:\n  name: CartPole-v1\n  num_envs: 4\nppo:\n  num_steps: 16\n  num_minibatches: 2\n"
        "  update_epochs: 4\n  normalize_obs: true\n  normalize_reward: true\n"
@@ -122,27 +122,6 @@ def config(a, extra=""):
     with open(path, "w") as f:
         f.write(CFG + extra)
     return path
-
-
-def ckpt(run_dir, it):
-    return os.path.join(run_dir, "checkpoints", f"ckpt-{it:09d}.h5")
-
-
-def datasets(path):
-    out = {}
-    with h5py.File(path, "r") as f:
-        cols = f["metrics"].attrs["columns"]
-        cols = (cols.decode() if isinstance(cols, bytes) else cols).split(",")
-
-        def visit(name, obj):
-            if isinstance(obj, h5py.Dataset):
-                v = obj[()]
-                if name == "metrics/table":
-                    v = v[:, [i for i, c in enumerate(cols) if c not in TIMING]]
-                out[name] = v
-        f.visititems(visit)
-        out["optimizer.step"] = f["optimizer"].attrs["step"]
-    return out
 
 
 def same_checkpoints(x, y):
@@ -474,6 +453,21 @@ def mode_finished(a):
         fail("status is not 'done'", p)
 
 
+def resumed_equals_straight(a, cfg, iters, resume_args=()):
+    """2 GMIs: `iters` iterations straight == resumed from the middle checkpoint into another
+    directory (every checkpoint dataset and metrics column bit for bit); returns the straight run."""
+    ref = os.path.join(a.workdir, "straight")
+    run(a, 2, ["--config", cfg, "--run-dir", ref])
+    b = os.path.join(a.workdir, "resumed")
+    p = run(a, 2, ["--config", cfg, "--run-dir", b, "--resume", ckpt(ref, iters // 2)] + list(resume_args))
+    if "resumed from" not in p.stdout:
+        fail("no 'resumed from' line", p)
+    same_checkpoints(ckpt(ref, iters), ckpt(b, iters))
+    if learning_columns(ref) != learning_columns(b):
+        fail("metrics.csv differs between the straight and the resumed run")
+    return ref
+
+
 def mode_mujoco(a):
     cfg = os.path.join(a.workdir, "hopper.yaml")
     with open(cfg, "w") as f:
@@ -482,15 +476,7 @@ def mode_mujoco(a):
                 "train:\n  total_env_steps: 3072\n  log_interval: 1\ncheckpoint:\n  interval: 3\n  keep: 10\n"
                 "reduce:\n  strategy: har\n")
     iters = 6  # 3072 / (2 GMIs x 4 envs x 64 steps)
-    ref = os.path.join(a.workdir, "straight")
-    run(a, 2, ["--config", cfg, "--run-dir", ref])
-    b = os.path.join(a.workdir, "resumed")
-    p = run(a, 2, ["--config", cfg, "--run-dir", b, "--resume", ckpt(ref, iters // 2), "--set", "env.threads=1"])
-    if "resumed from" not in p.stdout:
-        fail("no 'resumed from' line", p)
-    same_checkpoints(ckpt(ref, iters), ckpt(b, iters))
-    if learning_columns(ref) != learning_columns(b):
-        fail("metrics.csv differs between the straight and the resumed run")
+    ref = resumed_equals_straight(a, cfg, iters, ["--set", "env.threads=1"])
     header = open(os.path.join(ref, "metrics.csv")).readline()
     if "episode_reward_forward_mean" not in header:
         fail("metrics.csv has no reward-term columns: " + header)
@@ -519,15 +505,7 @@ def mode_tag(a):
                 "  normalize_reward: true\ntrain:\n  total_env_steps: 768\n  log_interval: 1\n"
                 "checkpoint:\n  interval: 3\n  keep: 10\nreduce:\n  strategy: har\n")
     iters = 6  # 768 / (2 GMIs x 4 envs x 16 steps)
-    ref = os.path.join(a.workdir, "straight")
-    run(a, 2, ["--config", cfg, "--run-dir", ref])
-    b = os.path.join(a.workdir, "resumed")
-    p = run(a, 2, ["--config", cfg, "--run-dir", b, "--resume", ckpt(ref, iters // 2)])
-    if "resumed from" not in p.stdout:
-        fail("no 'resumed from' line", p)
-    same_checkpoints(ckpt(ref, iters), ckpt(b, iters))
-    if learning_columns(ref) != learning_columns(b):
-        fail("metrics.csv differs between the straight and the resumed run")
+    ref = resumed_equals_straight(a, cfg, iters)
     header = open(os.path.join(ref, "metrics.csv")).readline()
     for col in ["runner_policy_loss", "episode_tagger_return_mean", "episode_tag_rate_mean"]:
         if col not in header:

@@ -22,7 +22,7 @@ import h5py
 import numpy as np
 
 import harness
-from harness import env_for, learning_columns, TIMING
+from harness import ckpt, datasets, env_for, learning_columns
 
 CFG = {
     "dqn": ("algo: dqn\nenv:\n  name: CartPole-v1\n  num_envs: 2\npolicy:\n  q_hidden: [16, 16]\n"
@@ -58,29 +58,6 @@ def config(a, algo, extra=""):
     with open(path, "w") as f:
         f.write(CFG[algo] + COMMON.format(steps=ITERS * per_iteration) + extra)
     return path
-
-
-def ckpt(run_dir, it):
-    return os.path.join(run_dir, "checkpoints", f"ckpt-{it:09d}.h5")
-
-
-def datasets(path):
-    out = {}
-    with h5py.File(path, "r") as f:
-        cols = f["metrics"].attrs["columns"]
-        cols = (cols.decode() if isinstance(cols, bytes) else cols).split(",")
-
-        def visit(name, obj):
-            if isinstance(obj, h5py.Dataset):
-                v = obj[()]
-                if name == "metrics/table":
-                    v = v[:, [i for i, c in enumerate(cols) if c not in TIMING]]
-                out[name] = v
-        f.visititems(visit)
-        for g in ("optimizer", "experience/replay"):
-            for k, v in f[g].attrs.items():
-                out[f"{g}.{k}"] = v
-    return out
 
 
 def mode_exact(a):

@@ -5,6 +5,8 @@ import csv
 import os
 import shutil
 
+import h5py
+
 # metrics.csv columns that depend on timing, not on what was learned
 TIMING = {"wall_time_s", "samples_per_s", "time_rollout_s", "time_update_s", "time_iteration_s"}
 
@@ -21,6 +23,33 @@ def env_for(extra=None):
 def learning_columns(run_dir):
     rows = list(csv.DictReader(open(os.path.join(run_dir, "metrics.csv"))))
     return [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
+
+
+def ckpt(run_dir, it):
+    """The checkpoint file of iteration `it` in a run directory."""
+    return os.path.join(run_dir, "checkpoints", f"ckpt-{it:09d}.h5")
+
+
+def datasets(path):
+    """Every dataset of a checkpoint (the metrics table without its timing columns) and the
+    attributes of its /optimizer and /experience/replay groups, by name."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        cols = f["metrics"].attrs["columns"]
+        cols = (cols.decode() if isinstance(cols, bytes) else cols).split(",")
+
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset):
+                v = obj[()]
+                if name == "metrics/table":
+                    v = v[:, [i for i, c in enumerate(cols) if c not in TIMING]]
+                out[name] = v
+        f.visititems(visit)
+        for g in ("optimizer", "experience/replay"):
+            if g in f:
+                for k, v in f[g].attrs.items():
+                    out[f"{g}.{k}"] = v
+    return out
 
 
 def main(name, modes, functions):

@@ -75,6 +75,31 @@ TEST(DataParallel, AllGmisKeepIdenticalWeightsAndStatistics) {
   }
 }
 
+/// Trains `cfg` for 3 iterations on every GMI, once with gradients averaged by strategy `s` and
+/// once alone: the averaged weights (and `target`, the first algorithm tensor, when asked) must be
+/// the same on every GMI, the lone ones must not (each GMI has its own envs).
+void expect_identical_weights(const config::Config& cfg, const mpi::Communicators& comms, const char* s,
+                              bool target = false) {
+  SCOPED_TRACE(cfg.algo + " " + cfg.env.name + " " + s);
+  mpi::ReducerOptions o;
+  o.elements = algos::num_params(cfg);
+  auto reducer = mpi::make_strategy(comms, s, o);
+  const std::uint64_t offset = std::uint64_t(comms.me().gmi_rank) * cfg.env.num_envs;
+  auto dp = algos::make_trainer(cfg, offset, reducer.get());
+  auto alone = algos::make_trainer(cfg, offset);
+  for (int i = 0; i < 3; ++i) {
+    dp->iterate();
+    alone->iterate();
+  }
+  EXPECT_TRUE(same_on_all_ranks(dp->params_host())) << "weights differ between GMIs";
+  if (target) {
+    EXPECT_TRUE(same_on_all_ranks(dp->save_state().tensors.front().second)) << "targets differ";
+  }
+  if (world_size() > 1) {
+    EXPECT_FALSE(same_on_all_ranks(alone->params_host()));
+  }
+}
+
 TEST(DataParallel, OffPolicyGmisKeepIdenticalWeights) {
   // Each GMI fills its own replay shard from its own envs and samples its own batches; DQN's one
   // optimiser and SAC's three (Q, actor, alpha) each average their gradient first.
@@ -88,52 +113,20 @@ TEST(DataParallel, OffPolicyGmisKeepIdenticalWeights) {
             "dqn: {num_steps: 20, learning_starts: 10, train_frequency: 2, target_network_frequency: 8, batch_size: 8}\n"
             "sac: {num_steps: 10, learning_starts: 10, batch_size: 8}\ntrain: {total_env_steps: 100000}\n",
         "test", {}, W);
-    for (const char* s : {"mpr", "har"}) {
-      mpi::ReducerOptions o;
-      o.elements = algos::num_params(cfg);
-      auto reducer = mpi::make_strategy(comms, s, o);
-      const std::uint64_t offset = std::uint64_t(comms.me().gmi_rank) * cfg.env.num_envs;
-      auto dp = algos::make_trainer(cfg, offset, reducer.get());
-      auto alone = algos::make_trainer(cfg, offset);
-      for (int i = 0; i < 3; ++i) {
-        dp->iterate();
-        alone->iterate();
-      }
-      EXPECT_TRUE(same_on_all_ranks(dp->params_host())) << algo << " " << s << ": weights differ between GMIs";
-      EXPECT_TRUE(same_on_all_ranks(dp->save_state().tensors.front().second)) << algo << " " << s << ": targets differ";
-      if (W > 1) {
-        EXPECT_FALSE(same_on_all_ranks(alone->params_host())) << algo << " " << s;
-      }
-    }
+    for (const char* s : {"mpr", "har"}) expect_identical_weights(cfg, comms, s, true);
   }
 }
 
 TEST(DataParallel, MultiAgentRolesKeepIdenticalWeights) {
   // Each GMI plays its own Tag games; every role's minibatch gradients are averaged over GMIs.
-  const int W = world_size();
   mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{kTestGpus, 0}));
   const config::Config cfg = config::parse(
       "env: {name: TagContinuous-v0, num_envs: 4, num_runners: 4, episode_length: 12, tagging_distance: 0.2}\n"
       "policy: {actor_hidden: [16], critic_hidden: [16]}\n"
       "ppo: {num_steps: 8, num_minibatches: 2, update_epochs: 2, normalize_obs: true}\n"
       "train: {total_env_steps: 100000}\n",
-      "test", {}, W);
-  for (const char* s : {"mpr", "har"}) {
-    mpi::ReducerOptions o;
-    o.elements = algos::num_params(cfg);
-    auto reducer = mpi::make_strategy(comms, s, o);
-    const std::uint64_t offset = std::uint64_t(comms.me().gmi_rank) * cfg.env.num_envs;
-    auto dp = algos::make_trainer(cfg, offset, reducer.get());
-    auto alone = algos::make_trainer(cfg, offset);
-    for (int i = 0; i < 3; ++i) {
-      dp->iterate();
-      alone->iterate();
-    }
-    EXPECT_TRUE(same_on_all_ranks(dp->params_host())) << s << ": weights differ between GMIs";
-    if (W > 1) {
-      EXPECT_FALSE(same_on_all_ranks(alone->params_host())) << s;
-    }
-  }
+      "test", {}, world_size());
+  for (const char* s : {"mpr", "har"}) expect_identical_weights(cfg, comms, s);
 }
 
 TEST(DataParallel, IdenticalDataOnEveryGmiGivesTheSingleGmiResult) {

@@ -1,8 +1,11 @@
 #pragma once
-// Helpers shared by the tests: host<->device copies of flat buffers.
+// Helpers shared by the tests: host<->device copies of flat buffers, config error lines.
+#include <string>
 #include <vector>
 
+#include "kernels/core/error.hpp"
 #include "kernels/core/kokkos.hpp"
+#include "src/config/config.hpp"
 
 namespace gmi::test {
 
@@ -28,6 +31,17 @@ std::vector<T> to_host(const T* d, std::size_t n) {
   Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> hv(h.data(), n);
   Kokkos::deep_copy(hv, v);
   return h;
+}
+
+/// The one error line of a config with these keys set (as from a file named c.yaml), or
+/// "no error".
+inline std::string config_error(const config::Overrides& keys) {
+  try {
+    config::parse("{}", "c.yaml", keys);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 }  // namespace gmi::test

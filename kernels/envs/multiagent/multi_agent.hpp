@@ -343,17 +343,7 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
   }
 
   void load_state(const ExecSpace& space, const std::vector<StateArray>& state) override {
-    for_each_array([&](const char* name, auto view, int, bool) {
-      using T = typename decltype(view)::non_const_value_type;
-      const StateArray* a = nullptr;
-      for (const StateArray& s : state)
-        if (s.name == name) a = &s;
-      const auto* v = a ? std::get_if<std::vector<T>>(&a->values) : nullptr;
-      GMI_REQUIRE(v && v->size() == view.extent(0),
-                  std::string("environment state '") + name + "' is missing or has the wrong type or length");
-      Kokkos::deep_copy(space, view,
-                        Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v->data(), v->size()));
-    });
+    for_each_array([&](const char* name, auto view, int, bool) { load_state_array(space, view, name, state); });
     space.fence();
   }
 

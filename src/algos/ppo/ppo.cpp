@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "kernels/core/host_copy.hpp"
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
 #include "kernels/nn/blas.hpp"
@@ -69,12 +70,7 @@ MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg, const envs::EnvS
   const nn::ActorCriticLayout L(policy_spec(cfg, spec));
   const double N = rows, TN = double(cfg.ppo.num_steps) * N, B = TN / cfg.ppo.num_minibatches;
   const double od = L.obs_dim, ad = L.act_dim, P = double(L.num_params);
-  // MlpWorkspace: every layer's outputs, two gradient buffers of the widest layer, ones.
-  auto workspace = [](const nn::MlpLayout& m, double cap) {
-    double widths = 0;
-    for (const auto& l : m.layers) widths += l.out;
-    return cap * (widths + 2.0 * m.max_width() + 1.0);
-  };
+  auto workspace = [](const nn::MlpLayout& m, double cap) { return nn::MlpWorkspace<float>::size(m, cap); };
   double floats = 4 * P;                                   // params, gradients, Adam moments
   floats += TN * (2 * od + ad + 6) + N * (2 * od + ad + 3);  // rollout storage and per-env rows
   floats += workspace(L.actor, N) + workspace(L.critic, N);  // the rollout's layered workspaces
@@ -169,13 +165,7 @@ void PpoTrainer::init(std::uint64_t seed) {
   index_ = alloc<int>("gmi::ppo::index", TN);
   act_low_ = View1<float>("gmi::ppo::act_low", ad_);
   act_high_ = View1<float>("gmi::ppo::act_high", ad_);
-  if (!spec.discrete()) {
-    auto lo = Kokkos::create_mirror_view(act_low_);
-    auto hi = Kokkos::create_mirror_view(act_high_);
-    for (int k = 0; k < ad_; ++k) lo(k) = spec.act_low[k], hi(k) = spec.act_high[k];
-    Kokkos::deep_copy(act_low_, lo);
-    Kokkos::deep_copy(act_high_, hi);
-  }
+  if (!spec.discrete()) to_device(act_low_, spec.act_low, "act_low"), to_device(act_high_, spec.act_high, "act_high");
 
   adv_moments_ = View1<rl::Moments>("gmi::ppo::adv_moments", 1);
   const int updates = cfg.ppo.update_epochs * cfg.ppo.num_minibatches;
@@ -217,25 +207,6 @@ std::vector<double> PpoTrainer::normalizer_state_host() const {
   return out;
 }
 
-namespace {
-template <class V>
-auto to_host(const V& v) {
-  using T = typename V::non_const_value_type;
-  std::vector<T> out(v.extent(0));
-  Kokkos::deep_copy(Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(out.data(), out.size()), v);
-  return out;
-}
-template <class T>
-void to_device(const View1<T>& v, const std::vector<T>& h, const char* what, std::size_t offset = 0,
-               std::size_t count = 0) {
-  if (count == 0) count = v.extent(0);
-  GMI_REQUIRE(h.size() == count, std::string("PPO state '") + what + "': " + std::to_string(h.size()) +
-                                     " values, expected " + std::to_string(count));
-  Kokkos::deep_copy(Kokkos::subview(v, std::make_pair(offset, offset + count)),
-                    Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(h.data(), h.size()));
-}
-}  // namespace
-
 TrainerState PpoTrainer::save_state() const {
   space_.fence();
   TrainerState s;
@@ -271,7 +242,7 @@ void PpoTrainer::load_shared_state(const TrainerState& s, std::uint64_t first_ep
 
 void PpoTrainer::load_state(const TrainerState& s) {
   load_shared_state(s, 0);
-  to_device(obs_, s.obs, "obs", 0, std::size_t(N_) * od_);
+  to_device(Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_)), s.obs, "PPO state obs");
   to_device(return_acc_, s.return_acc, "return_acc");
   if (env_) env_->load_state(space_, s.env);
   space_.fence();

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "kernels/core/host_copy.hpp"
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
 #include "kernels/nn/init.hpp"
@@ -16,17 +17,16 @@ namespace {
 enum Kind { kCritic = 0, kActor = 1, kAlpha = 2 };
 enum Purpose : std::uint64_t { kNextAction = 0, kActorSample = 1, kAlphaSample = 2 };
 
-double mlp_workspace_floats(const nn::MlpLayout& m, double rows) {
-  double widths = 0;
-  for (const auto& l : m.layers) widths += l.out;
-  return rows * (widths + 2.0 * m.max_width() + 1.0);
+/// (high - low) / 2 and (high + low) / 2: tanh's [-1, 1] onto the action space (CleanRL).
+std::vector<float> action_scale(const envs::EnvSpec& s) {
+  std::vector<float> v(s.act_dim);
+  for (int j = 0; j < s.act_dim; ++j) v[j] = (s.act_high[j] - s.act_low[j]) / 2.0f;
+  return v;
 }
-
-template <class T>
-std::vector<T> to_host(const View1<T>& v) {
-  std::vector<T> out(v.extent(0));
-  Kokkos::deep_copy(Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(out.data(), out.size()), v);
-  return out;
+std::vector<float> action_bias(const envs::EnvSpec& s) {
+  std::vector<float> v(s.act_dim);
+  for (int j = 0; j < s.act_dim; ++j) v[j] = (s.act_high[j] + s.act_low[j]) / 2.0f;
+  return v;
 }
 
 }  // namespace
@@ -58,7 +58,7 @@ MemoryNeeds SacTrainer::memory_needs(const config::Config& cfg) {
   floats += N * (5 * od + 2 * A + 2);                        // one vector step's buffers
   floats += B * (2 * od + A + 2);                            // the sampled batch
   floats += B * (3 * (od + A) + 5 * A + 4);                  // Q inputs and their gradients, samples
-  floats += mlp_workspace_floats(n.actor, N) + mlp_workspace_floats(n.actor, B) + 2 * mlp_workspace_floats(n.q1, 2 * B);
+  floats += nn::MlpWorkspace<float>::size(n.actor, N) + nn::MlpWorkspace<float>::size(n.actor, B) + 2 * nn::MlpWorkspace<float>::size(n.q1, 2 * B);
   const double replay = replay_bytes(cfg, spec.obs_dim, spec.act_dim);
   MemoryNeeds m;
   m.drivers = {"replay.capacity", "env.num_envs", "sac.batch_size", "policy.q_hidden", "policy.actor_hidden"};
@@ -86,25 +86,14 @@ SacTrainer::SacTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi:
   nn::init_mlp_uniform(init, nets_.q1, std::uint64_t(cfg.train.seed), 1);
   nn::init_mlp_uniform(init, nets_.q2, std::uint64_t(cfg.train.seed), 2);
   init[nets_.log_alpha] = cfg.sac.autotune ? 0.0f : float(std::log(cfg.sac.alpha));
-  Kokkos::deep_copy(params_, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                                 init.data(), init.size()));
+  to_device(params_, init, "SAC initial parameters");
   target_ = View1<float>("gmi::sac::target", nets_.q_size);
   Kokkos::deep_copy(target_, Kokkos::subview(params_, std::make_pair(nets_.q_begin, nets_.q_begin + nets_.q_size)));
   const nn::Activation act = nn::parse_activation(cfg.policy.activation);
   q_target_ = nn::MlpLayout(od_ + A, cfg.policy.q_hidden, 1, act, 0);
 
-  scale_ = View1<float>("gmi::sac::action_scale", A);
-  bias_ = View1<float>("gmi::sac::action_bias", A);
-  {
-    auto s = Kokkos::create_mirror_view(scale_);
-    auto b = Kokkos::create_mirror_view(bias_);
-    for (int j = 0; j < A; ++j) {
-      s(j) = (spec.act_high[j] - spec.act_low[j]) / 2.0f;
-      b(j) = (spec.act_high[j] + spec.act_low[j]) / 2.0f;
-    }
-    Kokkos::deep_copy(scale_, s);
-    Kokkos::deep_copy(bias_, b);
-  }
+  scale_ = device_copy("gmi::sac::action_scale", action_scale(spec));
+  bias_ = device_copy("gmi::sac::action_bias", action_bias(spec));
   const std::size_t B = std::size_t(batch_size()), in = std::size_t(od_ + A);
   const std::size_t rows = std::max<std::size_t>(B, std::size_t(N_));
   qin_ = View1<float>("gmi::sac::q_input", B * in);
@@ -309,26 +298,16 @@ void SacTrainer::load_extra(const TrainerState& s) {
   step_alpha_ = s.counter("adam_step_alpha");
   const std::vector<float>* t = s.tensor("target_q");
   GMI_REQUIRE(t && t->size() == nets_.q_size, "SAC state: target_q missing or of the wrong size");
-  Kokkos::deep_copy(target_, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(t->data(), t->size()));
+  to_device(target_, *t, "SAC target_q");
 }
 
 SacPolicy::SacPolicy(const config::Config& cfg, const envs::EnvSpec& spec, const std::vector<float>& params,
                      int capacity)
     : nets_(SacTrainer::networks(cfg)) {
   GMI_REQUIRE(params.size() == nets_.num_params, "SAC policy: parameter count does not match the networks");
-  auto up = [](const char* label, const std::vector<float>& v) {
-    View1<float> d(std::string(label), v.size());
-    Kokkos::deep_copy(d, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v.data(), v.size()));
-    return d;
-  };
-  params_ = up("gmi::sac::policy_params", params);
-  std::vector<float> scale(spec.act_dim), bias(spec.act_dim);
-  for (int j = 0; j < spec.act_dim; ++j) {
-    scale[j] = (spec.act_high[j] - spec.act_low[j]) / 2.0f;
-    bias[j] = (spec.act_high[j] + spec.act_low[j]) / 2.0f;
-  }
-  scale_ = up("gmi::sac::policy_scale", scale);
-  bias_ = up("gmi::sac::policy_bias", bias);
+  params_ = device_copy("gmi::sac::policy_params", params);
+  scale_ = device_copy("gmi::sac::policy_scale", action_scale(spec));
+  bias_ = device_copy("gmi::sac::policy_bias", action_bias(spec));
   ws_ = nn::MlpWorkspace<float>(nets_.actor, capacity);
 }
 
