@@ -62,6 +62,9 @@ class ReplayBuffer {
   std::int64_t size() const { return size_; }
   std::int64_t cursor() const { return cursor_; }
 
+  /// Forget every transition (the storage stays; new rows overwrite the old).
+  void clear() { cursor_ = size_ = 0; }
+
   /// Append n transitions (device pointers, rows [n][...]); the oldest are overwritten once the
   /// buffer is full.  n must not exceed the capacity.
   void add(const ExecSpace& space, int n, const float* obs, const float* actions, const float* rewards,

@@ -16,11 +16,11 @@
 #include "kernels/core/random.hpp"
 #include "kernels/rl/heads.hpp"
 #include "kernels/rl/q_learning.hpp"
+#include "kernels/rl/sac_limits.hpp"
 
 namespace gmi::rl {
 
 constexpr float kLogStdMin = -5.0f, kLogStdMax = 2.0f;
-constexpr int kMaxSacActDim = 64;  ///< 16 Philox blocks of 4 normals per sample
 
 KOKKOS_INLINE_FUNCTION float sac_log_std(float raw) {
   return kLogStdMin + 0.5f * (kLogStdMax - kLogStdMin) * (math::tanh(raw) + 1.0f);
@@ -147,7 +147,7 @@ struct SacActorArgs {
   const float* q1 = nullptr;         ///< [B] Q1(s, pi(s))
   const float* q2 = nullptr;
   const float* logp = nullptr;       ///< [B]
-  float* d_q1 = nullptr;             ///< [B] dL/dQ1 (-1/B where Q1 is the minimum)
+  float* d_q1 = nullptr;             ///< [B] dL/dQ1 (-1/B where Q1 is the minimum, -1/2B on a tie)
   float* d_q2 = nullptr;
   const float* d_qin1 = nullptr;     ///< [B][obs_dim + A] dL/d(Q1 input), after the backward pass
   const float* d_qin2 = nullptr;
@@ -155,7 +155,8 @@ struct SacActorArgs {
 };
 
 /// L = mean(alpha log pi - min(Q1, Q2)) at a = pi(s): the gradient to send back through the Q
-/// networks (d_q1, d_q2; torch.min gives the whole gradient to the smaller, the first on a tie);
+/// networks (d_q1, d_q2; as torch.min(a, b), i.e. torch.minimum: the whole gradient to the
+/// smaller, half to each on a tie);
 /// stats {sum (alpha log pi - min Q), sum log pi, 0, 0}.
 inline void sac_actor_q_grad(const ExecSpace& space, const SacActorArgs& args, Sums4* stats) {
   Kokkos::View<Sums4, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> r(stats);
@@ -164,10 +165,10 @@ inline void sac_actor_q_grad(const ExecSpace& space, const SacActorArgs& args, S
       "gmi::rl::sac_actor_q_grad", Range(space, 0, a.B),
       KOKKOS_LAMBDA(const int i, Sums4& s) {
         const float alpha = math::exp(*a.log_alpha);
-        const bool first = a.q1[i] <= a.q2[i];
-        a.d_q1[i] = first ? -1.0f / float(a.B) : 0.0f;
-        a.d_q2[i] = first ? 0.0f : -1.0f / float(a.B);
-        s.v[0] += double(alpha * a.logp[i] - (first ? a.q1[i] : a.q2[i]));
+        const float g = -1.0f / float(a.B), q1 = a.q1[i], q2 = a.q2[i];
+        a.d_q1[i] = q1 < q2 ? g : q1 == q2 ? 0.5f * g : 0.0f;
+        a.d_q2[i] = q2 < q1 ? g : q1 == q2 ? 0.5f * g : 0.0f;
+        s.v[0] += double(alpha * a.logp[i] - math::min(q1, q2));
         s.v[1] += a.logp[i];
       },
       Kokkos::Sum<Sums4, MemSpace>(r));

@@ -1,11 +1,13 @@
 #include "src/algos/offpolicy.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
+#include "kernels/core/host_copy.hpp"
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
 #include "kernels/nn/blas.hpp"
@@ -21,20 +23,6 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 template <class T>
 View1<T> alloc(const char* label, std::size_t n) {
   return View1<T>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n);
-}
-
-template <class T>
-std::vector<T> to_host(const View1<T>& v) {
-  std::vector<T> out(v.extent(0));
-  Kokkos::deep_copy(Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(out.data(), out.size()), v);
-  return out;
-}
-
-template <class T>
-void to_device(const View1<T>& v, const std::vector<T>& h, const std::string& what) {
-  GMI_REQUIRE(h.size() == v.extent(0), "trainer state '" + what + "': " + std::to_string(h.size()) +
-                                           " values, expected " + std::to_string(v.extent(0)));
-  Kokkos::deep_copy(v, Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(h.data(), h.size()));
 }
 
 /// The smallest multiple of m that is >= x (x >= 0).
@@ -87,13 +75,7 @@ OffPolicyTrainer::OffPolicyTrainer(const config::Config& cfg, std::uint64_t env_
   truncated_ = alloc<std::uint8_t>("gmi::offpolicy::truncated", n);
   act_low_ = View1<float>("gmi::offpolicy::act_low", ad_);
   act_high_ = View1<float>("gmi::offpolicy::act_high", ad_);
-  if (!spec.discrete()) {
-    auto lo = Kokkos::create_mirror_view(act_low_);
-    auto hi = Kokkos::create_mirror_view(act_high_);
-    for (int k = 0; k < ad_; ++k) lo(k) = spec.act_low[k], hi(k) = spec.act_high[k];
-    Kokkos::deep_copy(act_low_, lo);
-    Kokkos::deep_copy(act_high_, hi);
-  }
+  if (!spec.discrete()) to_device(act_low_, spec.act_low, "act_low"), to_device(act_high_, spec.act_high, "act_high");
   rl::ReplaySpec rs;
   rs.obs_dim = od_;
   rs.act_dim = stored_ad_;
@@ -107,6 +89,7 @@ OffPolicyTrainer::OffPolicyTrainer(const config::Config& cfg, std::uint64_t env_
 }
 
 OffPolicyTrainer::Record OffPolicyTrainer::record(int kind) {
+  GMI_REQUIRE(kind >= 0 && kind < kMaxRecordKinds, "off-policy record kind out of range");
   const std::size_t i = kinds_.size();
   if (i >= stats_.extent(0)) {
     Kokkos::resize(stats_, 2 * stats_.extent(0));
@@ -245,24 +228,24 @@ void OffPolicyTrainer::finish_iteration(IterationMetrics& m) {
   }
   space_.fence();
   const int kinds = R > 0 ? *std::max_element(kinds_.begin(), kinds_.end()) + 1 : 1;
-  std::vector<rl::Sums4> sums(std::max(kinds, 4));
+  std::vector<rl::Sums4> sums(std::max(kinds, kMaxRecordKinds));
   std::vector<double> counts(sums.size(), 0.0);
   double gn = 0;
   for (std::size_t r = 0; r < R; ++r) {
     const int kind = kinds_[r];
     if (kind == 0) ++m.updates;
     if (!std::isfinite(norms[r])) {
-      ++m.skipped_updates;
-      ++nonfinite_streak_;
+      if (kind == 0) ++m.skipped_updates;
+      ++nonfinite_streaks_[std::size_t(kind)];
       skipped(kind);
       continue;
     }
-    nonfinite_streak_ = 0;
+    nonfinite_streaks_[std::size_t(kind)] = 0;
     sums[kind] += stats[r];
     counts[kind] += 1;
     if (kind == 0) gn += norms[r];
   }
-  m.nonfinite_streak = nonfinite_streak_;
+  m.nonfinite_streak = *std::max_element(nonfinite_streaks_.begin(), nonfinite_streaks_.end());
   m.grad_norm = counts[0] > 0 ? gn / counts[0] : std::nan("");
   losses(m, sums, counts);
 }
@@ -273,11 +256,13 @@ TrainerState OffPolicyTrainer::save_state() const {
   space_.fence();
   TrainerState s;
   s.iteration = iteration_;
-  s.nonfinite_streak = nonfinite_streak_;
+  s.nonfinite_streak = *std::max_element(nonfinite_streaks_.begin(), nonfinite_streaks_.end());
   s.params = to_host(params_);
   s.adam_m = to_host(adam_m_);
   s.adam_v = to_host(adam_v_);
   s.counters = {{"updates", updates_}, {"target_updates", target_updates_}, {"refill_until", refill_until_}};
+  for (std::size_t kind = 0; kind < nonfinite_streaks_.size(); ++kind)
+    s.counters.emplace_back(fmt::format("nonfinite_streak_{}", kind), nonfinite_streaks_[kind]);
   s.rng = {{"next_explore_step", iteration_ * T_}, {"next_replay_draw", updates_}};
   s.obs = to_host(obs_);
   s.env = env_->save_state(space_);
@@ -292,16 +277,19 @@ void OffPolicyTrainer::load_shared_state(const TrainerState& s, std::uint64_t fi
   to_device(adam_m_, s.adam_m, "adam_m");
   to_device(adam_v_, s.adam_v, "adam_v");
   iteration_ = s.iteration;
-  nonfinite_streak_ = s.nonfinite_streak;
+  for (std::size_t kind = 0; kind < nonfinite_streaks_.size(); ++kind)
+    nonfinite_streaks_[kind] = int(s.counter(fmt::format("nonfinite_streak_{}", kind)));
   updates_ = s.counter("updates");
   target_updates_ = s.counter("target_updates");
   load_extra(s);
   env_->reset_all(space_, obs_.data(), first_episode);
-  // The replay shard starts empty: no updates until it holds what learning_starts asked for
-  // (at least a batch) again.
+  // The replay shard starts empty (a trainer that ran before forgets what it held): no updates
+  // until it holds what learning_starts asked for (at least a batch) again.
+  replay_.clear();
   const std::int64_t want =
       std::min<std::int64_t>(cfg_.replay.capacity, std::max<std::int64_t>(schedule_.learning_starts + 1, batch_.size));
-  refill_until_ = iteration_ * T_ + (want + N_ - 1) / N_;
+  // Vector step j after the resume stores its transitions before it learns: (j + 1) N ≥ want.
+  refill_until_ = iteration_ * T_ + (want + N_ - 1) / N_ - 1;
   space_.fence();
 }
 

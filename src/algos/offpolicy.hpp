@@ -16,6 +16,7 @@
 ///
 /// Each GMI samples from its own shard; gradients are averaged over GMIs by the run's reducer
 /// before each optimiser step (identical weights everywhere).
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -42,6 +43,9 @@ struct UpdateSchedule {
 
 /// Memory of a replay shard and the transition buffers of one vector step.
 double replay_bytes(const config::Config& cfg, int obs_dim, int act_dim);
+
+/// Kinds of optimiser step an algorithm records (DQN: 1; SAC: critic, actor, alpha).
+inline constexpr int kMaxRecordKinds = 4;
 
 class OffPolicyTrainer : public Trainer {
  public:
@@ -120,7 +124,8 @@ class OffPolicyTrainer : public Trainer {
   std::int64_t iteration_ = 0;
   std::int64_t updates_ = 0;         ///< update events done
   std::int64_t target_updates_ = 0;  ///< target updates done
-  int nonfinite_streak_ = 0;
+  /// Non-finite optimiser steps in a row, per record kind (DQN: 0; SAC: 0 critic, 1 actor, 2 alpha).
+  std::array<int, kMaxRecordKinds> nonfinite_streaks_{};
   std::int64_t refill_until_ = 0;    ///< no updates before this vector step (a resume without replay)
   View1<float> params_, grads_, adam_m_, adam_v_;
   View1<float> obs_, next_obs_, final_obs_, real_next_, rewards_, actions_, env_actions_, act_low_, act_high_;

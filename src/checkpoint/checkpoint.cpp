@@ -125,14 +125,16 @@ void check_shape(hid_t f, const std::string& name, const std::vector<hsize_t>& e
   }
 }
 
-/// Rows of this GMI's replay shard, and the chunk rows that keep a chunk under 256 MiB and within
-/// one GMI's rows (a divisor of them).
+/// Chunk rows for a replay shard of `rows` rows: under 256 MiB a chunk; the whole shard when it
+/// fits, else a divisor of the shard's rows no smaller than a quarter of the limit (a chunk then
+/// holds one GMI's rows only), else the limit (chunks span two GMIs' rows; the writes are
+/// collective, so that is allowed, only slower).
 hsize_t replay_chunk_rows(hsize_t rows, hsize_t row_bytes) {
   const hsize_t limit = std::max<hsize_t>(1, (hsize_t(256) << 20) / std::max<hsize_t>(row_bytes, 1));
   if (rows <= limit) return std::max<hsize_t>(rows, 1);
-  for (hsize_t c = limit; c > 1; --c)
+  for (hsize_t c = limit; c >= std::max<hsize_t>(limit / 4, 1); --c)
     if (rows % c == 0) return c;
-  return 1;
+  return limit;
 }
 
 void check_shapes(hid_t f, const Meta& m) {
@@ -405,7 +407,9 @@ Meta verify(const std::string& path) {
       const io::DatasetInfo info = io::dataset_info(f, name);
       const hsize_t rows = info.dims.empty() ? 1 : info.dims[0];
       const hsize_t per_row = rows > 0 ? std::max<hsize_t>(info.elements() / rows, 1) : 1;
-      const hsize_t slab = std::max<hsize_t>(1, (hsize_t(64) << 20) / (8 * per_row));
+      hsize_t slab = std::max<hsize_t>(1, (hsize_t(64) << 20) / (8 * per_row));
+      // Whole chunks per slab: each chunk is read (and its checksum checked) once.
+      if (info.chunk_rows > 0) slab = std::max(slab / info.chunk_rows, hsize_t(1)) * info.chunk_rows;
       const bool whole = info.dims.empty() || rows == 0;
       for (hsize_t r0 = 0; r0 < rows || (whole && r0 == 0); r0 += slab) {
         const hssize_t n = whole ? -1 : hssize_t(std::min(slab, rows - r0));

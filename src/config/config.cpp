@@ -16,6 +16,7 @@
 #include "kernels/core/error.hpp"
 #include "kernels/envs/mujoco/envs.hpp"
 #include "kernels/envs/registry.hpp"
+#include "kernels/rl/sac_limits.hpp"
 
 namespace gmi::config {
 using envs::EnvSpec;
@@ -617,7 +618,8 @@ const std::vector<Field>& schema() {
                                     GMI_KEY(sac.policy_frequency), at_least<std::int64_t>(1), ">= 1"));
     f.push_back(field<std::int64_t>("sac.target_network_frequency", "env steps between target network updates" + per_gmi,
                                     GMI_KEY(sac.target_network_frequency), at_least<std::int64_t>(1), ">= 1"));
-    f.push_back(field<double>("sac.alpha", "entropy coefficient (its start value when sac.autotune)",
+    f.push_back(field<double>("sac.alpha",
+                              "entropy coefficient; ignored when sac.autotune (alpha then starts at 1, as CleanRL)",
                               GMI_KEY(sac.alpha), positive(), "> 0"));
     f.push_back(field<bool>("sac.autotune", "learn the entropy coefficient towards sac.target_entropy",
                             GMI_KEY(sac.autotune)));
@@ -630,8 +632,8 @@ const std::vector<Field>& schema() {
                            "env step (CleanRL's ratio)",
                            GMI_KEY(sac.updates_per_step), at_least(0), ">= 0"));
     f.push_back(field<double>("sac.max_grad_norm",
-                              "clip each network's global gradient norm to this value; <= 0 disables (CleanRL "
-                              "does not clip)",
+                              "clip the actor's global gradient norm, and Q1 and Q2 by one joint norm, to this "
+                              "value; <= 0 disables (CleanRL does not clip)",
                               GMI_KEY(sac.max_grad_norm)));
     f.push_back(field<double>("sac.adam_eps", "Adam epsilon", GMI_KEY(sac.adam_eps), positive(), "> 0"));
     // train
@@ -950,6 +952,17 @@ void derive(Config& c, int world_size) {
     if (c.batch_size > INT_MAX)
       bad("env.num_envs", fmt::format("env.num_envs * ppo.num_steps = {} exceeds {} samples per GMI",
                                       c.batch_size, INT_MAX));
+    if (multi) {
+      // One role's batch holds a sample per agent of the role.
+      int agents = 0;
+      for (const auto& role : envs::multi_agent_spec(c.env.name, env_overrides(c)).roles)
+        agents = std::max(agents, role.agents);
+      const std::int64_t role_batch = c.batch_size * agents;
+      if (role_batch > INT_MAX)
+        bad("env.num_envs", fmt::format("env.num_envs * agents of a role ({}) * ppo.num_steps = {} exceeds {} "
+                                        "samples per GMI",
+                                        agents, role_batch, INT_MAX));
+    }
     if (c.batch_size % c.ppo.num_minibatches != 0)
       bad("ppo.num_minibatches",
           fmt::format("{} does not divide the batch env.num_envs * ppo.num_steps = {}",
@@ -970,6 +983,9 @@ void derive(Config& c, int world_size) {
       bad("algo", "dqn needs discrete actions; " + c.env.name + " has continuous actions (use sac or ppo)");
     if (!dqn && spec.discrete())
       bad("algo", "sac needs continuous actions; " + c.env.name + " has discrete actions (use dqn or ppo)");
+    if (!dqn && spec.act_dim > rl::kMaxSacActDim)
+      bad("algo", fmt::format("sac takes at most {} action dimensions; {} has {} (use ppo)", rl::kMaxSacActDim,
+                              c.env.name, spec.act_dim));
     if (dqn && c.dqn.end_e > c.dqn.start_e)
       bad("dqn.end_e", fmt::format("{} is above dqn.start_e = {}: epsilon decays", c.dqn.end_e, c.dqn.start_e));
   }

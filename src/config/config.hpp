@@ -104,11 +104,11 @@ struct SacConfig {
   std::int64_t learning_starts = 5000; ///< env steps with uniform random actions before learning
   std::int64_t policy_frequency = 2;   ///< delayed actor updates: every k steps, k of them
   std::int64_t target_network_frequency = 1;  ///< env steps between target updates
-  double alpha = 0.2;                  ///< entropy coefficient (start value when autotuned)
+  double alpha = 0.2;                  ///< entropy coefficient (ignored when autotuned: starts at 1)
   bool autotune = true;                ///< learn alpha towards the target entropy
   std::optional<double> target_entropy;  ///< null: -act_dim
   int updates_per_step = 0;            ///< > 0: this many updates per vector step; 0: one per env step
-  double max_grad_norm = 0.0;          ///< global gradient-norm clip per network (<= 0: off)
+  double max_grad_norm = 0.0;          ///< gradient-norm clip: actor; Q1+Q2 jointly (<= 0: off)
   double adam_eps = 1e-8;
 };
 

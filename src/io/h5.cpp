@@ -212,6 +212,12 @@ DatasetInfo dataset_info(hid_t loc, const std::string& name) {
   info.dims.resize(std::size_t(rank));
   GMI_H5_CHECK(H5Sget_simple_extent_dims(space, info.dims.data(), nullptr));
   info.type = describe_type(type);
+  H5Handle dcpl(GMI_H5_CHECK(H5Dget_create_plist(set)));
+  if (rank > 0 && H5Pget_layout(dcpl) == H5D_CHUNKED) {
+    std::vector<hsize_t> chunk(std::size_t(rank), 0);
+    GMI_H5_CHECK(H5Pget_chunk(dcpl, rank, chunk.data()));
+    info.chunk_rows = chunk[0];
+  }
   return info;
 }
 

@@ -67,6 +67,7 @@ void write_rows(hid_t loc, const std::string& name, const T* data, const std::ve
 struct DatasetInfo {
   std::vector<hsize_t> dims;
   std::string type;  ///< e.g. "float32", "uint64", "string"
+  hsize_t chunk_rows = 0;  ///< rows per chunk (0: not chunked)
   std::size_t elements() const;
 };
 DatasetInfo dataset_info(hid_t loc, const std::string& name);

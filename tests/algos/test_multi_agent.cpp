@@ -11,6 +11,7 @@
 #include "src/algos/ppo/multi_agent.hpp"
 #include "src/algos/trainer.hpp"
 #include "src/config/config.hpp"
+#include "tests/support/test_util.hpp"
 
 namespace {
 
@@ -115,14 +116,7 @@ TEST(MultiAgent, SaveAndLoadResumeExactly) {
 }
 
 TEST(MultiAgent, ConfigErrorsNameTheKey) {
-  auto error = [](gmi::config::Overrides ov) {
-    try {
-      gmi::config::parse("{}", "c.yaml", ov);
-    } catch (const gmi::InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto error = gmi::test::config_error;
   EXPECT_EQ(error({{"env.name", "TagContinuous-v0"}, {"algo", "sac"}}),
             "config c.yaml: algo: TagContinuous-v0 is a multi-agent environment: it trains with ppo (one policy per role)");
   EXPECT_EQ(error({{"env.name", "TagGridworld-v0"}, {"env.max_speed", "2"}}),
@@ -136,6 +130,10 @@ TEST(MultiAgent, ConfigErrorsNameTheKey) {
             "config c.yaml: env.max_episode_steps: TagGridworld-v0 ends its episodes at env.episode_length; leave this 0");
   EXPECT_EQ(error({{"env.name", "TagContinuous-v0"}, {"env.num_other_agents_observed", "0"}}),
             "config c.yaml: env.num_other_agents_observed: expected an integer in [1, 11], got 0");
+  EXPECT_EQ(error({{"env.name", "TagGridworld-v0"}, {"env.num_taggers", "1000"}, {"env.num_envs", "100000"},
+                   {"ppo.num_steps", "128"}}),
+            "config c.yaml: env.num_envs: env.num_envs * agents of a role (1000) * ppo.num_steps = 12800000000 "
+            "exceeds 2147483647 samples per GMI");
 }
 
 }  // namespace

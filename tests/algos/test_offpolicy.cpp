@@ -13,6 +13,7 @@
 #include "src/algos/sac/sac.hpp"
 #include "src/algos/trainer.hpp"
 #include "src/config/config.hpp"
+#include "tests/support/test_util.hpp"
 
 namespace {
 
@@ -188,9 +189,28 @@ TEST(OffPolicy, ResumeWithoutReplayRefillsBeforeLearning) {
   auto resumed = gmi::algos::make_trainer(cfg, 0);
   resumed->load_state(s);
   const auto before = resumed->params_host();
-  const auto m = resumed->iterate();  // 25 vector steps; refilling a batch of 8 takes 4 of them
-  EXPECT_EQ(m.updates, (25 - 4) * 2 / 2);
+  // 25 vector steps of 2 envs; the 4th refills a batch of 8 and learns (it stores, then learns),
+  // the 3 before it do not; an update every 2 env steps.
+  const auto m = resumed->iterate();
+  EXPECT_EQ(m.updates, (25 - 3) * 2 / 2);
   EXPECT_NE(resumed->params_host(), before);
+  // A trainer that ran before (a full shard) forgets its experience on loading and refills alike.
+  first->load_state(s);
+  EXPECT_EQ(first->iterate().updates, m.updates);
+  EXPECT_EQ(first->params_host(), resumed->params_host());
+}
+
+TEST(OffPolicy, ResumeThatExtendsTheRunKeepsTheEpsilonSchedule) {
+  // Epsilon decays over exploration_fraction of the run that started; resuming with a larger
+  // train.total_env_steps (running on) does not stretch the schedule.
+  const auto cfg = dqn();
+  gmi::algos::DqnTrainer first(cfg, 0, nullptr);
+  first.iterate();
+  const TrainerState s = first.save_state();
+  gmi::algos::DqnTrainer longer(dqn({{"train.total_env_steps", "4000"}}), 0, nullptr);
+  EXPECT_NE(longer.epsilon(100), first.epsilon(100));
+  longer.load_state(s);
+  for (std::int64_t k : {25, 100, 200, 400}) EXPECT_EQ(longer.epsilon(k), first.epsilon(k)) << "vector step " << k;
 }
 
 TEST(OffPolicy, HostAndDeviceReplayTrainAlike) {
@@ -239,28 +259,20 @@ TEST(OffPolicy, NonFiniteGradientsAreSkipped) {
     t->inject_nonfinite_gradient();
     const auto m = t->iterate();
     EXPECT_GT(m.updates, 0);
-    // every optimiser step: DQN's updates; SAC's Q, actor and alpha steps
-    if (cfg.algo == "dqn") {
-      EXPECT_EQ(m.skipped_updates, m.updates);
-    } else {
-      EXPECT_GT(m.skipped_updates, m.updates);
-    }
+    // Every optimiser step was skipped (SAC's actor and alpha steps too: the weights stay); the
+    // count is of updates (DQN's, SAC's Q steps), as m.updates, and so is the streak.
+    EXPECT_EQ(m.skipped_updates, m.updates);
+    EXPECT_EQ(m.nonfinite_streak, m.updates);
     EXPECT_EQ(t->params_host(), before) << "no update moved the weights";
     const auto after = t->iterate();
     EXPECT_EQ(after.skipped_updates, 0);
+    EXPECT_EQ(after.nonfinite_streak, 0);
     EXPECT_NE(t->params_host(), before);
   }
 }
 
 TEST(OffPolicy, ConfigErrorsNameTheKey) {
-  auto error = [](gmi::config::Overrides ov) {
-    try {
-      gmi::config::parse("{}", "c.yaml", ov);
-    } catch (const gmi::InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto error = gmi::test::config_error;
   EXPECT_EQ(error({{"algo", "dqn"}, {"env.name", "Pendulum-v1"}}),
             "config c.yaml: algo: dqn needs discrete actions; Pendulum-v1 has continuous actions (use sac or ppo)");
   EXPECT_EQ(error({{"algo", "sac"}, {"env.name", "CartPole-v1"}}),

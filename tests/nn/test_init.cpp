@@ -146,7 +146,9 @@ void check_layout_and_init(const ActorCriticSpec& s, std::size_t expected_actor,
   if (cont)
     for (int k = 0; k < s.act_dim; ++k) used[l.log_std + k] = true;
   for (std::size_t i = 0; i < p.size(); ++i)
-    if (!used[i]) EXPECT_EQ(p[i], 0.0) << "padding entry " << i;
+    if (!used[i]) {
+      EXPECT_EQ(p[i], 0.0) << "padding entry " << i;
+    }
   for (double x : p) ASSERT_TRUE(std::isfinite(x));
   auto check_mlp = [&](const MlpLayout& m, double out_gain) {
     for (std::size_t li = 0; li < m.layers.size(); ++li) {

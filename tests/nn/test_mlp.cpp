@@ -165,7 +165,9 @@ void gradient_check(const Fixture& f) {
   for (std::size_t k = 0; k < f.total; ++k) ASSERT_EQ(G[k], G2[k]) << "param " << k;
 
   for (std::size_t k = 0; k < f.total; ++k)
-    if (!is_param[k]) ASSERT_EQ(G[k], sentinel) << "gradient written outside W and b at " << k;
+    if (!is_param[k]) {
+      ASSERT_EQ(G[k], sentinel) << "gradient written outside W and b at " << k;
+    }
 
   // Central differences with h = 1e-6: truncation error h^2/6 |L'''| ~ 1e-13, rounding error
   // ~ eps |L| / h ~ 1e-9 (|L| ~ 10).  Tolerance 1e-7 + 1e-6 |g| leaves two orders of margin

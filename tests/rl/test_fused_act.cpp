@@ -174,5 +174,7 @@ TEST(FusedAct, TooWideNetworksAreRefused) {
   s.actor_hidden = {512, 512, 512, 256};
   s.critic_hidden = {512, 512, 512, 256};
   const gmi::nn::ActorCriticLayout L(s);
-  if (!gmi::device_is_host()) EXPECT_FALSE(gmi::rl::fused_act_supported(L));
+  if (!gmi::device_is_host()) {
+    EXPECT_FALSE(gmi::rl::fused_act_supported(L));
+  }
 }

@@ -205,6 +205,31 @@ TEST(SacActorLoss, GradientMatchesFiniteDifferences) {
   }
 }
 
+TEST(SacActorLoss, MinimumSplitsItsGradientOnATie) {
+  // torch.min(a, b) (torch.minimum) sends the gradient to the smaller input and half to each
+  // when they are equal; the loss's sum uses the minimum.
+  const int B = 4;
+  const std::vector<float> q1 = {1.0f, 2.0f, 3.0f, -0.5f}, q2 = {1.0f, 1.5f, 4.0f, -0.5f}, lp = {0, 0, 0, 0};
+  auto dq1 = to_device(q1), dq2 = to_device(q2), dlp = to_device(lp);
+  auto la = to_device(std::vector<float>{0.0f});
+  View1<float> g1("g1", B), g2("g2", B);
+  View1<Sums4> stats("stats", 1);
+  SacActorArgs a;
+  a.B = B;
+  a.log_alpha = la.data();
+  a.q1 = dq1.data();
+  a.q2 = dq2.data();
+  a.logp = dlp.data();
+  a.d_q1 = g1.data();
+  a.d_q2 = g2.data();
+  sac_actor_q_grad(ExecSpace(), a, stats.data());
+  const auto h1 = to_host(g1), h2 = to_host(g2);
+  const float g = -1.0f / B;
+  EXPECT_EQ(h1, (std::vector<float>{0.5f * g, 0.0f, g, 0.5f * g}));
+  EXPECT_EQ(h2, (std::vector<float>{0.5f * g, g, 0.0f, 0.5f * g}));
+  EXPECT_DOUBLE_EQ(to_host(stats)[0].v[0], -(1.0 + 1.5 + 3.0 - 0.5));
+}
+
 TEST(SacCriticLoss, TargetAndGradient) {
   const int B = 5;
   std::mt19937 g(9);

@@ -1,10 +1,12 @@
 #include "src/algos/dqn/dqn.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/core/host_copy.hpp"
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
 #include "kernels/nn/init.hpp"
@@ -14,11 +16,6 @@
 namespace gmi::algos {
 namespace {
 
-double mlp_workspace_floats(const nn::MlpLayout& m, double rows) {
-  double widths = 0;
-  for (const auto& l : m.layers) widths += l.out;
-  return rows * (widths + 2.0 * m.max_width() + 1.0);
-}
 
 }  // namespace
 
@@ -35,7 +32,7 @@ MemoryNeeds DqnTrainer::memory_needs(const config::Config& cfg) {
   double floats = 5 * P;                                   // params, gradients, Adam moments, target
   floats += N * (5 * od + 4);                              // one vector step's buffers
   floats += B * (2 * od + 3) + B * q.out();                // the sampled batch, the loss gradient
-  floats += mlp_workspace_floats(q, N) + 3 * mlp_workspace_floats(q, B);
+  floats += nn::MlpWorkspace<float>::size(q, N) + 3 * nn::MlpWorkspace<float>::size(q, B);
   const double replay = replay_bytes(cfg, spec.obs_dim, 1);
   MemoryNeeds m;
   m.drivers = {"replay.capacity", "env.num_envs", "dqn.batch_size", "policy.q_hidden"};
@@ -53,11 +50,11 @@ DqnTrainer::DqnTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi:
                        UpdateSchedule{cfg.dqn.updates_per_step, cfg.dqn.learning_starts, cfg.dqn.train_frequency,
                                       cfg.dqn.target_network_frequency}),
       q_(network(cfg)),
-      n_(env_->spec().num_actions) {
+      n_(env_->spec().num_actions),
+      decay_env_steps_(cfg.dqn.exploration_fraction * double(cfg.train.total_env_steps)) {
   std::vector<float> init(P_, 0.0f);
   nn::init_mlp_uniform(init, q_, std::uint64_t(cfg.train.seed), 0);
-  Kokkos::deep_copy(params_, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                                 init.data(), init.size()));
+  to_device(params_, init, "DQN initial parameters");
   target_ = View1<float>("gmi::dqn::target", P_);
   Kokkos::deep_copy(target_, params_);  // CleanRL: target_network.load_state_dict(q_network.state_dict())
   const int B = batch_size();
@@ -80,16 +77,15 @@ std::string DqnTrainer::describe() const {
       cfg_.replay.capacity, cfg_.replay.storage, rl::ReplayBuffer::bytes(replay_.spec()) / (1 << 20), d.batch_size,
       d.updates_per_step > 0 ? fmt::format("{} updates per vector step", d.updates_per_step)
                              : fmt::format("an update every {} env steps", d.train_frequency),
-      d.target_network_frequency, d.tau, d.start_e, d.end_e, d.exploration_fraction * double(cfg_.train.total_env_steps));
+      d.target_network_frequency, d.tau, d.start_e, d.end_e, decay_env_steps_);
 }
 
 double DqnTrainer::epsilon(std::int64_t k) const {
   // CleanRL: linear_schedule(start_e, end_e, exploration_fraction * total_timesteps, global_step),
   // global_step counting the env steps of all GMIs.
   const auto& d = cfg_.dqn;
-  const double duration = d.exploration_fraction * double(cfg_.train.total_env_steps);
   const double t = double(k) * N_ * cfg_.world_size;
-  const double slope = (d.end_e - d.start_e) / duration;
+  const double slope = (d.end_e - d.start_e) / decay_env_steps_;
   return std::max(slope * t + d.start_e, d.end_e);
 }
 
@@ -151,25 +147,29 @@ void DqnTrainer::losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums,
 
 void DqnTrainer::save_extra(TrainerState& s) const {
   s.adam_step = adam_step_;
-  std::vector<float> t(P_);
-  Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(t.data(), t.size()), target_);
-  s.tensors.emplace_back("target_params", std::move(t));
+  s.tensors.emplace_back("target_params", to_host(target_));
+  s.tensors64.emplace_back("epsilon_decay_env_steps", std::vector<double>{decay_env_steps_});
 }
 
 void DqnTrainer::load_extra(const TrainerState& s) {
   adam_step_ = s.adam_step;
   const std::vector<float>* t = s.tensor("target_params");
   GMI_REQUIRE(t && t->size() == P_, "DQN state: target_params missing or of the wrong size");
-  Kokkos::deep_copy(target_, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(t->data(), t->size()));
+  to_device(target_, *t, "DQN target_params");
+  const std::vector<double>* decay = s.tensor64("epsilon_decay_env_steps");
+  GMI_REQUIRE(decay && decay->size() == 1, "DQN state: epsilon_decay_env_steps missing or of the wrong size");
+  if ((*decay)[0] != decay_env_steps_)
+    spdlog::info("epsilon decays over {:.0f} env steps, as in the run this resumes (this config's "
+                 "dqn.exploration_fraction * train.total_env_steps = {:.0f})",
+                 (*decay)[0], decay_env_steps_);
+  decay_env_steps_ = (*decay)[0];
 }
 
 DqnPolicy::DqnPolicy(const config::Config& cfg, const std::vector<float>& params, int capacity)
     : q_(DqnTrainer::network(cfg)), dueling_(cfg.dqn.dueling), epsilon_(float(cfg.dqn.end_e)) {
   n_ = dueling_ ? q_.out() - 1 : q_.out();
   GMI_REQUIRE(params.size() == q_.num_params, "DQN policy: parameter count does not match the Q network");
-  params_ = View1<float>("gmi::dqn::policy_params", params.size());
-  Kokkos::deep_copy(params_, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                                 params.data(), params.size()));
+  params_ = device_copy("gmi::dqn::policy_params", params);
   ws_ = nn::MlpWorkspace<float>(q_, capacity);
 }
 

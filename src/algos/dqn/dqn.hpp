@@ -43,6 +43,9 @@ class DqnTrainer final : public OffPolicyTrainer {
   nn::MlpWorkspace<float> ws_act_, ws_q_, ws_next_target_, ws_next_online_;
   std::int64_t adam_step_ = 0;
   double last_epsilon_ = 0;
+  /// Env steps (all GMIs) epsilon decays over: exploration_fraction * total_env_steps of the run
+  /// that started (kept in checkpoints, so a resume that extends the run keeps its schedule).
+  double decay_env_steps_ = 0;
 };
 
 /// A trained Q network acting: greedily when deterministic, else epsilon-greedily with the
