@@ -34,14 +34,7 @@ gmi::config::Config tag(const std::string& game, gmi::config::Overrides extra = 
   return gmi::config::parse("{}", "test", ov);
 }
 
-std::vector<float> train(const gmi::config::Config& cfg, int iterations, std::vector<IterationMetrics>* ms = nullptr) {
-  auto t = gmi::algos::make_trainer(cfg, 0);
-  for (int i = 0; i < iterations; ++i) {
-    const auto m = t->iterate();
-    if (ms) ms->push_back(m);
-  }
-  return t->params_host();
-}
+using gmi::test::train;
 
 TEST(MultiAgent, OnePolicyPerRoleDeterministicAndLearning) {
   for (const char* game : {"TagGridworld-v0", "TagContinuous-v0"}) {

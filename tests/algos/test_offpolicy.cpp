@@ -54,14 +54,7 @@ gmi::config::Config sac(gmi::config::Overrides extra = {}) {
   return gmi::config::parse("{}", "test", ov);
 }
 
-std::vector<float> train(const gmi::config::Config& cfg, int iterations, std::vector<IterationMetrics>* ms = nullptr) {
-  auto t = gmi::algos::make_trainer(cfg, 0);
-  for (int i = 0; i < iterations; ++i) {
-    const auto m = t->iterate();
-    if (ms) ms->push_back(m);
-  }
-  return t->params_host();
-}
+using gmi::test::train;
 
 /// Updates CleanRL's loop makes during env steps [g0, g1) (one env: g is global_step).
 int cleanrl_updates(std::int64_t g0, std::int64_t g1, std::int64_t learning_starts, std::int64_t frequency) {

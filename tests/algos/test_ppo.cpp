@@ -6,6 +6,7 @@
 
 #include "src/algos/ppo/ppo.hpp"
 #include "src/config/config.hpp"
+#include "tests/support/test_util.hpp"
 
 namespace {
 
@@ -19,15 +20,7 @@ gmi::config::Config small(const std::string& env, gmi::config::Overrides extra =
   return gmi::config::parse("{}", "test", ov);
 }
 
-std::vector<float> train(const gmi::config::Config& cfg, int iterations,
-                         std::vector<gmi::algos::IterationMetrics>* ms = nullptr) {
-  gmi::algos::PpoTrainer t(cfg, 0);
-  for (int i = 0; i < iterations; ++i) {
-    const auto m = t.iterate();
-    if (ms) ms->push_back(m);
-  }
-  return t.params_host();
-}
+using gmi::test::train;
 
 }  // namespace
 

@@ -1,27 +1,25 @@
 #pragma once
-// Helpers shared by the tests: host<->device copies of flat buffers, config error lines.
+// Helpers shared by the tests: host<->device copies of flat buffers, config error lines, short
+// training runs.
 #include <string>
 #include <vector>
 
 #include "kernels/core/error.hpp"
+#include "kernels/core/host_copy.hpp"
 #include "kernels/core/kokkos.hpp"
+#include "src/algos/trainer.hpp"
 #include "src/config/config.hpp"
 
 namespace gmi::test {
 
 template <class T>
 View1<T> to_device(const std::vector<T>& h, const char* label = "gmi::test::buffer") {
-  View1<T> d(std::string(label), h.size());
-  auto m = Kokkos::create_mirror_view(d);
-  for (std::size_t i = 0; i < h.size(); ++i) m(i) = h[i];
-  Kokkos::deep_copy(d, m);
-  return d;
+  return device_copy(label, h);
 }
 
 template <class T>
 std::vector<T> to_host(const View1<T>& d) {
-  auto m = Kokkos::create_mirror_view_and_copy(HostSpace(), d);
-  return std::vector<T>(m.data(), m.data() + m.extent(0));
+  return gmi::to_host(d);
 }
 
 template <class T>
@@ -42,6 +40,18 @@ inline std::string config_error(const config::Overrides& keys) {
     return e.what();
   }
   return "no error";
+}
+
+/// The weights after `iterations` iterations of a trainer of `cfg` (one GMI), each iteration's
+/// metrics into `ms` when given.
+inline std::vector<float> train(const config::Config& cfg, int iterations,
+                                std::vector<algos::IterationMetrics>* ms = nullptr) {
+  auto t = algos::make_trainer(cfg, 0);
+  for (int i = 0; i < iterations; ++i) {
+    const auto m = t->iterate();
+    if (ms) ms->push_back(m);
+  }
+  return t->params_host();
 }
 
 }  // namespace gmi::test
