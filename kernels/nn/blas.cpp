@@ -6,6 +6,7 @@
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #else
 #include <cblas.h>
 #endif
@@ -17,6 +18,13 @@ std::uint64_t g_calls = 0;
 }  // namespace
 
 std::uint64_t call_count() { return g_calls; }
+
+MatmulPrecision parse_matmul_precision(const std::string& name) {
+  if (name == "fp32") return MatmulPrecision::FP32;
+  if (name == "tf32") return MatmulPrecision::TF32;
+  if (name == "bf16") return MatmulPrecision::BF16;
+  throw InputError("device.matmul: expected one of fp32, tf32, bf16, got '" + name + "'");
+}
 
 void init_host_threads() {
 #if !defined(KOKKOS_ENABLE_CUDA)
@@ -51,15 +59,51 @@ void set_matmul_precision(MatmulPrecision p) {
         g_handle, p == MatmulPrecision::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
 }
 
+namespace {
+// BF16 operands: each fp32 operand rounded to bfloat16 (nearest even) into scratch that grows to
+// the largest operand seen (the first rollout and update size it; a captured graph never grows
+// it), then cublasGemmEx on BF16 tensor cores with fp32 accumulation and an fp32 result.
+// (CUBLAS_COMPUTE_32F_FAST_16BF alone only permits BF16: on an H100, cuBLAS 13 kept fp32/TF32
+// products for 256^3.)
+Kokkos::View<std::uint16_t*, MemSpace> g_bf16[2];
+
+/// Elements a column-major operand of `rows` x `cols` with leading dimension `ld` spans, for
+/// `count` operands `stride` apart (stride 0: one shared operand).
+std::size_t span(int rows, int cols, int ld, long long stride, int count) {
+  const std::size_t one = std::size_t(ld) * (cols - 1) + rows;
+  return stride > 0 ? std::size_t(stride) * (count - 1) + one : one;
+}
+int rows_of(Op o, int r, int c) { return o == Op::N ? r : c; }
+
+const void* to_bf16(const ExecSpace& space, int which, const float* x, std::size_t n) {
+  auto& buf = g_bf16[which];
+  if (buf.extent(0) < n)
+    buf = Kokkos::View<std::uint16_t*, MemSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gmi::blas::bf16"), n);
+  std::uint16_t* out = buf.data();
+  Kokkos::parallel_for(
+      "gmi::blas::to_bf16", Range64(space, 0, std::int64_t(n)),
+      KOKKOS_LAMBDA(const std::int64_t i) { out[i] = __bfloat16_as_ushort(__float2bfloat16_rn(x[i])); });
+  return out;
+}
+}  // namespace
+
 void release_handles() {
   if (g_handle) cublasDestroy(g_handle);
   g_handle = nullptr;
+  for (auto& b : g_bf16) b = {};
 }
 
 template <>
 void gemm<float>(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, float alpha,
                  const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
   ++g_calls;
+  if (g_precision == MatmulPrecision::BF16) {
+    const void* a = to_bf16(space, 0, A, span(rows_of(ta, m, k), rows_of(ta, k, m), lda, 0, 1));
+    const void* b = to_bf16(space, 1, B, span(rows_of(tb, k, n), rows_of(tb, n, k), ldb, 0, 1));
+    GMI_CUBLAS_CHECK(cublasGemmEx(handle(space), op(ta), op(tb), m, n, k, &alpha, a, CUDA_R_16BF, lda, b, CUDA_R_16BF,
+                                  ldb, &beta, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    return;
+  }
   GMI_CUBLAS_CHECK(
       cublasSgemm(handle(space), op(ta), op(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
 }
@@ -88,6 +132,14 @@ void gemm_strided_batched<float>(const ExecSpace& space, Op ta, Op tb, int m, in
                                  const float* A, int lda, long long strideA, const float* B, int ldb, long long strideB,
                                  float beta, float* C, int ldc, long long strideC, int count) {
   ++g_calls;
+  if (g_precision == MatmulPrecision::BF16) {
+    const void* a = to_bf16(space, 0, A, span(rows_of(ta, m, k), rows_of(ta, k, m), lda, strideA, count));
+    const void* b = to_bf16(space, 1, B, span(rows_of(tb, k, n), rows_of(tb, n, k), ldb, strideB, count));
+    GMI_CUBLAS_CHECK(cublasGemmStridedBatchedEx(handle(space), op(ta), op(tb), m, n, k, &alpha, a, CUDA_R_16BF, lda,
+                                                strideA, b, CUDA_R_16BF, ldb, strideB, &beta, C, CUDA_R_32F, ldc,
+                                                strideC, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    return;
+  }
   GMI_CUBLAS_CHECK(cublasSgemmStridedBatched(handle(space), op(ta), op(tb), m, n, k, &alpha, A, lda, strideA, B, ldb,
                                              strideB, &beta, C, ldc, strideC, count));
 }

@@ -4,6 +4,7 @@
 /// builds.  Column-major, BLAS argument order, the execution-space instance first (the cuBLAS
 /// handle is bound to its stream, so calls order with the Kokkos kernels around them).
 #include <cstdint>
+#include <string>
 
 #include "kernels/core/kokkos.hpp"
 
@@ -11,9 +12,13 @@ namespace gmi::blas {
 
 enum class Op { N, T };
 
-/// How float32 GEMMs may use tensor cores (CUDA only; host builds always compute in fp32).
-enum class MatmulPrecision { FP32, TF32 };
+/// How float32 GEMMs may use tensor cores (CUDA only; host builds always compute in fp32):
+/// FP32 (no tensor cores), TF32 (one TF32 pass), BF16 (each product's operands rounded to bfloat16
+/// into scratch, BF16 tensor cores, fp32 accumulation and result; weights and activations stay fp32).
+enum class MatmulPrecision { FP32, TF32, BF16 };
 void set_matmul_precision(MatmulPrecision p);
+/// device.matmul's value ("fp32", "tf32", "bf16") as a precision; throws gmi::InputError otherwise.
+MatmulPrecision parse_matmul_precision(const std::string& name);
 
 /// C(m×n) = alpha * op(A) * op(B) + beta * C
 template <class Scalar>

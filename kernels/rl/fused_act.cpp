@@ -82,6 +82,7 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
           const int i = first + s;
           if (i >= a.N) return;
           const std::uint64_t hi = rng::tag(rng::kAction, a.env_offset + i);
+          const std::uint64_t step = a.step_base ? *a.step_base + a.step : a.step;
           if (a.num_actions > 0) {
             const int n = a.num_actions;
             float m = y[s];
@@ -95,7 +96,7 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
               for (int j = 1; j < n; ++j)
                 if (y[j * ld + s] > y[act * ld + s]) act = j;
             } else {
-              const auto bits = rng::philox(a.seed, a.step << 8, hi);
+              const auto bits = rng::philox(a.seed, step << 8, hi);
               const float u = rng::uniform01(bits.v[0]);
               float c = 0.0f;
               for (int j = 0; j < n - 1; ++j) {
@@ -114,7 +115,7 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
             const float* log_std = a.params + a.log_std;
             float lp = 0.0f;
             for (int j0 = 0; j0 < d; j0 += 4) {
-              const auto bits = rng::philox(a.seed, (a.step << 8) | std::uint64_t(j0 / 4), hi);
+              const auto bits = rng::philox(a.seed, (step << 8) | std::uint64_t(j0 / 4), hi);
               float z[4] = {0.0f, 0.0f, 0.0f, 0.0f};
               if (!a.deterministic) {
                 rng::normal2(bits.v[0], bits.v[1], z[0], z[1]);

@@ -19,6 +19,9 @@ struct FusedActArgs {
   int N = 0;
   int obs_dim = 0, act_dim = 1, num_actions = 0;
   std::uint64_t seed = 0, step = 0, env_offset = 0;
+  /// If set, the global step is *step_base + step, read on the device (a captured CUDA graph
+  /// replays the launch with new steps: device.graphs).
+  const std::uint64_t* step_base = nullptr;
   bool clip_actions = true;
   const float* params = nullptr;
   std::size_t log_std = 0;           ///< offset of the log-stds in params (continuous)

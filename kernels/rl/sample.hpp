@@ -18,6 +18,7 @@ struct SampleArgs {
   int act_dim = 1;
   std::uint64_t seed = 0;
   std::uint64_t step = 0;        ///< global step index of this rollout step
+  const std::uint64_t* step_base = nullptr;  ///< if set, the step is *step_base + step (device memory)
   std::uint64_t env_offset = 0;  ///< global index of env 0 of this rank
   bool clip_actions = true;
   bool deterministic = false;  ///< the mode instead of a sample (evaluation)
@@ -38,6 +39,7 @@ inline void sample_actions(const ExecSpace& space, const SampleArgs& args) {
   Kokkos::parallel_for(
       "gmi::rl::sample_actions", Range(space, 0, a.N), KOKKOS_LAMBDA(const int i) {
         const std::uint64_t hi = rng::tag(rng::kAction, a.env_offset + i);
+        const std::uint64_t step = a.step_base ? *a.step_base + a.step : a.step;
         if (a.values) a.values[i] = a.critic_out[i];
         if (a.num_actions > 0) {
           const float* y = a.actor_out + std::size_t(i) * a.num_actions;
@@ -47,7 +49,7 @@ inline void sample_actions(const ExecSpace& space, const SampleArgs& args) {
             for (int k = 1; k < a.num_actions; ++k)
               if (y[k] > y[act]) act = k;
           } else {
-            const auto bits = rng::philox(a.seed, a.step << 8, hi);
+            const auto bits = rng::philox(a.seed, step << 8, hi);
             act = categorical_sample(y, a.num_actions, lse, rng::uniform01(bits.v[0]));
           }
           a.actions[i] = float(act);
@@ -59,7 +61,7 @@ inline void sample_actions(const ExecSpace& space, const SampleArgs& args) {
           float* env_out = a.env_actions + std::size_t(i) * a.act_dim;
           float lp = 0;
           for (int j0 = 0; j0 < a.act_dim; j0 += 4) {
-            const auto bits = rng::philox(a.seed, (a.step << 8) | std::uint64_t(j0 / 4), hi);
+            const auto bits = rng::philox(a.seed, (step << 8) | std::uint64_t(j0 / 4), hi);
             float z[4] = {0, 0, 0, 0};
             if (!a.deterministic) {
               rng::normal2(bits.v[0], bits.v[1], z[0], z[1]);

@@ -11,6 +11,7 @@
 // implementation, yet is far below the error of a wrong index (O(1) relative).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -132,6 +133,41 @@ std::vector<GemmCase> gemm_cases() {
 TEST(Blas, GemmFloatMatchesNaive) {
   std::uint64_t seed = 100;
   for (const auto& c : gemm_cases()) check_gemm<float>(c, seed += 10);
+}
+
+// device.matmul bf16: the operands are rounded to bfloat16 (8 significant bits), the products
+// accumulated in fp32.  1 + 2^-10 is exact in fp32 and TF32 but
+// rounds to 1 in bfloat16, so each element of a k = 256 product of it with ones is 256.25 in fp32
+// and exactly 256 with BF16 operands.  Host builds compute in fp32 whatever the setting.
+TEST(Blas, Bf16PrecisionRoundsTheOperandsToBfloat16) {
+  const int m = 256, n = 256, k = 256;
+  const float x = 1.0f + 0x1p-10f;
+  auto dA = to_device(std::vector<float>(std::size_t(m) * k, x)), dB = to_device(std::vector<float>(std::size_t(k) * n, 1.0f));
+  auto dC = to_device(std::vector<float>(std::size_t(m) * n, 0.0f));
+  ExecSpace space;
+  const float fp32 = 256.25f;
+#if defined(KOKKOS_ENABLE_CUDA)
+  const float expected = 256.0f;
+#else
+  const float expected = fp32;
+#endif
+  auto count = [&](float v) {
+    const auto h = to_host(dC);
+    return std::count(h.begin(), h.end(), v);
+  };
+  set_matmul_precision(parse_matmul_precision("bf16"));
+  gemm<float>(space, Op::N, Op::N, m, n, k, 1.0f, dA.data(), m, dB.data(), k, 0.0f, dC.data(), m);
+  space.fence();
+  EXPECT_EQ(count(expected), m * n);
+  gemm_strided_batched<float>(space, Op::N, Op::N, m, n, k, 1.0f, dA.data(), m, 0, dB.data(), k, 0, 0.0f, dC.data(), m,
+                              0, 1);
+  space.fence();
+  EXPECT_EQ(count(expected), m * n);
+  set_matmul_precision(MatmulPrecision::FP32);
+  gemm<float>(space, Op::N, Op::N, m, n, k, 1.0f, dA.data(), m, dB.data(), k, 0.0f, dC.data(), m);
+  space.fence();
+  EXPECT_EQ(count(fp32), m * n);
+  EXPECT_THROW(parse_matmul_precision("fp16"), InputError);
 }
 
 TEST(Blas, GemmDoubleMatchesNaive) {
