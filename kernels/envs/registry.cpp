@@ -9,6 +9,7 @@
 #include "kernels/envs/mountain_car_continuous.hpp"
 #include "kernels/envs/mujoco/envs.hpp"
 #include "kernels/envs/pendulum.hpp"
+#include "kernels/envs/synthetic_humanoid.hpp"
 
 namespace gmi::envs {
 namespace {
@@ -52,6 +53,7 @@ const std::vector<Entry>& registry() {
         entry<Acrobot>(),
         entry<Pendulum>(),
         entry<MountainCarContinuous>(),
+        entry<SyntheticHumanoid>(),
     };
     for (const std::string& name : mujoco::names()) r.push_back(mujoco_entry(name));
     return r;

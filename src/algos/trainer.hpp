@@ -15,6 +15,7 @@
 #include "kernels/rl/replay.hpp"
 #include "mpi/gradient_reducer.hpp"
 #include "src/algos/actor.hpp"
+#include "src/algos/phases.hpp"
 #include "src/config/config.hpp"
 
 namespace gmi::algos {
@@ -100,6 +101,9 @@ class Trainer {
   virtual void load_shared_state(const TrainerState& s, std::uint64_t first_episode) = 0;
   /// Test hook (fault injection): every gradient of the next iteration on this GMI gets a NaN.
   virtual void inject_nonfinite_gradient() = 0;
+  /// Benchmarks: time every phase of the following iterations into `clock` (nullptr: stop).
+  /// Returns false when the trainer cannot split its iterations into phases.
+  virtual bool profile_phases(PhaseClock* clock) { return clock == nullptr; }
 };
 
 /// The trainer `cfg.algo` names, for the GMI whose first environment has global index

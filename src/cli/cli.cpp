@@ -142,6 +142,10 @@ int main(int argc, char** argv) {
                         "train: rollout + update; serve: rollouts only (policy inference + env steps; ppo); update: "
                         "gradient updates alone on a full replay buffer (dqn, sac; --iterations updates timed)")
       ->check(CLI::IsMember({"train", "serve", "update"}));
+  bench_cmd->add_option("--phase-iterations", bench.phase_iterations,
+                        "ppo, train mode: iterations timed phase by phase after the timed ones (fenced at every "
+                        "phase; printed with FLOP/s, bytes/s and their fractions of the device's peaks); 0: none")
+      ->check(at_least(0));
   bench_cmd->add_option("--json", bench.json_path, "write results here");
 
   // gmi_drl bench-reduce

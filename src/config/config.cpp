@@ -678,16 +678,25 @@ const std::vector<Field>& schema() {
     // device
     f.push_back(field<std::string>("device.matmul",
                                    "float32 matrix products on GPUs: fp32 (cuBLAS FP32; the fused kernels' "
-                                   "tensor-core layers, rollout step and update, in 3xTF32), or tf32 (one TF32 "
-                                   "pass: 10-bit mantissas)",
-                                   GMI_KEY(device.matmul), one_of({"fp32", "tf32"}),
-                                   "one of fp32, tf32"));
+                                   "tensor-core layers, rollout step and update, in 3xTF32), tf32 (one TF32 "
+                                   "pass: 10-bit mantissas), or bf16 (cuBLAS rounds the operands to bfloat16 and "
+                                   "accumulates in fp32; weights, gradients and Adam stay fp32; the layered "
+                                   "kernels run, the fused ones have no BF16 path)",
+                                   GMI_KEY(device.matmul), one_of({"fp32", "tf32", "bf16"}),
+                                   "one of fp32, tf32, bf16"));
     f.push_back(field<std::string>(
         "device.fused_kernels",
         "fused kernels for small networks (rollout step: actor, critic and sampling in one launch; "
         "update: gather, forward, loss and backward per tile in shared memory) when the layers fit; "
         "auto: both on GPU builds, layered on host builds",
         GMI_KEY(device.fused_kernels), one_of({"auto", "on", "off"}), "one of auto, on, off"));
+    f.push_back(field<std::string>(
+        "device.graphs",
+        "PPO's rollout (policy step and env step, every step) captured once into a CUDA graph and replayed "
+        "each iteration: one launch instead of two or more per step; same results as off. auto: on for "
+        "environments that step on the device (CUDA builds); on: also an error where it cannot apply "
+        "(host-simulated or multi-agent environments); host builds run without graphs",
+        GMI_KEY(device.graphs), one_of({"auto", "on", "off"}), "one of auto, on, off"));
     // gmi
     f.push_back(field<std::string>(
         "gmi.backend",
@@ -945,6 +954,14 @@ void derive(Config& c, int world_size) {
   if (c.env.async_halves && !envs::mujoco::is_mujoco(c.env.name))
     bad("env.async_halves", c.env.name + " steps on the device; only host-simulated environments (MuJoCo) step in halves");
   if (c.env.async_halves && c.env.num_envs < 2) bad("env.async_halves", "needs env.num_envs >= 2 (two halves)");
+  if (c.device.graphs == "on" && (multi || envs::mujoco::is_mujoco(c.env.name) || c.algo != "ppo"))
+    bad("device.graphs", "on: graphs capture PPO's rollout of environments that step on the device; " +
+                             (c.algo != "ppo" ? "algo " + c.algo + " has no captured rollout"
+                                              : c.env.name + (multi ? " is a multi-agent game" : " steps on host threads")) +
+                             " (use auto or off)");
+  if (c.device.matmul == "bf16" && c.device.fused_kernels == "on")
+    bad("device.fused_kernels", "on: the fused kernels have no BF16 path (device.matmul bf16 runs the layered "
+                                "cuBLAS kernels); use auto or off");
   c.world_size = world_size;
   if (c.algo == "ppo") {
     c.num_steps = c.ppo.num_steps;

@@ -139,8 +139,9 @@ struct CheckpointConfig {
 };
 
 struct DeviceConfig {
-  std::string matmul = "fp32";  ///< fp32 | tf32 (tensor cores for float32 GEMMs on GPUs)
+  std::string matmul = "fp32";  ///< fp32 | tf32 | bf16 (tensor cores for float32 GEMMs on GPUs)
   std::string fused_kernels = "auto";  ///< auto | on | off: fused small-MLP kernels (see schema)
+  std::string graphs = "auto";         ///< auto | on | off: the rollout as one CUDA graph (see schema)
 };
 
 /// How ranks are placed on GPUs and how a GPU is shared among its GMIs (see the schema in config.cpp).

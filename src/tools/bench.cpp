@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include "src/gmi/session.hpp"
 #include "src/runtime/kokkos_scope.hpp"
 #include "src/runtime/mpi_command.hpp"
+#include "src/tools/roofline.hpp"
 
 namespace gmi::tools {
 namespace {
@@ -56,6 +58,11 @@ struct Result {
   double kernels = 0, copies = 0, blas = 0, setup_s = 0;
   double memory_per_gmi = 0;  ///< bytes, the most any GMI used (Session::memory_in_use)
   std::string path;  ///< fused or layered kernels
+  /// Profiled iterations (PPO train mode): seconds per iteration in each phase (the most any GMI
+  /// took), and the work the phase needs (roofline.hpp).
+  std::array<double, algos::kNumPhases> phase_s{};
+  PhaseWork phase_work{};
+  int profiled = 0;
 };
 
 double max_over_ranks(double v) {
@@ -139,8 +146,8 @@ void iterate(algos::Trainer* trainer, Server* server, double& rollout, double& u
   rollout += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Result measure(const config::Config& base, int total, int warmup, int iterations, const std::string& mode,
-               const instances::Session& session, mpi::GradientReducer* reducer) {
+Result measure(const config::Config& base, int total, int warmup, int iterations, int profile,
+               const std::string& mode, const instances::Session& session, mpi::GradientReducer* reducer) {
   const int world = session.layout().size(), gmi_rank = session.me().gmi_rank;
   const int n = total / world;
   const bool serve = mode == "serve", updates_only = mode == "update";
@@ -208,7 +215,88 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   r.kernels = double(g_kernels);
   r.copies = double(g_copies);
   r.blas = double(blas::call_count() - b0);
+  if (trainer && profile > 0) {
+    // Where the time goes: fenced at every phase boundary, so slower than the timed iterations.
+    algos::PhaseClock clock;
+    GMI_REQUIRE(trainer->profile_phases(&clock), "bench: this trainer cannot time its phases");
+    clock.start(ExecSpace());
+    for (int i = 0; i < profile; ++i) iterate(trainer.get(), sv, rollout, update, updates);
+    trainer->profile_phases(nullptr);
+    for (int p = 0; p < algos::kNumPhases; ++p) r.phase_s[p] = max_over_ranks(clock.seconds(algos::Phase(p))) / profile;
+    r.profiled = profile;
+    const nn::ActorCriticLayout L = algos::PpoTrainer::policy_layout(cfg);
+    const envs::EnvSpec& spec = trainer->env_spec();
+    PpoShape s;
+    s.num_envs = n;
+    s.num_steps = cfg.ppo.num_steps;
+    s.epochs = cfg.ppo.update_epochs;
+    s.minibatches = cfg.ppo.num_minibatches;
+    s.obs_dim = spec.obs_dim;
+    s.act_dim = spec.act_dim;
+    s.continuous = !spec.discrete();
+    for (const auto& l : L.actor.layers) s.actor.emplace_back(l.in, l.out);
+    for (const auto& l : L.critic.layers) s.critic.emplace_back(l.in, l.out);
+    s.params = double(L.num_params);
+    s.fused_update = r.path.find("fused update") != std::string::npos ||
+                     (r.path.rfind("fused", 0) == 0 && r.path.find("layered update") == std::string::npos);
+    s.reduction = world > 1;
+    s.normalize_obs = cfg.ppo.normalize_obs;
+    s.device_env = spec.host_bytes_per_env == 0;
+    r.phase_work = ppo_phase_work(s);
+  }
   return r;
+}
+
+/// Fraction of the limit a phase reached: the larger of its FLOP rate over the peak that bounds
+/// it and its byte rate over the bandwidth (0 when the peaks are unknown).
+struct PhaseRate {
+  double flops_per_s = 0, bytes_per_s = 0, flop_frac = 0, bw_frac = 0;
+  double frac() const { return std::max(flop_frac, bw_frac); }
+};
+PhaseRate phase_rate(const Result& r, int p, const DevicePeaks& peaks, double matmul_peak) {
+  PhaseRate x;
+  const double s = r.phase_s[p];
+  if (s <= 0) return x;
+  x.flops_per_s = r.phase_work[p].flops / s;
+  x.bytes_per_s = r.phase_work[p].bytes / s;
+  const double fpeak = is_matmul_phase(algos::Phase(p)) ? matmul_peak : peaks.fp32;
+  if (fpeak > 0) x.flop_frac = x.flops_per_s / fpeak;
+  if (peaks.bytes_per_s > 0) x.bw_frac = x.bytes_per_s / peaks.bytes_per_s;
+  return x;
+}
+
+/// The phase furthest from its limit among those taking at least 5 % of a profiled iteration.
+int furthest_phase(const Result& r, const DevicePeaks& peaks, double matmul_peak) {
+  double total = 0;
+  for (double s : r.phase_s) total += s;
+  int best = -1;
+  for (int p = 0; p < algos::kNumPhases; ++p) {
+    if (r.phase_s[p] < 0.05 * total || algos::Phase(p) == algos::Phase::Other) continue;
+    if (best < 0 || phase_rate(r, p, peaks, matmul_peak).frac() < phase_rate(r, best, peaks, matmul_peak).frac())
+      best = p;
+  }
+  return best;
+}
+
+void print_phases(const Result& r, const DevicePeaks& peaks, double matmul_peak) {
+  double total = 0;
+  for (double s : r.phase_s) total += s;
+  spdlog::info("phases at {} envs ({} per GMI; {} profiled iterations fenced at every phase: {:.2f} ms each)",
+               r.num_envs, r.envs_per_gmi, r.profiled, 1e3 * total);
+  spdlog::info("  {:<16} {:>9} {:>6} {:>11} {:>9} {:>10} {:>9}", "phase", "ms/iter", "share", "GFLOP/s", "GB/s",
+               "% FLOP pk", "% BW pk");
+  for (int p = 0; p < algos::kNumPhases; ++p) {
+    if (r.phase_s[p] <= 0) continue;
+    const PhaseRate x = phase_rate(r, p, peaks, matmul_peak);
+    const auto pct = [&](double f) { return peaks.known() ? fmt::format("{:.1f}", 100 * f) : std::string("-"); };
+    spdlog::info("  {:<16} {:>9.3f} {:>5.1f}% {:>11.1f} {:>9.1f} {:>10} {:>9}", algos::phase_name(algos::Phase(p)),
+                 1e3 * r.phase_s[p], 100 * r.phase_s[p] / total, x.flops_per_s / 1e9, x.bytes_per_s / 1e9,
+                 pct(x.flop_frac), pct(x.bw_frac));
+  }
+  const int f = furthest_phase(r, peaks, matmul_peak);
+  if (peaks.known() && f >= 0)
+    spdlog::info("  furthest from its limit (of the phases over 5 % of the time): {} at {:.1f} % of peak",
+                 algos::phase_name(algos::Phase(f)), 100 * phase_rate(r, f, peaks, matmul_peak).frac());
 }
 
 std::string json_string(const std::string& s) {
@@ -224,6 +312,25 @@ std::string layout_json(const instances::Session& s) {
   for (std::size_t g = 0; g < L.gmis_per_gpu.size(); ++g) per += (g ? ", " : "") + std::to_string(L.gmis_per_gpu[g]);
   return fmt::format("\"gmis\": {}, \"nodes\": {}, \"gpus\": {}, \"gmis_per_gpu\": {}], \"backend\": {}",
                      L.size(), L.num_nodes, L.num_gpus, per, json_string(s.settings().backend));
+}
+
+/// ", "phases": [...], "furthest_from_limit": ..." of a profiled result (empty otherwise).
+std::string phases_json(const Result& r, const DevicePeaks& peaks, double matmul_peak) {
+  if (r.profiled == 0) return "";
+  std::string s = ", \"phases\": [";
+  bool first = true;
+  for (int p = 0; p < algos::kNumPhases; ++p) {
+    if (r.phase_s[p] <= 0) continue;
+    const PhaseRate x = phase_rate(r, p, peaks, matmul_peak);
+    s += fmt::format("{}{{\"phase\": \"{}\", \"ms\": {:.4f}, \"flops\": {:.6g}, \"bytes\": {:.6g}, "
+                     "\"flops_per_s\": {:.6g}, \"bytes_per_s\": {:.6g}, \"flop_peak_fraction\": {:.4f}, "
+                     "\"bandwidth_peak_fraction\": {:.4f}}}",
+                     first ? "" : ", ", algos::phase_name(algos::Phase(p)), 1e3 * r.phase_s[p], r.phase_work[p].flops,
+                     r.phase_work[p].bytes, x.flops_per_s, x.bytes_per_s, x.flop_frac, x.bw_frac);
+    first = false;
+  }
+  const int f = furthest_phase(r, peaks, matmul_peak);
+  return s + "], \"furthest_from_limit\": " + json_string(f >= 0 && peaks.known() ? algos::phase_name(algos::Phase(f)) : "") ;
 }
 
 std::ofstream open_json(const std::string& path) {
@@ -269,17 +376,32 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     spdlog::info("layout: {}", table);
     std::unique_ptr<mpi::GradientReducer> reducer;
     if (W > 1) reducer = session.make_reducer(algos::num_params(base));
+    // Per-phase profile and roofline (PPO train mode).
+    const int profile = ppo && o.mode == "train" ? o.phase_iterations : 0;
+    const DevicePeaks peaks = device_peaks();
+    const bool fused_update = algos::fused_wanted(base) && rl::FusedUpdate::supported(algos::PpoTrainer::policy_layout(base));
+    const auto mm_peak = matmul_peak(peaks, base.device.matmul, fused_update);
+    if (profile > 0) {
+      spdlog::info("peaks: {} ({})", peaks.model, peaks.source);
+      if (peaks.known())
+        spdlog::info("peaks: FP32 {:.1f} TFLOP/s, TF32 {:.1f}, BF16 {:.1f}, memory {:.2f} TB/s; matrix products bounded "
+                     "by {} ({:.1f} TFLOP/s)",
+                     peaks.fp32 / 1e12, peaks.tf32 / 1e12, peaks.bf16 / 1e12, peaks.bytes_per_s / 1e12, mm_peak.second,
+                     mm_peak.first / 1e12);
+    }
     std::vector<Result> results;
     spdlog::info("{:>9} {:>8} {:>14} {:>11} {:>12} {:>11} {:>11} {:>9} {:>8} {:>7} {:>9}  {}", "num_envs", "per GMI",
                  "env steps/s", "updates/s", "iteration ms", "rollout ms", "update ms", "kernels", "blas", "copies",
                  "MiB/GMI", "path");
     for (int n : o.num_envs) {
-      const Result r = measure(base, n, o.warmup, o.iterations, o.mode, session, reducer.get());
+      const Result r = measure(base, n, o.warmup, o.iterations, profile, o.mode, session, reducer.get());
       results.push_back(r);
       spdlog::info("{:>9} {:>8} {:>14.0f} {:>11.1f} {:>12.2f} {:>11.2f} {:>11.3f} {:>9.0f} {:>8.0f} {:>7.0f} {:>9.0f}  {}",
                    n, r.envs_per_gmi, r.steps_per_s, r.updates_per_s, r.iteration_ms, r.rollout_ms, r.update_ms,
                    r.kernels, r.blas, r.copies, r.memory_per_gmi / double(1 << 20), r.path);
     }
+    if (profile > 0)
+      for (const Result& r : results) print_phases(r, peaks, mm_peak.first);
     double budget = -session.memory_budget();
     mpi::allreduce_max(&budget, 1);  // the smallest share any GMI has
     if (!o.json_path.empty() && mpi.rank() == 0) {
@@ -296,7 +418,12 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
         << ",\n  \"batch_size\": " << base.minibatch_size << ",\n  \"replay_storage\": \"" << base.replay.storage
         << "\",\n  \"replay_capacity\": " << base.replay.capacity
         << ",\n  \"matmul\": \"" << base.device.matmul << "\",\n  \"warmup_iterations\": " << o.warmup
-        << ",\n  \"timed_iterations\": " << o.iterations << ",\n  \"results\": [\n";
+        << ",\n  \"timed_iterations\": " << o.iterations << ",\n  \"profiled_iterations\": " << profile
+        << ",\n  \"peaks\": {\"model\": " << json_string(peaks.model) << ", \"source\": " << json_string(peaks.source)
+        << fmt::format(", \"fp32_flops\": {:.4g}, \"tf32_flops\": {:.4g}, \"bf16_flops\": {:.4g}, \"bytes_per_s\": {:.4g}, "
+                       "\"matmul_peak_flops\": {:.4g}, \"matmul_peak\": {}}}",
+                       peaks.fp32, peaks.tf32, peaks.bf16, peaks.bytes_per_s, mm_peak.first, json_string(mm_peak.second))
+        << ",\n  \"results\": [\n";
       for (std::size_t i = 0; i < results.size(); ++i) {
         const auto& r = results[i];
         j << fmt::format(
@@ -305,11 +432,11 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
             "\"iteration_ms\": {:.3f}, \"rollout_ms\": {:.3f}, \"update_ms\": {:.3f}, "
             "\"kokkos_kernels_per_iteration\": {:.0f}, \"blas_calls_per_iteration\": {:.0f}, "
             "\"deep_copies_per_iteration\": {:.0f}, \"setup_s\": {:.3f}, \"memory_per_gmi\": {:.0f}, "
-            "\"kernels\": \"{}\"}}{}\n",
+            "\"kernels\": \"{}\"{}}}{}\n",
             r.num_envs, r.envs_per_gmi, r.steps_per_iteration, r.steps_per_s, r.updates_per_s, r.ms_per_update,
             r.rollout_steps_per_s,
             r.iteration_ms, r.rollout_ms,
-            r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.memory_per_gmi, r.path,
+            r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.memory_per_gmi, r.path, phases_json(r, peaks, mm_peak.first),
             i + 1 < results.size() ? "," : "");
       }
       j << "  ]\n}\n";

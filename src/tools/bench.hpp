@@ -15,6 +15,7 @@ struct BenchOptions {
   int iterations = 10;
   int warmup = 3;
   std::string mode = "train";  ///< train: rollout + update; serve: rollouts only (policy inference + env steps)
+  int phase_iterations = 2;    ///< PPO train mode: iterations profiled phase by phase after the timed ones (0: none)
   std::string json_path;
 };
 

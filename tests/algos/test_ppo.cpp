@@ -104,3 +104,25 @@ TEST(PpoTrainer, FusedKernelsMatchLayeredPath) {
     EXPECT_NE(on, train(small(env, extra("off")), 0));  // and the update did move the weights
   }
 }
+
+// device.graphs replays the captured rollout with the step base read on the device: the same
+// actions, episodes and weights as launching every kernel (bitwise, fused and layered kernels,
+// discrete and continuous).  On host builds both runs launch directly.
+TEST(PpoTrainer, RolloutGraphGivesTheSameRunAsDirectLaunches) {
+  for (const char* env : {"CartPole-v1", "Pendulum-v1"})
+    for (const char* fused : {"on", "off"}) {
+      SCOPED_TRACE(std::string(env) + " fused " + fused);
+      const auto cfg = [&](const char* graphs) {
+        return small(env, {{"device.graphs", graphs}, {"device.fused_kernels", fused}, {"ppo.normalize_obs", "true"}});
+      };
+      std::vector<gmi::algos::IterationMetrics> mg, md;
+      const auto g = train(cfg("on"), 4, &mg);
+      const auto d = train(cfg("off"), 4, &md);
+      EXPECT_EQ(g, d);
+      ASSERT_EQ(mg.size(), md.size());
+      for (std::size_t i = 0; i < mg.size(); ++i) {
+        EXPECT_EQ(mg[i].episode_return_sum, md[i].episode_return_sum) << "iteration " << i;
+        EXPECT_EQ(mg[i].episodes, md[i].episodes) << "iteration " << i;
+      }
+    }
+}

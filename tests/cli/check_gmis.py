@@ -197,6 +197,16 @@ def mode_bench(a, cfg):
         fail("bench JSON: " + str(j), p)
     if r["memory_per_gmi"] <= 0 or j["memory_budget_per_gmi"] <= 0 or j["mode"] != "train":
         fail("bench JSON lacks memory or mode: " + str(j), p)
+    # The per-phase profile: every phase that took time, the reduction among them (2 GMIs), the
+    # work counted, and the printed table.
+    phases = {x["phase"]: x for x in r.get("phases", [])}
+    if not {"env_step", "inference", "advantages", "reduction", "optimizer"} <= set(phases) or \
+            phases["inference"]["flops"] <= 0 or phases["reduction"]["bytes"] <= 0 or \
+            j["profiled_iterations"] != 2 or "peaks" not in j:
+        fail("bench JSON lacks the phases: " + str(r.get("phases")), p)
+    if not re.search(r"phases at 8 envs \(4 per GMI; 2 profiled iterations", p.stdout + p.stderr) or \
+            "update_" not in p.stdout + p.stderr:
+        fail("bench did not print the phase table", p)
     p = run(a, 2, ["bench", "--config", cfg, "--num-envs", "8", "--iterations", "2", "--warmup", "0",
                    "--mode", "serve", "--json", out])
     j = json.load(open(out))

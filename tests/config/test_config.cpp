@@ -87,6 +87,7 @@ TEST(Config, OutOfRangeValuesAreNamed) {
   EXPECT_EQ(error_of("policy: {activation: sigmoid}"),
             "config test.yaml: policy.activation: expected one of tanh, relu, elu, got 'sigmoid'");
   EXPECT_EQ(error_of("env: {name: Pong-v5}"), "config test.yaml: env.name: expected one of CartPole-v1, Acrobot-v1, Pendulum-v1, MountainCarContinuous-v0, "
+            "SyntheticHumanoid-v0, "
             "Hopper-v5, HalfCheetah-v5, Walker2d-v5, Ant-v5, Humanoid-v5, InvertedPendulum-v5, Swimmer-v5, "
             "TagGridworld-v0, TagContinuous-v0, got 'Pong-v5'");
   EXPECT_EQ(error_of("policy: {actor_hidden: [64, 0]}"),
@@ -216,6 +217,19 @@ TEST(Config, OverridesApplyInOrderAndAreChecked) {
   EXPECT_DOUBLE_EQ(*c.ppo.target_kl, 0.02);
   // A section absent from the file is created by the override.
   EXPECT_EQ(parse("{}", "t.yaml", {{"device.matmul", "tf32"}}).device.matmul, "tf32");
+  EXPECT_EQ(parse("{}", "t.yaml", {{"device.matmul", "bf16"}}).device.matmul, "bf16");
+  EXPECT_EQ(error_of("{}", {{"device.matmul", "fp16"}}),
+            "config test.yaml: device.matmul: expected one of fp32, tf32, bf16, got 'fp16'");
+  EXPECT_EQ(error_of("algo: dqn\ndevice: {graphs: on}"),
+            "config test.yaml: device.graphs: on: graphs capture PPO's rollout of environments that step on the "
+            "device; algo dqn has no captured rollout (use auto or off)");
+  EXPECT_EQ(error_of("env: {name: TagGridworld-v0}\ndevice: {graphs: on}"),
+            "config test.yaml: device.graphs: on: graphs capture PPO's rollout of environments that step on the "
+            "device; TagGridworld-v0 is a multi-agent game (use auto or off)");
+  EXPECT_EQ(parse("algo: dqn\ndevice: {graphs: auto}", "t.yaml").device.graphs, "auto");
+  EXPECT_EQ(error_of("device: {matmul: bf16, fused_kernels: on}"),
+            "config test.yaml: device.fused_kernels: on: the fused kernels have no BF16 path (device.matmul bf16 "
+            "runs the layered cuBLAS kernels); use auto or off");
   EXPECT_EQ(error_of("{}", {{"ppo.gamam", "0.9"}}),
             "config --set: ppo.gamam: unknown key (did you mean 'ppo.gamma'?)");
   EXPECT_EQ(error_of("{}", {{"ppo.gamma", "2"}}),

@@ -71,6 +71,13 @@ const std::map<std::string, Known>& known() {
         {-0.6, 0.0},
         {-0.4, 0.0},
         [](const float* o) { return std::min(o[0] - 0.45, double(o[1])); }}},
+      // Not a Gymnasium environment: Humanoid-v5's sizes, every observation component ~ U(-1, 1).
+      {"SyntheticHumanoid-v0",
+       {376, 17, 0, 1000, false,
+        [](const float* o) { return std::vector<double>{o[0], o[1], o[375]}; },
+        {-1.0, -1.0, -1.0},
+        {1.0, 1.0, 1.0},
+        [](const float*) { return -std::numeric_limits<double>::infinity(); }}},
   };
   // clang-format on
   return k;
@@ -202,6 +209,25 @@ TEST(EnvRegistry, EveryEnvIsKnownToTheTests) {
   const auto names = device_env_names();
   EXPECT_EQ(names.size(), known().size());
   for (const auto& n : names) EXPECT_EQ(known().count(n), 1u) << n << ": add it to known()";
+}
+
+// The benchmark env's reward, recomputed on the host from the trace: -mean_j (clip(a_j) - 0.4 o_j)^2
+// over the first 17 components of the observation the action answered.
+TEST(SyntheticHumanoid, RewardIsTheDistanceOfTheActionToTheScaledObservation) {
+  const int n = 4, steps = 30;
+  const Trace tr = rollout("SyntheticHumanoid-v0", n, steps, 3);
+  for (int t = 0; t < steps; ++t)
+    for (int i = 0; i < n; ++i) {
+      const float* o = t == 0 ? tr.init(i) : tr.next(t - 1, i);
+      const float* a = &tr.action[(std::size_t(t) * n + i) * 17];
+      double cost = 0;
+      for (int j = 0; j < 17; ++j) {
+        const double d = std::clamp(double(a[j]), -0.4, 0.4) - 0.4 * double(o[j]);
+        cost += d * d;
+      }
+      ASSERT_NEAR(tr.rew(t, i), -cost / 17, 1e-5) << "step " << t << " env " << i;
+      ASSERT_FALSE(tr.term(t, i) || tr.trunc(t, i));
+    }
 }
 
 TEST(EnvRegistry, UnknownNameNamesTheChoices) {

@@ -30,10 +30,33 @@ std::int64_t seed_or(std::int64_t fallback) {
   return s ? std::atoll(s) : fallback;
 }
 
+/// The shipped configs: $GMI_CONFIG_DIR (a checkout elsewhere, e.g. on the GPU machine), else this
+/// source tree's config/.
+std::string config_path(const std::string& name) {
+  const char* d = std::getenv("GMI_CONFIG_DIR");
+  return (d ? std::string(d) : std::string(GMI_SOURCE_DIR "/config")) + "/" + name;
+}
+
+/// GMI_LEARNING_SET="key=value;key=value": overrides for every run (e.g. device.matmul=bf16 on the
+/// GPU machine), after the budget.
+gmi::config::Overrides extra_overrides() {
+  gmi::config::Overrides o;
+  const char* s = std::getenv("GMI_LEARNING_SET");
+  std::string rest = s ? s : "";
+  while (!rest.empty()) {
+    const std::size_t semi = rest.find(';');
+    const std::string kv = rest.substr(0, semi);
+    rest = semi == std::string::npos ? "" : rest.substr(semi + 1);
+    const std::size_t eq = kv.find('=');
+    if (eq != std::string::npos) o.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return o;
+}
+
 Curve train(const std::string& config, std::int64_t budget) {
-  gmi::config::Config cfg =
-      gmi::config::load(std::string(GMI_SOURCE_DIR "/config/") + config,
-                        {{"train.total_env_steps", std::to_string(budget)}});
+  gmi::config::Overrides ov = {{"train.total_env_steps", std::to_string(budget)}};
+  for (const auto& kv : extra_overrides()) ov.push_back(kv);
+  gmi::config::Config cfg = gmi::config::load(config_path(config), ov);
   cfg.train.seed = seed_or(cfg.train.seed);
   const auto trainer = gmi::algos::make_trainer(cfg, 0);
   Curve c;
@@ -113,7 +136,7 @@ TEST(Learning, SacPendulumReachesMinus250Within30kSteps) {
 TEST(Learning, TagGridworldTaggersLearnToTag) {
   // Episodes end at the tag (one runner): the taggers' learning shows as shorter episodes and a
   // larger share of episodes that end in a tag, against their untrained policy's first iteration.
-  const gmi::config::Config cfg = gmi::config::load(std::string(GMI_SOURCE_DIR "/config/tag_gridworld_taggers_ppo.yaml"));
+  const gmi::config::Config cfg = gmi::config::load(config_path("tag_gridworld_taggers_ppo.yaml"), extra_overrides());
   const auto trainer = gmi::algos::make_trainer(cfg, 0);
   const auto& terms = trainer->env_spec().reward_terms;
   const std::size_t rate = std::find(terms.begin(), terms.end(), "tag_rate") - terms.begin();

@@ -120,3 +120,29 @@ def test_learning_bad_input(tmp_path):
     assert p.returncode == 2 and "--reference: 2 value(s) for 1 run(s)" in p.stderr
     p = run(LEARNING, str(tmp_path / "a"), "--reference", "high")
     assert p.returncode == 2 and "--reference: expected numbers or '-'" in p.stderr
+
+
+BENCH_TABLE = os.path.join(ROOT, "postprocess", "bench_table.py")
+
+
+def test_bench_table_phases(tmp_path):
+    # One size, two phases: the shares and rates computed by hand; the furthest phase marked.
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({
+        "device": "CUDA device 0: NVIDIA H100 80GB HBM3, 132 SMs, 81079 MiB", "matmul": "tf32",
+        "results": [{"num_envs": 4096, "kernels": "fused", "furthest_from_limit": "env_step", "phases": [
+            {"phase": "env_step", "ms": 1.0, "flops_per_s": 0.0, "bytes_per_s": 2.5e11, "flop_peak_fraction": 0.0,
+             "bandwidth_peak_fraction": 0.0746},
+            {"phase": "update_fused", "ms": 3.0, "flops_per_s": 5.0e13, "bytes_per_s": 1e9,
+             "flop_peak_fraction": 0.101, "bandwidth_peak_fraction": 0.0003}]}]}))
+    p = run(BENCH_TABLE, "--phases", str(path))
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.strip().split("\n")
+    assert lines[2] == ("| NVIDIA H100 80GB HBM3 | fused / tf32 | 4096 | env_step * | 1.000 | 25.0 % | 0 | 250.0 "
+                        "| 0.0 % | 7.5 % |")
+    assert lines[3] == ("| NVIDIA H100 80GB HBM3 | fused / tf32 | 4096 | update_fused | 3.000 | 75.0 % | 50000 | 1.0 "
+                        "| 10.1 % | 0.0 % |")
+    # A result without phases: one error line.
+    path.write_text(json.dumps({"device": "host", "results": [{"num_envs": 8}]}))
+    p = run(BENCH_TABLE, "--phases", str(path))
+    assert p.returncode != 0 and p.stderr.strip().count("\n") == 0 and "no per-phase results" in p.stderr

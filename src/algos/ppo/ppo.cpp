@@ -39,8 +39,10 @@ View1<T> alloc(const char* label, std::size_t n) {
 /// 27.5 ms per rollout at 65536); the fused update (two kernels per minibatch, no per-sample
 /// device-memory traffic) is used on GPUs whenever the networks fit; host builds are faster with
 /// OpenBLAS.
+/// device.matmul bf16 has no fused kernel: it runs the layered (cuBLAS) kernels.
 bool fused_wanted(const config::Config& c) {
   const std::string& mode = c.device.fused_kernels;
+  if (c.device.matmul == "bf16") return false;  // config::derive rejects bf16 with fused_kernels on
   return mode == "on" || (mode == "auto" && !device_is_host());
 }
 
@@ -132,8 +134,7 @@ void PpoTrainer::init(std::uint64_t seed) {
   od_ = spec.obs_dim;
   ad_ = spec.act_dim;
   B_ = int(cfg.minibatch_size);
-  blas::set_matmul_precision(cfg.device.matmul == "tf32" ? blas::MatmulPrecision::TF32
-                                                         : blas::MatmulPrecision::FP32);
+  blas::set_matmul_precision(blas::parse_matmul_precision(cfg.device.matmul));
 
   const std::size_t P = layout_.num_params, TN = std::size_t(T_) * N_;
   params_ = alloc<float>("gmi::ppo::params", P);
@@ -175,6 +176,12 @@ void PpoTrainer::init(std::uint64_t seed) {
   fused_rollout_ = rl::fused_act_supported(layout_) && fused_wanted(cfg);
   fused_update_ = rl::FusedUpdate::supported(layout_) && fused_wanted(cfg);
   async_halves_ = env_ && cfg.env.async_halves && env_->can_step_async() && N_ >= 2;
+  // device.graphs (config::derive rejects "on" where it cannot apply): device envs only.
+  const bool device_env = env_ && spec_.host_bytes_per_env == 0 && !env_->can_step_async();
+  if (device_env && cfg.device.graphs != "off" && graphs_available()) {
+    rollout_graph_ = std::make_unique<CapturedSequence>("device.graphs (PPO rollout)", true);
+    step_base_ = View1<std::uint64_t>("gmi::ppo::step_base", 1);
+  }
   actor_roll_ = nn::MlpWorkspace<float>(layout_.actor, N_);
   critic_roll_ = nn::MlpWorkspace<float>(layout_.critic, N_);
   if (fused_update_) {
@@ -266,9 +273,10 @@ std::string PpoTrainer::describe() const {
 }
 
 std::string PpoTrainer::kernels() const {
-  if (fused_rollout_ && fused_update_) return "fused";
-  if (!fused_rollout_ && !fused_update_) return "layered";
-  return fused_rollout_ ? "fused rollout, layered update" : "layered rollout, fused update";
+  const std::string graph = rollout_graph_ ? " + rollout graph" : "";
+  if (fused_rollout_ && fused_update_) return "fused" + graph;
+  if (!fused_rollout_ && !fused_update_) return "layered" + graph;
+  return (fused_rollout_ ? "fused rollout, layered update" : "layered rollout, fused update") + graph;
 }
 
 const float* PpoTrainer::policy_input(const float* raw_obs, int n) {
@@ -285,7 +293,9 @@ void PpoTrainer::act(int t, int lo, int hi) {
   const float* obs = obs_.data() + row * od_;
   float* actions = actions_.data() + row * ad_;
   float* env_actions = continuous ? env_actions_.data() + std::size_t(lo) * ad_ : actions;  // clipped copy if continuous
-  const std::uint64_t step = std::uint64_t(iteration_) * T_ + t;
+  // With a rollout graph the global step's base is read on the device (set in rollout()).
+  const std::uint64_t* step_base = rollout_graph_ ? step_base_.data() : nullptr;
+  const std::uint64_t step = step_base ? std::uint64_t(t) : std::uint64_t(iteration_) * T_ + t;
   if (fused_rollout_) {
     rl::FusedActArgs f;
     f.N = int(n);
@@ -294,6 +304,7 @@ void PpoTrainer::act(int t, int lo, int hi) {
     f.num_actions = layout_.num_actions;
     f.seed = std::uint64_t(cfg_.train.seed);
     f.step = step;
+    f.step_base = step_base;
     f.env_offset = env_offset_ + std::uint64_t(lo);
     f.clip_actions = cfg_.ppo.clip_actions;
     f.params = params;
@@ -320,6 +331,7 @@ void PpoTrainer::act(int t, int lo, int hi) {
   s.act_dim = ad_;
   s.seed = std::uint64_t(cfg_.train.seed);
   s.step = step;
+  s.step_base = step_base;
   s.env_offset = env_offset_ + std::uint64_t(lo);
   s.clip_actions = cfg_.ppo.clip_actions;
   s.actor_out = actor_roll_.output(layout_.actor);
@@ -364,14 +376,32 @@ void PpoTrainer::rollout() {
       if (t + 1 < T_) env_->step_async(space_, actions_of(t + 1), step_outputs(t + 1), 0, h);
       mpi::progress().beat();
     }
+  } else if (rollout_graph_ && rollout_warm_ && !phases_) {
+    // One graph launch for the whole rollout.  The first rollout launches directly, so that the
+    // kernels' one-time set-up (attributes, lock arrays) happens outside the capture; profiled
+    // iterations launch directly too (they fence between phases).
+    Kokkos::deep_copy(space_, step_base_, std::uint64_t(iteration_) * T_);
+    rollout_graph_->run(space_, [&] {
+      for (int t = 0; t < T_; ++t) {
+        act(t, 0, N_);
+        env_->step(space_, actions_of(t), step_outputs(t));
+      }
+    });
+    mpi::progress().beat();
   } else {
+    if (rollout_graph_) Kokkos::deep_copy(space_, step_base_, std::uint64_t(iteration_) * T_);
     for (int t = 0; t < T_; ++t) {
       act(t, 0, N_);
+      mark(Phase::Inference);
       env_->step(space_, actions_of(t), step_outputs(t));
+      mark(Phase::EnvStep);
       mpi::progress().beat();  // a long rollout of host-simulated envs is progress, step by step
     }
+    rollout_warm_ = true;
   }
+  mark(Phase::EnvStep);  // with halves: policy and envs overlap; the whole rollout counts as env steps
   finish_rollout();
+  mark(Phase::Inference);
 }
 
 void PpoTrainer::next_rollout_start() {
@@ -548,6 +578,7 @@ void PpoTrainer::update(IterationMetrics& m) {
         fa.stats = loss_stats_.data() + k;
         if (la.norm_adv) rl::permuted_moments(space_, advantages_.data(), perm, base, B, adv_moments_.data());
         fused_.gradients(space_, fa);
+        mark(Phase::UpdateFused);
       } else {
         Kokkos::parallel_for(
             "gmi::ppo::gather_minibatch", Range(space_, 0, B), KOKKOS_LAMBDA(const int i) {
@@ -564,6 +595,7 @@ void PpoTrainer::update(IterationMetrics& m) {
             });
         nn::mlp_forward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_);
         nn::mlp_forward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_);
+        mark(Phase::UpdateForward);
         la.actor_out = actor_mb_.output(layout_.actor);
         la.values = critic_mb_.output(layout_.critic);
         if (la.norm_adv) rl::moments(space_, mb_adv_.data(), B, adv_moments_.data());
@@ -575,6 +607,7 @@ void PpoTrainer::update(IterationMetrics& m) {
         if (layout_.continuous())
           blas::gemv<float>(space_, blas::Op::N, ad, B, 1.0f, d_log_std_.data(), ad, ones_.data(),
                             0.0f, grads + layout_.log_std);
+        mark(Phase::UpdateBackward);
       }
       {
         // A non-finite loss poisons the gradient before the reduction, so every GMI sees a
@@ -589,10 +622,12 @@ void PpoTrainer::update(IterationMetrics& m) {
       mpi::progress().minibatch(epoch, mb);
       mpi::progress().beat();
       if (reducer_) reducer_->allreduce_mean(space_, grads, P);
+      mark(Phase::Reduction);
       blas::nrm2<float>(space_, int(P), grads, grad_norms_.data() + k);
       aa.step = ++adam_step_;
       optim::adam_step<float>(space_, P, params, grads, adam_m_.data(), adam_v_.data(),
                               grad_norms_.data() + k, aa);
+      mark(Phase::Optimizer);
     }
     if (cfg_.ppo.target_kl) {
       // CleanRL: stop the epochs when the last minibatch's approximate KL exceeds the target.
@@ -602,6 +637,7 @@ void PpoTrainer::update(IterationMetrics& m) {
                         Kokkos::View<rl::LossStats, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                             loss_stats_.data() + (k - 1)));
       space_.fence();
+      mark(Phase::Other);
       double kl = last.approx_kl / B;
       if (data_parallel()) {  // every GMI must stop at the same minibatch
         reducer_->allreduce_sum_host(&kl, 1);
@@ -651,6 +687,7 @@ IterationMetrics PpoTrainer::learn(const envs::EpisodeStats& es, double time_rol
     return m;
   }
 
+  mark(Phase::Other);
   if (cfg_.ppo.normalize_reward) scale_rewards();
   if (cfg_.ppo.bootstrap_truncated) bootstrap_truncated();
   rl::gae<float>(space_, T_, N_, rewards_.data(), terminated_.data(), truncated_.data(),
@@ -675,6 +712,7 @@ IterationMetrics PpoTrainer::learn(const envs::EpisodeStats& es, double time_rol
     explained_variance = vy == 0 ? std::nan("") : 1.0 - vd / vy;
   }
 
+  mark(Phase::Advantages);
   update(m);
   inject_nonfinite_ = false;
 
@@ -685,6 +723,7 @@ IterationMetrics PpoTrainer::learn(const envs::EpisodeStats& es, double time_rol
   auto stats = Kokkos::create_mirror_view_and_copy(HostSpace(), loss_stats_);
   auto norms = Kokkos::create_mirror_view_and_copy(HostSpace(), grad_norms_);
   space_.fence();
+  mark(Phase::Other);
   mpi::check();  // a reduction that ran out on the device: end here, not with its garbage
   mpi::progress().beat();
   m.time_update = seconds_since(t1);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/core/graph.hpp"
 #include "kernels/core/kokkos.hpp"
 #include "kernels/envs/vec_env.hpp"
 #include "kernels/nn/actor_critic.hpp"
@@ -66,6 +67,10 @@ class PpoTrainer final : public Trainer {
   void load_state(const TrainerState& s) override;
   void load_shared_state(const TrainerState& s, std::uint64_t first_episode) override;
   void inject_nonfinite_gradient() override { inject_nonfinite_ = true; }
+  bool profile_phases(PhaseClock* clock) override {
+    phases_ = clock;
+    return true;
+  }
 
   // ---- an iteration in phases (a multi-agent trainer drives them for its roles) ----
   /// The learning rate of this iteration (annealing).
@@ -97,6 +102,10 @@ class PpoTrainer final : public Trainer {
   void init(std::uint64_t init_seed);
   void next_rollout_start();
   bool data_parallel() const;
+  /// A phase boundary (profiled iterations only: fences).
+  void mark(Phase p) {
+    if (phases_) phases_->mark(space_, p);
+  }
   rl::RunningMeanStd::HostSum host_sum() const;
 
   config::Config cfg_;
@@ -112,6 +121,12 @@ class PpoTrainer final : public Trainer {
   int nonfinite_streak_ = 0;
   bool inject_nonfinite_ = false;
   bool frozen_ = false;
+  PhaseClock* phases_ = nullptr;
+  /// device.graphs: the rollout's launches as one CUDA graph; its global step base lives on the
+  /// device (step_base_), so the replayed launches draw this iteration's random numbers.
+  std::unique_ptr<CapturedSequence> rollout_graph_;
+  View1<std::uint64_t> step_base_;
+  bool rollout_warm_ = false;  ///< a rollout ran directly (the graph is captured from the next one)
   double lr_ = 0;
 
   // flat parameters, gradients, Adam moments
