@@ -52,7 +52,12 @@ void CapturedSequence::run(const ExecSpace& space, const std::function<void()>& 
     }
     graph_ = g;
     cudaGraphExec_t x = nullptr;
-    GMI_CUDA_CHECK(cudaGraphInstantiate(&x, g, 0));
+    const cudaError_t ie = cudaGraphInstantiate(&x, g, 0);
+    if (ie != cudaSuccess) {
+      cudaGraphDestroy(g);
+      graph_ = nullptr;
+      GMI_CUDA_CHECK(ie);
+    }
     exec_ = x;
   }
   GMI_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec_), stream));

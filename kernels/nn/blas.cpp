@@ -77,8 +77,15 @@ int rows_of(Op o, int r, int c) { return o == Op::N ? r : c; }
 
 const void* to_bf16(const ExecSpace& space, int which, const float* x, std::size_t n) {
   auto& buf = g_bf16[which];
-  if (buf.extent(0) < n)
+  if (buf.extent(0) < n) {
+    // A captured graph keeps the scratch's address: growing it there would free what the graph uses.
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    GMI_CUDA_CHECK(cudaStreamIsCapturing(space.cuda_stream(), &capturing));
+    GMI_REQUIRE(capturing == cudaStreamCaptureStatusNone,
+                "blas: the BF16 operand scratch would grow inside a CUDA graph capture (device.graphs); "
+                "run a direct pass of the same sizes first");
     buf = Kokkos::View<std::uint16_t*, MemSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gmi::blas::bf16"), n);
+  }
   std::uint16_t* out = buf.data();
   Kokkos::parallel_for(
       "gmi::blas::to_bf16", Range64(space, 0, std::int64_t(n)),

@@ -71,6 +71,7 @@ std::unique_ptr<Policy> make_policy(const config::Config& cfg, const envs::EnvSp
   ao.act_high = spec.act_high;
   ao.fused = fused_wanted(cfg);
   ao.tf32 = cfg.device.matmul == "tf32";
+  blas::set_matmul_precision(blas::parse_matmul_precision(cfg.device.matmul));  // the layered actor's products
   return std::make_unique<Actor>(nn::ActorCriticLayout(policy_spec(cfg, spec)), params, obs_rms, ao, capacity);
 }
 

@@ -13,6 +13,7 @@
 #include "gmi_version.hpp"
 #include "kernels/core/error.hpp"
 #include "kernels/nn/blas.hpp"
+#include "kernels/rl/fused_act.hpp"
 #include "mpi/environment.hpp"
 #include "src/algos/actor.hpp"
 #include "src/algos/offpolicy.hpp"
@@ -92,6 +93,7 @@ class Server {
     ao.act_high = spec.act_high;
     ao.fused = algos::fused_wanted(cfg);
     ao.tf32 = cfg.device.matmul == "tf32";
+    blas::set_matmul_precision(blas::parse_matmul_precision(cfg.device.matmul));  // the layered actor's products
     const std::vector<double> rms(3 * std::size_t(spec.obs_dim), 1.0);  // mean 1, var 1: any valid statistics
     actor_.emplace(layout, nn::init_actor_critic<float>(layout, acs, seed_), rms, ao, N_);
     const std::size_t n = std::size_t(N_);
@@ -154,7 +156,9 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   config::Config cfg = base;
   cfg.env.num_envs = n;
   config::derive(cfg, world);
-  cfg.train.total_env_steps = cfg.batch_size * (warmup + iterations + 1) * world;
+  // Every iteration this runs (warm-up, timed, counted, extra and profiled) within the run's length,
+  // so an annealed learning rate stays positive.
+  cfg.train.total_env_steps = cfg.batch_size * (warmup + iterations + 2 + profile) * world;
   config::derive(cfg, world);
   Result r;
   r.num_envs = total;
@@ -207,6 +211,9 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   r.update_ms = 1e3 * max_over_ranks(update) / iterations;
   r.iteration_ms = 1e3 * total_s / iterations;
   r.memory_per_gmi = max_over_ranks(session.memory_in_use());
+  // Kokkos' tool callbacks fence around every launch, which a graph capture cannot contain: the
+  // rollout graph (captured from the second rollout on) must exist before launches are counted.
+  if (warmup + iterations < 2) iterate(trainer.get(), sv, rollout, update, updates);
   g_kernels = g_copies = 0;
   const auto b0 = blas::call_count();
   count_launches(true);
@@ -249,36 +256,42 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
 
 /// Fraction of the limit a phase reached: the larger of its FLOP rate over the peak that bounds
 /// it and its byte rate over the bandwidth (0 when the peaks are unknown).
+/// The peaks bounding the rollout's and the update's matrix products (their kernels may differ).
+struct MatmulPeaks {
+  double rollout = 0, update = 0;
+};
+
 struct PhaseRate {
   double flops_per_s = 0, bytes_per_s = 0, flop_frac = 0, bw_frac = 0;
   double frac() const { return std::max(flop_frac, bw_frac); }
 };
-PhaseRate phase_rate(const Result& r, int p, const DevicePeaks& peaks, double matmul_peak) {
+PhaseRate phase_rate(const Result& r, int p, const DevicePeaks& peaks, const MatmulPeaks& mm) {
   PhaseRate x;
   const double s = r.phase_s[p];
   if (s <= 0) return x;
   x.flops_per_s = r.phase_work[p].flops / s;
   x.bytes_per_s = r.phase_work[p].bytes / s;
-  const double fpeak = is_matmul_phase(algos::Phase(p)) ? matmul_peak : peaks.fp32;
+  const algos::Phase ph = algos::Phase(p);
+  const double fpeak = ph == algos::Phase::Inference ? mm.rollout : is_matmul_phase(ph) ? mm.update : peaks.fp32;
   if (fpeak > 0) x.flop_frac = x.flops_per_s / fpeak;
   if (peaks.bytes_per_s > 0) x.bw_frac = x.bytes_per_s / peaks.bytes_per_s;
   return x;
 }
 
 /// The phase furthest from its limit among those taking at least 5 % of a profiled iteration.
-int furthest_phase(const Result& r, const DevicePeaks& peaks, double matmul_peak) {
+int furthest_phase(const Result& r, const DevicePeaks& peaks, const MatmulPeaks& mm) {
   double total = 0;
   for (double s : r.phase_s) total += s;
   int best = -1;
   for (int p = 0; p < algos::kNumPhases; ++p) {
     if (r.phase_s[p] < 0.05 * total || algos::Phase(p) == algos::Phase::Other) continue;
-    if (best < 0 || phase_rate(r, p, peaks, matmul_peak).frac() < phase_rate(r, best, peaks, matmul_peak).frac())
+    if (best < 0 || phase_rate(r, p, peaks, mm).frac() < phase_rate(r, best, peaks, mm).frac())
       best = p;
   }
   return best;
 }
 
-void print_phases(const Result& r, const DevicePeaks& peaks, double matmul_peak) {
+void print_phases(const Result& r, const DevicePeaks& peaks, const MatmulPeaks& mm) {
   double total = 0;
   for (double s : r.phase_s) total += s;
   spdlog::info("phases at {} envs ({} per GMI; {} profiled iterations fenced at every phase: {:.2f} ms each)",
@@ -287,16 +300,16 @@ void print_phases(const Result& r, const DevicePeaks& peaks, double matmul_peak)
                "% FLOP pk", "% BW pk");
   for (int p = 0; p < algos::kNumPhases; ++p) {
     if (r.phase_s[p] <= 0) continue;
-    const PhaseRate x = phase_rate(r, p, peaks, matmul_peak);
+    const PhaseRate x = phase_rate(r, p, peaks, mm);
     const auto pct = [&](double f) { return peaks.known() ? fmt::format("{:.1f}", 100 * f) : std::string("-"); };
     spdlog::info("  {:<16} {:>9.3f} {:>5.1f}% {:>11.1f} {:>9.1f} {:>10} {:>9}", algos::phase_name(algos::Phase(p)),
                  1e3 * r.phase_s[p], 100 * r.phase_s[p] / total, x.flops_per_s / 1e9, x.bytes_per_s / 1e9,
                  pct(x.flop_frac), pct(x.bw_frac));
   }
-  const int f = furthest_phase(r, peaks, matmul_peak);
+  const int f = furthest_phase(r, peaks, mm);
   if (peaks.known() && f >= 0)
     spdlog::info("  furthest from its limit (of the phases over 5 % of the time): {} at {:.1f} % of peak",
-                 algos::phase_name(algos::Phase(f)), 100 * phase_rate(r, f, peaks, matmul_peak).frac());
+                 algos::phase_name(algos::Phase(f)), 100 * phase_rate(r, f, peaks, mm).frac());
 }
 
 std::string json_string(const std::string& s) {
@@ -315,13 +328,13 @@ std::string layout_json(const instances::Session& s) {
 }
 
 /// ", "phases": [...], "furthest_from_limit": ..." of a profiled result (empty otherwise).
-std::string phases_json(const Result& r, const DevicePeaks& peaks, double matmul_peak) {
+std::string phases_json(const Result& r, const DevicePeaks& peaks, const MatmulPeaks& mm) {
   if (r.profiled == 0) return "";
   std::string s = ", \"phases\": [";
   bool first = true;
   for (int p = 0; p < algos::kNumPhases; ++p) {
     if (r.phase_s[p] <= 0) continue;
-    const PhaseRate x = phase_rate(r, p, peaks, matmul_peak);
+    const PhaseRate x = phase_rate(r, p, peaks, mm);
     s += fmt::format("{}{{\"phase\": \"{}\", \"ms\": {:.4f}, \"flops\": {:.6g}, \"bytes\": {:.6g}, "
                      "\"flops_per_s\": {:.6g}, \"bytes_per_s\": {:.6g}, \"flop_peak_fraction\": {:.4f}, "
                      "\"bandwidth_peak_fraction\": {:.4f}}}",
@@ -329,7 +342,7 @@ std::string phases_json(const Result& r, const DevicePeaks& peaks, double matmul
                      r.phase_work[p].bytes, x.flops_per_s, x.bytes_per_s, x.flop_frac, x.bw_frac);
     first = false;
   }
-  const int f = furthest_phase(r, peaks, matmul_peak);
+  const int f = furthest_phase(r, peaks, mm);
   return s + "], \"furthest_from_limit\": " + json_string(f >= 0 && peaks.known() ? algos::phase_name(algos::Phase(f)) : "") ;
 }
 
@@ -376,12 +389,18 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     spdlog::info("layout: {}", table);
     std::unique_ptr<mpi::GradientReducer> reducer;
     if (W > 1) reducer = session.make_reducer(algos::num_params(base));
-    // Per-phase profile and roofline (PPO train mode).
-    const int profile = ppo && o.mode == "train" ? o.phase_iterations : 0;
+    // Per-phase profile and roofline (PPO train mode, single-agent environments: a multi-agent
+    // trainer's roles are not split into phases).
+    const int profile = ppo && o.mode == "train" && !envs::is_multi_agent(base.env.name) ? o.phase_iterations : 0;
     const DevicePeaks peaks = device_peaks();
-    const bool fused_update = algos::fused_wanted(base) && rl::FusedUpdate::supported(algos::PpoTrainer::policy_layout(base));
-    const auto mm_peak = matmul_peak(peaks, base.device.matmul, fused_update);
+    std::pair<double, std::string> mm_peak{0.0, ""};
+    MatmulPeaks mm;
     if (profile > 0) {
+      const nn::ActorCriticLayout L = algos::PpoTrainer::policy_layout(base);
+      const bool fused = algos::fused_wanted(base);
+      mm_peak = matmul_peak(peaks, base.device.matmul, fused && rl::FusedUpdate::supported(L));
+      mm.update = mm_peak.first;
+      mm.rollout = matmul_peak(peaks, base.device.matmul, fused && rl::fused_act_supported(L)).first;
       spdlog::info("peaks: {} ({})", peaks.model, peaks.source);
       if (peaks.known())
         spdlog::info("peaks: FP32 {:.1f} TFLOP/s, TF32 {:.1f}, BF16 {:.1f}, memory {:.2f} TB/s; matrix products bounded "
@@ -401,7 +420,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
                    r.kernels, r.blas, r.copies, r.memory_per_gmi / double(1 << 20), r.path);
     }
     if (profile > 0)
-      for (const Result& r : results) print_phases(r, peaks, mm_peak.first);
+      for (const Result& r : results) print_phases(r, peaks, mm);
     double budget = -session.memory_budget();
     mpi::allreduce_max(&budget, 1);  // the smallest share any GMI has
     if (!o.json_path.empty() && mpi.rank() == 0) {
@@ -436,7 +455,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
             r.num_envs, r.envs_per_gmi, r.steps_per_iteration, r.steps_per_s, r.updates_per_s, r.ms_per_update,
             r.rollout_steps_per_s,
             r.iteration_ms, r.rollout_ms,
-            r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.memory_per_gmi, r.path, phases_json(r, peaks, mm_peak.first),
+            r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.memory_per_gmi, r.path, phases_json(r, peaks, mm),
             i + 1 < results.size() ? "," : "");
       }
       j << "  ]\n}\n";

@@ -113,7 +113,8 @@ PhaseWork ppo_phase_work(const PpoShape& s) {
   // Inference: actor and critic on every observation, V(s_T) at the end; observations read,
   // actions, log-probabilities and values written, the weights read once per step.
   at(Phase::Inference).flops = 2 * steps * mac + 2 * N * macs(s.critic);
-  at(Phase::Inference).bytes = steps * 4 * (od + act_floats + 2) + (T + 1) * 4 * P + N * 4 * od;
+  const double critic_params = macs(s.critic) + outputs(s.critic);  // weights and biases
+  at(Phase::Inference).bytes = steps * 4 * (od + act_floats + 2) + T * 4 * P + 4 * critic_params + N * 4 * od;
   // Advantages: rewards, values, flags in; advantages and returns out; explained variance reads two.
   at(Phase::Advantages).flops = 10 * steps;
   at(Phase::Advantages).bytes = steps * (4 * 6 + 2);

@@ -2,9 +2,10 @@
 /// \file
 /// \brief The distance of every phase of a PPO iteration to the device's limits (`gmi_drl bench`):
 /// the device's peak FLOP/s per precision and its memory bandwidth, and an analytic count of the
-/// floating-point operations and device-memory bytes each phase needs.  Counts are lower bounds
-/// (compulsory traffic: each input read once, each output written once; no re-reads, no padding),
-/// so a fraction of peak computed from them never overstates how close a phase is to its limit.
+/// floating-point operations and device-memory bytes each phase needs.  Counts are compulsory
+/// traffic (each input read once, each output written once; no re-reads, no padding), with one
+/// estimate: an env's state is taken as one observation's size read and written per step (a
+/// simulator with a larger or smaller state moves more or less).
 #include <array>
 #include <string>
 #include <utility>

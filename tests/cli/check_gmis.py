@@ -217,6 +217,12 @@ def mode_bench(a, cfg):
                        "--mode", "serve", "--set", "device.fused_kernels=" + fused, "--json", out])
         if json.load(open(out))["results"][0]["env_steps_per_s"] <= 0:
             fail("bench --mode serve with device.fused_kernels=" + fused, p)
+    # A multi-agent game benches without the phase profile (its roles are not split into phases).
+    tag = os.path.join(os.path.dirname(os.path.dirname(HERE)), "config", "tag_gridworld_ppo.yaml")
+    p = run(a, 1, ["bench", "--config", tag, "--num-envs", "4", "--iterations", "1", "--warmup", "0",
+                   "--set", "ppo.num_steps=8", "--set", "ppo.num_minibatches=1", "--json", out])
+    if json.load(open(out))["profiled_iterations"] != 0 or json.load(open(out))["results"][0]["env_steps_per_s"] <= 0:
+        fail("bench of a multi-agent game", p)
     if os.environ.get("GMI_TEST_MUJOCO") == "1" and len(os.sched_getaffinity(0)) >= 2:
         e = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         hopper = os.path.join(os.path.dirname(os.path.dirname(HERE)), "config", "hopper_ppo.yaml")

@@ -67,7 +67,9 @@ TEST(Roofline, PhaseWorkOfASmallIterationCountedByHand) {
   auto at = [&](Phase p) { return w[std::size_t(p)]; };
   EXPECT_DOUBLE_EQ(at(Phase::EnvStep).bytes, 6 * (4 * (12 + 1 + 1) + 2));
   EXPECT_DOUBLE_EQ(at(Phase::Inference).flops, 2 * 6 * 88 + 2 * 2 * 40);   // + V(s_T) of 2 envs
-  EXPECT_DOUBLE_EQ(at(Phase::Inference).bytes, 6 * 4 * 7 + 4 * 4 * 107 + 2 * 4 * 4);
+  // Per step: observations in, action, log-prob and value out, all weights; V(s_T) reads the
+  // critic's 8 * 4 + 8 + 8 * 1 + 1 = 49 weights and the 2 last observations.
+  EXPECT_DOUBLE_EQ(at(Phase::Inference).bytes, 6 * 4 * 7 + 3 * 4 * 107 + 4 * 49 + 2 * 4 * 4);
   EXPECT_DOUBLE_EQ(at(Phase::UpdateFused).flops, 2 * 6 * 88 + 6 * (4 * 88 - 2 * 64));
   EXPECT_DOUBLE_EQ(at(Phase::UpdateFused).bytes, 6 * 4 * 9 + 2 * 4 * 107);
   EXPECT_DOUBLE_EQ(at(Phase::UpdateForward).flops, 0);

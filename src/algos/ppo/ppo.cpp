@@ -376,10 +376,11 @@ void PpoTrainer::rollout() {
       if (t + 1 < T_) env_->step_async(space_, actions_of(t + 1), step_outputs(t + 1), 0, h);
       mpi::progress().beat();
     }
-  } else if (rollout_graph_ && rollout_warm_ && !phases_) {
+  } else if (rollout_graph_ && rollout_warm_ && !phases_ && !Kokkos::Tools::profileLibraryLoaded()) {
     // One graph launch for the whole rollout.  The first rollout launches directly, so that the
     // kernels' one-time set-up (attributes, lock arrays) happens outside the capture; profiled
-    // iterations launch directly too (they fence between phases).
+    // iterations launch directly too (they fence between phases), and so does a run with a Kokkos
+    // tool loaded (tools fence around every launch, which a capture cannot contain).
     Kokkos::deep_copy(space_, step_base_, std::uint64_t(iteration_) * T_);
     rollout_graph_->run(space_, [&] {
       for (int t = 0; t < T_; ++t) {
