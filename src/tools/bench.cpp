@@ -244,8 +244,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
     for (const auto& l : L.actor.layers) s.actor.emplace_back(l.in, l.out);
     for (const auto& l : L.critic.layers) s.critic.emplace_back(l.in, l.out);
     s.params = double(L.num_params);
-    s.fused_update = r.path.find("fused update") != std::string::npos ||
-                     (r.path.rfind("fused", 0) == 0 && r.path.find("layered update") == std::string::npos);
+    s.fused_update = algos::fused_wanted(cfg) && rl::FusedUpdate::supported(L);  // as the trainer decides
     s.reduction = world > 1;
     s.normalize_obs = cfg.ppo.normalize_obs;
     s.device_env = spec.host_bytes_per_env == 0;

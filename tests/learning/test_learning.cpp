@@ -40,17 +40,15 @@ std::string config_path(const std::string& name) {
 /// GMI_LEARNING_SET="key=value;key=value": overrides for every run (e.g. device.matmul=bf16 on the
 /// GPU machine), after the budget.
 gmi::config::Overrides extra_overrides() {
-  gmi::config::Overrides o;
+  std::vector<std::string> sets;
   const char* s = std::getenv("GMI_LEARNING_SET");
   std::string rest = s ? s : "";
   while (!rest.empty()) {
     const std::size_t semi = rest.find(';');
-    const std::string kv = rest.substr(0, semi);
+    sets.push_back(rest.substr(0, semi));
     rest = semi == std::string::npos ? "" : rest.substr(semi + 1);
-    const std::size_t eq = kv.find('=');
-    if (eq != std::string::npos) o.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
-  return o;
+  return gmi::config::parse_overrides(sets);  // as --set parses them (a malformed one is an error)
 }
 
 Curve train(const std::string& config, std::int64_t budget) {

@@ -360,6 +360,8 @@ envs::StepOutputs PpoTrainer::step_outputs(int t) const {
 void PpoTrainer::rollout() {
   const float* env_actions = layout_.continuous() ? env_actions_.data() : nullptr;
   auto actions_of = [&](int t) { return env_actions ? env_actions : actions_.data() + std::size_t(t) * N_ * ad_; };
+  // With a rollout graph, act() reads the global step's base on the device (graph or not).
+  if (rollout_graph_) Kokkos::deep_copy(space_, step_base_, std::uint64_t(iteration_) * T_);
   if (async_halves_) {
     // Two halves of the envs: the device computes one half's actions while the host threads step
     // the other (env.async_halves).  Every env sees the same actions as without halves (the same
@@ -381,7 +383,6 @@ void PpoTrainer::rollout() {
     // kernels' one-time set-up (attributes, lock arrays) happens outside the capture; profiled
     // iterations launch directly too (they fence between phases), and so does a run with a Kokkos
     // tool loaded (tools fence around every launch, which a capture cannot contain).
-    Kokkos::deep_copy(space_, step_base_, std::uint64_t(iteration_) * T_);
     rollout_graph_->run(space_, [&] {
       for (int t = 0; t < T_; ++t) {
         act(t, 0, N_);
@@ -390,7 +391,6 @@ void PpoTrainer::rollout() {
     });
     mpi::progress().beat();
   } else {
-    if (rollout_graph_) Kokkos::deep_copy(space_, step_base_, std::uint64_t(iteration_) * T_);
     for (int t = 0; t < T_; ++t) {
       act(t, 0, N_);
       mark(Phase::Inference);
