@@ -98,6 +98,15 @@ KOKKOS_FORCEINLINE_FUNCTION void load4(const float* p, float& a, float& b, float
 #endif
 }
 
+/// Four consecutive floats to a 16-byte aligned address (one vector store on GPUs).
+KOKKOS_FORCEINLINE_FUNCTION void store4(float* p, float a, float b, float c, float d) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<float4*>(p) = make_float4(a, b, c, d);
+#else
+  p[0] = a, p[1] = b, p[2] = c, p[3] = d;
+#endif
+}
+
 KOKKOS_FORCEINLINE_FUNCTION bool aligned16(const void* p) {
   return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0;
 }

@@ -120,4 +120,158 @@ struct Zero {
 };
 #endif
 
+/// Fragment-native operand layouts (the fused update's hot loops).  A K x N operand B stored
+/// "fragment-native" holds, for n-tile j (16 columns) and k-step q (8 rows), 32 lanes x 4 floats at
+/// (j * K/8 + q) * 128 + lane * 4: lane (g, t) = (lane / 4, lane % 4) finds
+/// {B(8q + t, 16j + g), B(8q + t + 4, 16j + g), B(8q + t, 16j + 8 + g), B(8q + t + 4, 16j + 8 + g)},
+/// its two m16n8k8 B fragments, in one 16-byte load (scalar loads of a row-major B cost 4 requests
+/// of 4-8 sectors each, and were most of the kernel's L1 traffic).
+KOKKOS_INLINE_FUNCTION constexpr int bfrag_index(int K, int k, int n) {
+  const int j = n / 16, q = k / 8, t = k % 4, g = n % 8;
+  const int r = ((k % 8) / 4) + 2 * ((n % 16) / 8);
+  return ((j * (K / 8) + q) * 32 + g * 4 + t) * 4 + r;
+}
+/// A 16x16 accumulator tile stored fragment-native: tile tt's 256 floats at tt * 256, lane L's
+/// eight at L * 8 in the order of Tile::c (two 16-byte loads per lane).  Element (i, j) of a
+/// matrix of MT x NT tiles (tile tt = i / 16 + MT * (j / 16), as gemm numbers them) sits at
+/// cfrag_index(MT, i, j).
+KOKKOS_INLINE_FUNCTION constexpr int cfrag_index(int MT, int i, int j) {
+  const int tt = i / 16 + MT * (j / 16), ii = i % 16, jj = j % 16;
+  const int lane = (ii % 8) * 4 + (jj % 8) / 2, reg = (jj / 8) * 4 + (ii / 8) * 2 + jj % 2;
+  return tt * 256 + lane * 8 + reg;
+}
+
+#if GMI_TENSOR_CORES
+/// c += A B for one 8-wide k step, A's fragment in av and B's two in bv (see bfrag_index), in the
+/// order of mma (small x big, big x small, big x big per half), so results equal mma's.
+template <bool kTf32>
+__device__ __forceinline__ void mma3(float (&c)[2][4], const float (&av)[4], const float4& bv) {
+  if constexpr (kTf32) {
+    const unsigned ar[4] = {__float_as_uint(av[0]), __float_as_uint(av[1]), __float_as_uint(av[2]),
+                            __float_as_uint(av[3])};
+    mma_m16n8k8(c[0], ar, __float_as_uint(bv.x), __float_as_uint(bv.y));
+    mma_m16n8k8(c[1], ar, __float_as_uint(bv.z), __float_as_uint(bv.w));
+  } else {
+    unsigned ab[4], as[4], bb[4], bs[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) split(av[r], ab[r], as[r]);
+    split(bv.x, bb[0], bs[0]);
+    split(bv.y, bb[1], bs[1]);
+    split(bv.z, bb[2], bs[2]);
+    split(bv.w, bb[3], bs[3]);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mma_m16n8k8(c[h], as, bb[2 * h], bb[2 * h + 1]);
+      mma_m16n8k8(c[h], ab, bs[2 * h], bs[2 * h + 1]);
+      mma_m16n8k8(c[h], ab, bb[2 * h], bb[2 * h + 1]);
+    }
+  }
+}
+
+/// c += A (16 x K) B (K x 16) with the operands of k step q loaded by load(q, av, bv) one step
+/// ahead of their use (registers double-buffered: the loads' latency overlaps the products).
+template <bool kTf32, class FL>
+__device__ __forceinline__ void mma_pipelined(float (&c)[2][4], int K, FL&& load) {
+  float av[4];
+  float4 bv;
+  load(0, av, bv);
+  const int steps = K / 8;
+  for (int q = 0; q < steps; ++q) {
+    float an[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float4 bn = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (q + 1 < steps) load(q + 1, an, bn);
+    mma3<kTf32>(c, av, bv);
+#pragma unroll
+    for (int r = 0; r < 4; ++r) av[r] = an[r];
+    bv = bn;
+  }
+}
+
+/// The A fragment of rows i0 .. i0 + 15, columns k .. k + 7 of a row-major shared-memory matrix
+/// (row stride lda floats, a multiple of 4; 16-byte aligned rows) in one ldmatrix: each 8x8 b16
+/// matrix is 8 rows of 4 floats, and lane (g, t) receives row g's float t.
+__device__ __forceinline__ void load_a_rows(float (&av)[4], const float* A, int lda, int k) {
+  const int lane = lane_id();
+  const float* p = A + (lane % 8 + 8 * ((lane / 8) % 2)) * lda + k + 4 * (lane / 16);
+  const unsigned addr = unsigned(__cvta_generic_to_shared(p));
+  unsigned r0, r1, r2, r3;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+  av[0] = __uint_as_float(r0);
+  av[1] = __uint_as_float(r1);
+  av[2] = __uint_as_float(r2);
+  av[3] = __uint_as_float(r3);
+}
+
+template <bool kTf32, class FI, class FE>
+__device__ __forceinline__ void gemm_rows_bfrag_impl(int warp, int warps, int M, int N, int K, const float* A, int lda,
+                                                     const float* bfrag, FI&& init, FE&& epilogue) {
+  const int MT = M / 16, NT = N / 16, lane = lane_id();
+  for (int t = warp; t < MT * NT; t += warps) {
+    const int i0 = 16 * (t % MT), j0 = 16 * (t / MT);
+    Tile c;
+    c.for_each([&](int i, int j, float& v) { v = init(i0 + i, j0 + j); });
+    const float4* bf = reinterpret_cast<const float4*>(bfrag) + (j0 / 16) * (K / 8) * 32 + lane;
+    const float* Ai = A + i0 * lda;
+    mma_pipelined<kTf32>(c.c, K, [&](int q, float(&av)[4], float4& bv) {
+      load_a_rows(av, Ai, lda, 8 * q);
+      bv = __ldg(bf + q * 32);
+    });
+    c.for_each([&](int i, int j, float v) { epilogue(i0 + i, j0 + j, v); });
+  }
+}
+
+/// C = init + A B for a row-major shared-memory A (M x K, row stride lda) and a fragment-native B
+/// (see bfrag_index; read through the read-only cache), in 16x16 tiles shared out over the warps
+/// as gemm does; equal to gemm with the same operands.
+template <class FI, class FE>
+__device__ __forceinline__ void gemm_rows_bfrag(int warp, int warps, int M, int N, int K, const float* A, int lda,
+                                                const float* bfrag, bool tf32, FI&& init, FE&& epilogue) {
+  if (tf32)
+    gemm_rows_bfrag_impl<true>(warp, warps, M, N, K, A, lda, bfrag, init, epilogue);
+  else
+    gemm_rows_bfrag_impl<false>(warp, warps, M, N, K, A, lda, bfrag, init, epilogue);
+}
+
+template <bool kTf32, class FA, class FB>
+__device__ __forceinline__ void gemm_accumulate_impl(int warp, int warps, int M, int N, int K, FA&& a, FB&& b,
+                                                     float* cfrag) {
+  const int MT = M / 16, NT = N / 16, lane = lane_id(), g = lane / 4, t4 = lane % 4;
+  for (int t = warp; t < MT * NT; t += warps) {
+    const int i0 = 16 * (t % MT), j0 = 16 * (t / MT);
+    float4* cp = reinterpret_cast<float4*>(cfrag + t * 256 + lane * 8);
+    const float4 c0 = cp[0], c1 = cp[1];  // in flight during the products
+    Tile c;
+    c.for_each([&](int, int, float& v) { v = 0.0f; });
+    mma_pipelined<kTf32>(c.c, K, [&](int q, float(&av)[4], float4& bv) {
+      const int k = 8 * q;
+      av[0] = a(i0 + g, k + t4);
+      av[1] = a(i0 + g + 8, k + t4);
+      av[2] = a(i0 + g, k + t4 + 4);
+      av[3] = a(i0 + g + 8, k + t4 + 4);
+      bv.x = b(k + t4, j0 + g);
+      bv.y = b(k + t4 + 4, j0 + g);
+      bv.z = b(k + t4, j0 + 8 + g);
+      bv.w = b(k + t4 + 4, j0 + 8 + g);
+    });
+    cp[0] = make_float4(c0.x + c.c[0][0], c0.y + c.c[0][1], c0.z + c.c[0][2], c0.w + c.c[0][3]);
+    cp[1] = make_float4(c1.x + c.c[1][0], c1.y + c.c[1][1], c1.z + c.c[1][2], c1.w + c.c[1][3]);
+  }
+}
+
+/// C += A B into fragment-native accumulators (see cfrag_index) in device memory: each tile's
+/// products start from zero and are added to the stored sums, read with two 16-byte loads per lane
+/// before the products and written back after.  a, b as in mma.
+template <class FA, class FB>
+__device__ __forceinline__ void gemm_accumulate(int warp, int warps, int M, int N, int K, FA&& a, FB&& b, bool tf32,
+                                                float* cfrag) {
+  if (tf32)
+    gemm_accumulate_impl<true>(warp, warps, M, N, K, a, b, cfrag);
+  else
+    gemm_accumulate_impl<false>(warp, warps, M, N, K, a, b, cfrag);
+}
+#endif
+
+
 }  // namespace gmi::nn::tc

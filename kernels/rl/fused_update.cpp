@@ -21,6 +21,8 @@ using Net = FusedUpdate::Net;
 constexpr int team_size() { return nn::fused_team_size(); }
 /// Scratch level: shared memory on GPUs; host backends allow little level-0 scratch.
 constexpr int kScratchLevel = device_is_host() ? 1 : 0;
+/// Teams per multiprocessor the gradient kernels' registers must allow (launch bounds)
+constexpr int kMinTeamsPerSm = 5;
 
 constexpr int pad4(int n) { return (n + 3) / 4 * 4; }
 constexpr int pad8(int n) { return (n + 7) / 8 * 8; }
@@ -52,6 +54,14 @@ Net plan(const nn::MlpLayout& m) {
     n.act[l + 1] = act;
     n.ld[l + 1] = row_stride(L.out);
     act += n.ld[l + 1];
+  }
+  n.acc_floats = w;
+  for (int l = 0; l < n.layers; ++l) {
+    if (!n.tc[l]) continue;
+    n.fw[l] = w;
+    w += n.in4[l] * n.out4[l];
+    n.bw[l] = w;
+    w += n.in4[l] * n.out4[l];
   }
   n.weight_floats = w;
   n.act_row_floats = act;
@@ -111,8 +121,11 @@ KOKKOS_FORCEINLINE_FUNCTION void forward_block(const Member& team, const float* 
           for (int i = 0; i < 4; ++i) c[m][i] += w[i] * x[m][kk];
       }
     }
-    for (int m = 0; m < M; ++m)
-      for (int i = 0; i < 4; ++i) Y[(sl + m * SM) * ldo + o0 + i] = last ? c[m][i] : A::f(c[m][i]);
+    for (int m = 0; m < M; ++m) {
+      if (!last)
+        for (int i = 0; i < 4; ++i) c[m][i] = A::f(c[m][i]);
+      nn::store4(Y + (sl + m * SM) * ldo + o0, c[m][0], c[m][1], c[m][2], c[m][3]);  // rows are 16-byte aligned
+    }
   });
 }
 
@@ -189,7 +202,16 @@ struct PadWeights {
     const int e = which == 0 ? i : i - nets[0].weight_floats;
     float v = 0.0f;
     for (int l = 0; l < n.layers; ++l) {
-      if (e >= n.w[l] && e < n.b[l]) {
+      if (n.tc[l] && e >= n.fw[l] && e < n.bw[l] + n.in4[l] * n.out4[l]) {
+        // fragment-native copies: find (k, o) of entry q
+        const bool fwd = e < n.bw[l];
+        const int q = e - (fwd ? n.fw[l] : n.bw[l]);
+        const int K = fwd ? n.in4[l] : n.out4[l];
+        const int blk = q / 128, lane = (q % 128) / 4, r = q % 4, KS = K / 8;
+        const int kk = 8 * (blk % KS) + lane % 4 + 4 * (r % 2), nn_ = 16 * (blk / KS) + 8 * (r / 2) + lane / 4;
+        const int k = fwd ? kk : nn_, o = fwd ? nn_ : kk;
+        if (k < n.in[l] && o < n.out[l]) v = params[n.w_src[l] + o + std::size_t(n.out[l]) * k];
+      } else if (e >= n.w[l] && e < n.b[l]) {
         const int q = e - n.w[l], k = q / n.out4[l], o = q % n.out4[l];
         if (k < n.in[l] && o < n.out[l]) v = params[n.w_src[l] + o + std::size_t(n.out[l]) * k];
       } else if (e >= n.b[l] && e < n.b[l] + n.out4[l]) {
@@ -218,6 +240,16 @@ struct NetGradient {
   std::size_t P;
   double* stat_rows;    // [league][5 + act_dim]
 
+  /// Whether layer l's dW accumulators are fragment-native (its dW ran on tensor cores).
+  KOKKOS_INLINE_FUNCTION bool frag_acc(int l) const {
+#if GMI_TENSOR_CORES
+    return net.tc[l] && S % 16 == 0;
+#else
+    (void)l;
+    return false;
+#endif
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const int level = kScratchLevel;  // a copy: team_scratch takes a reference
     Scratch buf(team.team_scratch(level), floats);
@@ -226,7 +258,7 @@ struct NetGradient {
     float* side = act + std::size_t(net.act_row_floats) * S;
     float* acc = accs + std::size_t(team.league_rank()) * acc_stride;
     const int L = net.layers;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, net.weight_floats), [&](const int e) { acc[e] = 0.0f; });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, net.acc_floats), [&](const int e) { acc[e] = 0.0f; });
     double sums[5] = {0, 0, 0, 0, 0};  // this thread's samples: pg, v, entropy, approx_kl, clipfrac
     float dls[FusedUpdate::kMaxActDim] = {};
     const float invB = 1.0f / float(a.B);
@@ -289,9 +321,8 @@ struct NetGradient {
         const bool last = l + 1 == L;
 #if GMI_TENSOR_CORES
         if (net.tc[l] && S % 16 == 0) {  // 16x16 output tiles per warp; bias and f in registers
-          nn::tc::gemm(
-              warp, warps, S, out4, in4, [&](int s, int k) { return X[s * ldi + k]; },
-              [&](int k, int o) { return Wl[k * out4 + o]; }, a.tf32, nn::tc::Zero(), [&](int s, int o, float v) {
+          nn::tc::gemm_rows_bfrag(
+              warp, warps, S, out4, in4, X, ldi, W + net.fw[l], a.tf32, nn::tc::Zero(), [&](int s, int o, float v) {
                 v += bl[o];
                 Y[s * ldo + o] = last ? v : A::f(v);
               });
@@ -393,12 +424,10 @@ struct NetGradient {
         const int KQ = in4 / 4, OQ = out4 / 4;
 #if GMI_TENSOR_CORES
         const bool tc = net.tc[l] && S % 16 == 0;
-        if (tc) {  // dW on tensor cores, 16x16 accumulator tiles per warp; db below
-          nn::tc::gemm(
+        if (tc) {  // dW on tensor cores, 16x16 accumulator tiles per warp (fragment-native); db below
+          nn::tc::gemm_accumulate(
               warp, warps, in4, out4, S, [&](int k, int s) { return Ap[s * ldi + k]; },
-              [&](int s, int o) { return dZ[s * ldo + o]; }, a.tf32,
-              [&](int k, int o) { return accW[k * out4 + o]; },
-              [&](int k, int o, float v) { accW[k * out4 + o] = v; });
+              [&](int s, int o) { return dZ[s * ldo + o]; }, a.tf32, accW);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, OQ),
                                [&](const int q) { add_bias_gradient4(dZ, ldo, S, 4 * q, accb); });
         } else
@@ -434,9 +463,8 @@ struct NetGradient {
         const float* Wl = W + net.w[l];
 #if GMI_TENSOR_CORES
         if (tc) {  // dZ_prev tiles on tensor cores, f' applied in registers
-          nn::tc::gemm(
-              warp, warps, S, in4, out4, [&](int s, int o) { return dZ[s * ldo + o]; },
-              [&](int o, int k) { return Wl[k * out4 + o]; }, a.tf32, nn::tc::Zero(), [&](int s, int k, float v) {
+          nn::tc::gemm_rows_bfrag(
+              warp, warps, S, in4, out4, dZ, ldo, W + net.bw[l], a.tf32, nn::tc::Zero(), [&](int s, int k, float v) {
                 float* p = Ap + s * ldi + k;
                 *p = v * A::df_from_y(*p);
               });
@@ -456,11 +484,13 @@ struct NetGradient {
               for (int m = 0; m < 4; ++m) c[m][j] += w[0] * d[m][0] + w[1] * d[m][1] + w[2] * d[m][2] + w[3] * d[m][3];
             }
           }
-          for (int m = 0; m < 4; ++m)
-            for (int j = 0; j < 4; ++j) {
-              float* p = Ap + (sl + m * SQ) * ldi + k0 + j;
-              *p = c[m][j] * A::df_from_y(*p);
-            }
+          for (int m = 0; m < 4; ++m) {
+            float* p = Ap + (sl + m * SQ) * ldi + k0;
+            float y[4];
+            load4(p, y);
+            nn::store4(p, c[m][0] * A::df_from_y(y[0]), c[m][1] * A::df_from_y(y[1]), c[m][2] * A::df_from_y(y[2]),
+                       c[m][3] * A::df_from_y(y[3]));
+          }
         });
         team.team_barrier();
       }
@@ -475,7 +505,7 @@ struct NetGradient {
         const std::size_t nw = std::size_t(net.out[l]) * net.in[l];
         if (e >= net.w_src[l] && e < net.w_src[l] + nw) {
           const int q = int(e - net.w_src[l]), o = q % net.out[l], k = q / net.out[l];
-          v = acc[net.w[l] + k * net.out4[l] + o];
+          v = acc[net.w[l] + (frag_acc(l) ? nn::tc::cfrag_index(net.in4[l] / 16, k, o) : k * net.out4[l] + o)];
         } else if (e >= net.b_src[l] && e < net.b_src[l] + std::size_t(net.out[l])) {
           v = acc[net.b[l] + int(e - net.b_src[l])];
         }
@@ -519,7 +549,9 @@ void launch(const ExecSpace& space, const char* name, const Net& net, const Fuse
   f.partials = partials;
   f.P = layout.num_params;
   f.stat_rows = stat_rows;
-  TeamPolicy policy(space, league, team_size());
+  // at most 96 registers a thread, so that registers allow as many teams as the shared memory
+  // does (5 of 128 threads on an H100 at 64 samples a tile)
+  Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size(), kMinTeamsPerSm>> policy(space, league, team_size());
   Kokkos::parallel_for(name, policy.set_scratch_size(kScratchLevel, Kokkos::PerTeam(bytes)), f);
 }
 
@@ -530,7 +562,9 @@ int resident_teams(std::size_t bytes) {
   const std::size_t per_block = bytes + p.reservedSharedMemPerBlock + (team_size() + 2) * sizeof(double) + 64;
   const int by_smem = int(p.sharedMemPerMultiprocessor / per_block);
   const int by_threads = p.maxThreadsPerMultiProcessor / team_size();
-  return std::max(1, std::min({by_smem, by_threads, p.maxBlocksPerMultiProcessor})) * p.multiProcessorCount;
+  // the launch bounds hold the registers to kMinTeamsPerSm teams (the kernels use all they allow)
+  return std::max(1, std::min({by_smem, by_threads, kMinTeamsPerSm, p.maxBlocksPerMultiProcessor})) *
+         p.multiProcessorCount;
 #else
   (void)bytes;
   return std::max(1, ExecSpace().concurrency());
@@ -580,7 +614,7 @@ FusedUpdate::FusedUpdate(const nn::ActorCriticLayout& layout, int max_B) : layou
                            std::size_t(league_) * layout.num_params);
   padded_ = View1<float>("gmi::rl::fused_update::padded_weights", std::size_t(actor_.weight_floats) + critic_.weight_floats);
   stat_rows_ = View1<double>("gmi::rl::fused_update::stat_rows", std::size_t(league_) * (5 + layout.act_dim));
-  acc_stride_ = (std::size_t(std::max(actor_.weight_floats, critic_.weight_floats)) + 63) / 64 * 64;  // 256-byte rows
+  acc_stride_ = (std::size_t(std::max(actor_.acc_floats, critic_.acc_floats)) + 63) / 64 * 64;  // 256-byte rows
   accs_ = View1<float>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gmi::rl::fused_update::accumulators"),
                        std::size_t(league_) * acc_stride_);
   groups_ = device_is_host() ? 1 : std::min(league_, 16);

@@ -22,7 +22,12 @@
 /// Layers whose padded widths are both multiples of 16 (the 64x64 hidden layers, which hold most of
 /// the work) run their three products (forward, dW, dZ) on tensor cores on sm_80 and newer, each
 /// warp owning 16x16 tiles, in FP32 accuracy (3xTF32, see kernels/nn/tensor_core.hpp); the others,
-/// and every layer on host backends, use the 4x4 register blocks.
+/// and every layer on host backends, use the 4x4 register blocks.  Their forward and dZ products
+/// read the activations with ldmatrix and W from fragment-native copies (W and its transpose,
+/// written with the padded weights: one 16-byte load per lane and k step), and their dW
+/// accumulators are stored fragment-native (two 16-byte accesses per lane and tile): scalar
+/// loads of row-major weights and accumulators were most of the kernel's L1 traffic.  Each k
+/// step's operands are loaded one step ahead.
 ///
 /// Determinism: teams are persistent (team t takes tiles t, t + league, ...), each writes its sums
 /// to its own row of a partials buffer, and the reduction adds the rows in a fixed order (16 groups
@@ -79,6 +84,11 @@ class FusedUpdate {
     int w[kMaxLayers] = {}, b[kMaxLayers] = {};  ///< offsets in the weight block (multiples of 8)
     /// layer l runs on tensor cores where the device code has them (both widths multiples of 16)
     bool tc[kMaxLayers] = {};
+    /// tensor-core layers: W (in4 x out4, the forward product's B) and its transpose (the backward
+    /// product's B) again, fragment-native (nn::tc::bfrag_index), at these offsets in the block
+    int fw[kMaxLayers] = {}, bw[kMaxLayers] = {};
+    /// floats of the block's padded W and b (the dW/db accumulators' size); the fragment copies follow
+    int acc_floats = 0;
     /// activation tiles [S][ld]: tile l starts at act[l] * S floats (act: floats per sample before it)
     int act[kMaxLayers + 1] = {}, ld[kMaxLayers + 1] = {};
     int weight_floats = 0, act_row_floats = 0;
