@@ -139,10 +139,28 @@ int pick_tile(long long n, std::initializer_list<int> tiles, F&& scratch_floats)
 /// tile % 16 == 0 and ld % 32 == 8 (conflict-free operand loads), each warp owning 16 x 16 output
 /// tiles, in FP32 accuracy (3xTF32) or, with `tf32`, one TF32 pass; their staged rows are padded
 /// to out + 8 floats for the same reason.
+///
+/// `bfrag`: the layer's W in fragment-native order (tc::bfrag_index with K = in, N = out; see
+/// fused_act_prepare), for a layer that runs on tensor cores: the products read it from device
+/// memory (L1) and nothing is staged; without tensor cores the layer reads W from device memory.
 template <class A>
 KOKKOS_INLINE_FUNCTION void team_layer(const TeamMember& team, const float* W, const float* bias,
                                        int in, int out, const float* x, float* y, int tile, int ld,
-                                       bool linear, float* wbuf = nullptr, bool tf32 = false) {
+                                       bool linear, float* wbuf = nullptr, bool tf32 = false,
+                                       const float* bfrag = nullptr) {
+#if GMI_TENSOR_CORES
+  if (bfrag && tensor_core_layer(in, out) && tile % 16 == 0 && ld % 32 == 8) {
+    tc::gemm_bfrag(
+        team.team_rank() / 32, team.team_size() / 32, tile, out, in, [&](int s, int k) { return x[k * ld + s]; },
+        bfrag, tf32, tc::Zero(), [&](int s, int o, float v) {
+          v += bias[o];
+          y[o * ld + s] = linear ? v : A::f(v);
+        });
+    team.team_barrier();
+    return;
+  }
+#endif
+  if (bfrag) wbuf = nullptr;  // the staging buffer is sized for the other layers
 #if GMI_TENSOR_CORES
   if (wbuf && tensor_core_layer(in, out) && tile % 16 == 0 && ld % 32 == 8) {
     const int ldw = out + 8;
@@ -204,7 +222,9 @@ KOKKOS_INLINE_FUNCTION void team_layer(const TeamMember& team, const float* W, c
   team.team_barrier();
 }
 
-/// Runs a whole MLP on a tile: x -> ping-pong buffers a, b; returns the output buffer.  wbuf:
+/// Runs a whole MLP on a tile: x -> ping-pong buffers a, b; returns the output buffer.  frag,
+/// frag_off: fragment-native copies of the tensor-core layers (layer l's at frag + frag_off[l],
+/// -1 for the others), or null (see team_layer's bfrag).  wbuf:
 /// staging scratch for one layer's weights (see team_layer; FusedNet::max_layer_floats), or null.  If
 /// `store` is given, hidden layer l's outputs are also written to store[l] (feature-major,
 /// leading dimension `store_ld`, starting at sample `first`) for a later backward pass.
@@ -213,12 +233,15 @@ KOKKOS_INLINE_FUNCTION const float* team_mlp(const TeamMember& team, const Fused
                                              const float* p, const float* x, float* a, float* b,
                                              int tile, int ld, float* wbuf = nullptr,
                                              float* const* store = nullptr, std::size_t store_ld = 0,
-                                             std::size_t first = 0, int valid = 0, bool tf32 = false) {
+                                             std::size_t first = 0, int valid = 0, bool tf32 = false,
+                                             const float* frag = nullptr, const int* frag_off = nullptr) {
   const float* in = x;
   float* out = a;
   for (int l = 0; l < net.num_layers; ++l) {
     const bool last = l + 1 == net.num_layers;
-    team_layer<A>(team, p + net.w[l], p + net.b[l], net.in[l], net.out[l], in, out, tile, ld, last, wbuf, tf32);
+    const float* bfrag = frag && frag_off[l] >= 0 ? frag + frag_off[l] : nullptr;
+    team_layer<A>(team, p + net.w[l], p + net.b[l], net.in[l], net.out[l], in, out, tile, ld, last, wbuf, tf32,
+                  bfrag);
     if (store && !last) {
       float* dst = store[l];
       const int w = net.out[l];

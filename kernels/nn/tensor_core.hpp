@@ -234,6 +234,39 @@ __device__ __forceinline__ void gemm_rows_bfrag(int warp, int warps, int M, int 
     gemm_rows_bfrag_impl<false>(warp, warps, M, N, K, A, lda, bfrag, init, epilogue);
 }
 
+template <bool kTf32, class FA, class FI, class FE>
+__device__ __forceinline__ void gemm_bfrag_impl(int warp, int warps, int M, int N, int K, FA&& a, const float* bfrag,
+                                                FI&& init, FE&& epilogue) {
+  const int MT = M / 16, NT = N / 16, lane = lane_id(), g = lane / 4, t4 = lane % 4;
+  for (int t = warp; t < MT * NT; t += warps) {
+    const int i0 = 16 * (t % MT), j0 = 16 * (t / MT);
+    Tile c;
+    c.for_each([&](int i, int j, float& v) { v = init(i0 + i, j0 + j); });
+    const float4* bf = reinterpret_cast<const float4*>(bfrag) + (j0 / 16) * (K / 8) * 32 + lane;
+    mma_pipelined<kTf32>(c.c, K, [&](int q, float(&av)[4], float4& bv) {
+      const int k = 8 * q;
+      av[0] = a(i0 + g, k + t4);
+      av[1] = a(i0 + g + 8, k + t4);
+      av[2] = a(i0 + g, k + t4 + 4);
+      av[3] = a(i0 + g + 8, k + t4 + 4);
+      bv = __ldg(bf + q * 32);
+    });
+    c.for_each([&](int i, int j, float v) { epilogue(i0 + i, j0 + j, v); });
+  }
+}
+
+/// C = init + A B with A read through a(i, k) (any layout) and a fragment-native B (see
+/// bfrag_index; read through the read-only cache), in 16x16 tiles shared out over the warps as
+/// gemm does; equal to gemm with the same operands.
+template <class FA, class FI, class FE>
+__device__ __forceinline__ void gemm_bfrag(int warp, int warps, int M, int N, int K, FA&& a, const float* bfrag,
+                                           bool tf32, FI&& init, FE&& epilogue) {
+  if (tf32)
+    gemm_bfrag_impl<true>(warp, warps, M, N, K, a, bfrag, init, epilogue);
+  else
+    gemm_bfrag_impl<false>(warp, warps, M, N, K, a, bfrag, init, epilogue);
+}
+
 template <bool kTf32, class FA, class FB>
 __device__ __forceinline__ void gemm_accumulate_impl(int warp, int warps, int M, int N, int K, FA&& a, FB&& b,
                                                      float* cfrag) {

@@ -22,11 +22,70 @@ std::size_t staging_floats(const nn::ActorCriticLayout& l) {
 int tile_ld(int tile) { return (tile + 23) / 32 * 32 + 8; }
 
 /// Weight staging buffer, input tile (obs_dim rows) and two ping-pong buffers of the widest layer.
-std::size_t scratch_floats(const nn::ActorCriticLayout& l, int tile) {
+std::size_t scratch_floats(const nn::ActorCriticLayout& l, int tile, std::size_t staging) {
   const int w = std::max(l.actor.max_width(), l.critic.max_width());
-  return staging_floats(l) + 4 + (std::size_t(l.obs_dim) + 2 * std::size_t(w)) * tile_ld(tile);
+  return staging + 4 + (std::size_t(l.obs_dim) + 2 * std::size_t(w)) * tile_ld(tile);
+}
+std::size_t scratch_floats(const nn::ActorCriticLayout& l, int tile) { return scratch_floats(l, tile, staging_floats(l)); }
+
+/// Layer l's offset in the fragment buffer (actor's layers, then the critic's), -1 for layers
+/// that do not run on tensor cores.
+struct FragOffsets {
+  int actor[nn::FusedNet::kMaxLayers], critic[nn::FusedNet::kMaxLayers];
+  std::size_t floats = 0;
+  explicit FragOffsets(const nn::ActorCriticLayout& l) {
+    const auto place = [&](const nn::MlpLayout& m, int* off) {
+      for (int i = 0; i < nn::FusedNet::kMaxLayers; ++i) off[i] = -1;
+      for (std::size_t i = 0; i < m.layers.size() && int(i) < nn::FusedNet::kMaxLayers; ++i)
+        if (nn::tensor_core_layer(m.layers[i].in, m.layers[i].out)) {
+          off[i] = int(floats);
+          floats += std::size_t(m.layers[i].in) * m.layers[i].out;
+        }
+    };
+    place(l.actor, actor);
+    place(l.critic, critic);
+  }
+};
+
+/// Staging floats with fragment copies: the largest layer that still stages its weights.
+std::size_t small_staging_floats(const nn::ActorCriticLayout& l) {
+  std::size_t m = 0;
+  for (const auto* net : {&l.actor, &l.critic})
+    for (const auto& L : net->layers)
+      if (!nn::tensor_core_layer(L.in, L.out)) m = std::max(m, std::size_t(nn::staged_floats(L.in, L.out)));
+  return (m + 3) / 4 * 4;
 }
 }  // namespace
+
+std::size_t fused_act_fragment_floats(const nn::ActorCriticLayout& layout) { return FragOffsets(layout).floats; }
+
+void fused_act_prepare(const ExecSpace& space, const nn::ActorCriticLayout& layout, const float* params, float* frag) {
+  const FragOffsets fo(layout);
+  if (fo.floats == 0) return;
+  const nn::FusedNet nets[2] = {nn::FusedNet(layout.actor), nn::FusedNet(layout.critic)};
+  const nn::FusedNet na = nets[0], nc = nets[1];
+  Kokkos::parallel_for(
+      "gmi::rl::fused_act_prepare", Range(space, 0, fo.floats), KOKKOS_LAMBDA(const std::size_t e) {
+        // which layer: the offsets are increasing within and across the two networks
+        const nn::FusedNet* n = nullptr;
+        int l = -1;
+        std::size_t base = 0;
+        for (int which = 0; which < 2; ++which) {
+          const nn::FusedNet& net = which == 0 ? na : nc;
+          const int* off = which == 0 ? fo.actor : fo.critic;
+          for (int i = 0; i < net.num_layers; ++i)
+            if (off[i] >= 0 && e >= std::size_t(off[i]) && e < std::size_t(off[i]) + std::size_t(net.in[i]) * net.out[i]) {
+              n = &net;
+              l = i;
+              base = std::size_t(off[i]);
+            }
+        }
+        const int q = int(e - base), K = n->in[l], out = n->out[l];
+        const int blk = q / 128, lane = (q % 128) / 4, r = q % 4, KS = K / 8;
+        const int k = 8 * (blk % KS) + lane % 4 + 4 * (r % 2), o = 16 * (blk / KS) + 8 * (r / 2) + lane / 4;
+        frag[e] = params[n->w[l] + std::size_t(o) + std::size_t(out) * k];  // W(o, k): column-major out x in
+      });
+}
 
 int fused_act_tile(const nn::ActorCriticLayout& l, long long n) {
   if (int(l.actor.layers.size()) > nn::FusedNet::kMaxLayers ||
@@ -51,7 +110,7 @@ using nn::team_mlp;
 template <class A>
 void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic, const int tile,
             const int ld, const std::size_t width, const std::size_t staging, const std::size_t floats,
-            const FusedActArgs a) {
+            const FusedActArgs a, const FragOffsets fo) {
   const int league = (a.N + tile - 1) / tile;
   const std::size_t od = std::size_t(a.obs_dim);
   const std::size_t bytes = floats * sizeof(float);
@@ -76,7 +135,8 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
           x[k * ld + s] = v;
         });
         team.team_barrier();
-        const float* y = team_mlp<A>(team, actor, a.params, x, b0, b1, tile, ld, wbuf, nullptr, 0, 0, 0, a.tf32);
+        const float* y =
+            team_mlp<A>(team, actor, a.params, x, b0, b1, tile, ld, wbuf, nullptr, 0, 0, 0, a.tf32, a.frag, fo.actor);
         // sample: one thread per env of the tile
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](const int s) {
           const int i = first + s;
@@ -134,7 +194,8 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
           }
         });
         team.team_barrier();  // the actor's output buffer is reused by the critic
-        const float* v = team_mlp<A>(team, critic, a.params, x, b0, b1, tile, ld, wbuf, nullptr, 0, 0, 0, a.tf32);
+        const float* v =
+            team_mlp<A>(team, critic, a.params, x, b0, b1, tile, ld, wbuf, nullptr, 0, 0, 0, a.tf32, a.frag, fo.critic);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile), [&](const int s) {
           if (first + s < a.N) a.values[first + s] = v[s];
         });
@@ -144,13 +205,29 @@ void launch(const ExecSpace& space, const FusedNet actor, const FusedNet critic,
 }  // namespace detail
 
 void fused_act(const ExecSpace& space, const nn::ActorCriticLayout& layout, const FusedActArgs& a) {
-  const int tile = fused_act_tile(layout, a.N);
-  GMI_REQUIRE(tile > 0, "fused_act: networks too wide for the fused kernel");
   const nn::FusedNet actor(layout.actor), critic(layout.critic);
   const std::size_t width = std::size_t(std::max(layout.actor.max_width(), layout.critic.max_width()));
+  const FragOffsets fo(layout);
+  if (a.frag && fo.floats > 0) {
+    // Fragment copies: only the small layers stage their weights, so a team needs far less
+    // shared memory and more teams fit; 32-sample tiles at most (more teams, shorter last wave).
+    const std::size_t staging = small_staging_floats(layout);
+    const int tile = nn::pick_tile(a.N, {32, 16}, [&](int t) { return scratch_floats(layout, t, staging); });
+    if (tile % 16 == 0 && tile > 0) {
+      nn::dispatch(layout.actor.act, [&](auto act) {
+        detail::launch<decltype(act)>(space, actor, critic, tile, tile_ld(tile), width, staging,
+                                      scratch_floats(layout, tile, staging), a, fo);
+      });
+      return;
+    }
+  }
+  const int tile = fused_act_tile(layout, a.N);
+  GMI_REQUIRE(tile > 0, "fused_act: networks too wide for the fused kernel");
+  FusedActArgs b = a;
+  b.frag = nullptr;
   nn::dispatch(layout.actor.act, [&](auto act) {
     detail::launch<decltype(act)>(space, actor, critic, tile, tile_ld(tile), width, staging_floats(layout),
-                                  scratch_floats(layout, tile), a);
+                                  scratch_floats(layout, tile), b, fo);
   });
 }
 

@@ -38,6 +38,11 @@ struct FusedActArgs {
   bool tf32 = false;
   /// The distribution's mode (argmax of the logits, the Gaussian's mean) instead of a sample
   bool deterministic = false;
+  /// Fragment-native copies of the tensor-core layers' weights, written from these params by
+  /// fused_act_prepare, or null: each team then stages every layer's weights in shared memory.
+  /// With them the hidden layers read W from device memory (L1) in the order the tensor cores
+  /// take it, nothing large is staged, and more teams fit on a multiprocessor.
+  const float* frag = nullptr;
 };
 
 /// Samples per team tile for n envs; 0 if the networks are too wide for the fused kernel.
@@ -45,6 +50,12 @@ int fused_act_tile(const nn::ActorCriticLayout& layout, long long n = 1 << 30);
 inline bool fused_act_supported(const nn::ActorCriticLayout& layout) {
   return fused_act_tile(layout) > 0;
 }
+
+/// Floats of fused_act_prepare's output for this layout (0: no layer runs on tensor cores).
+std::size_t fused_act_fragment_floats(const nn::ActorCriticLayout& layout);
+/// Writes the fragment-native copies of params' tensor-core layers (FusedActArgs::frag) into frag
+/// (fused_act_fragment_floats floats, 16-byte aligned).  Run it again whenever params change.
+void fused_act_prepare(const ExecSpace& space, const nn::ActorCriticLayout& layout, const float* params, float* frag);
 
 /// Actor + critic forward and action sampling for all N envs (same random draws as
 /// sample_actions: philox(seed, {step << 8 | block, tag(kAction, env)})).

@@ -78,6 +78,25 @@ void check(const Case& c) {
   f.deterministic = c.deterministic;
   rl::fused_act(ExecSpace(), L, f);
 
+  // the same step with the tensor-core layers' weights read from fragment copies: equal bit for bit
+  {
+    View1<float> frag("frag", std::max<std::size_t>(1, rl::fused_act_fragment_floats(L)));
+    rl::fused_act_prepare(ExecSpace(), L, params.data(), frag.data());
+    View1<float> a3("a3", NA), e3("e3", NA), lp3("lp3", c.N), v3("v3", c.N);
+    rl::FusedActArgs g3 = f;
+    g3.frag = frag.data();
+    g3.actions = a3.data();
+    g3.env_actions = cont ? e3.data() : a3.data();
+    g3.logp = lp3.data();
+    g3.values = v3.data();
+    rl::fused_act(ExecSpace(), L, g3);
+    ExecSpace().fence();
+    EXPECT_EQ(test::to_host(a3), test::to_host(a1)) << "actions with fragment copies";
+    EXPECT_EQ(test::to_host(lp3), test::to_host(lp1)) << "log-probabilities with fragment copies";
+    EXPECT_EQ(test::to_host(v3), test::to_host(v1)) << "values with fragment copies";
+    if (cont) EXPECT_EQ(test::to_host(e3), test::to_host(e1)) << "env actions with fragment copies";
+  }
+
   View1<float> normed("normed", obs_h.size());
   const float* in = obs.data();
   if (c.normalize) {

@@ -76,6 +76,7 @@ MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg, const envs::EnvS
   double floats = 4 * P;                                   // params, gradients, Adam moments
   floats += TN * (2 * od + ad + 6) + N * (2 * od + ad + 3);  // rollout storage and per-env rows
   floats += workspace(L.actor, N) + workspace(L.critic, N);  // the rollout's layered workspaces
+  if (rl::fused_act_supported(L) && fused_wanted(cfg)) floats += P;  // its fragment copies (at most P)
   const bool fused = rl::FusedUpdate::supported(L) && fused_wanted(cfg);  // as the trainer decides
   if (fused)
     floats += 2.0 * std::min(B / 32 + 1, 2048.0) * P;  // per-team partial sums and accumulators (upper bound)
@@ -175,6 +176,10 @@ void PpoTrainer::init(std::uint64_t seed) {
 
   fused_rollout_ = rl::fused_act_supported(layout_) && fused_wanted(cfg);
   fused_update_ = rl::FusedUpdate::supported(layout_) && fused_wanted(cfg);
+  // GPU builds: the rollout's tensor-core layers read fragment-native weights, written once per
+  // rollout (rl::fused_act_prepare); host builds stage every layer as before
+  if (fused_rollout_ && !device_is_host() && rl::fused_act_fragment_floats(layout_) > 0)
+    act_frag_ = View1<float>("gmi::ppo::act_fragments", rl::fused_act_fragment_floats(layout_));
   async_halves_ = env_ && cfg.env.async_halves && env_->can_step_async() && N_ >= 2;
   // device.graphs (config::derive rejects "on" where it cannot apply): device envs only.
   const bool device_env = env_ && spec_.host_bytes_per_env == 0 && !env_->can_step_async();
@@ -319,6 +324,7 @@ void PpoTrainer::act(int t, int lo, int hi) {
     f.logp = logp_.data() + row;
     f.values = values_.data() + row;
     f.tf32 = cfg_.device.matmul == "tf32";
+    f.frag = act_frag_ready_ ? act_frag_.data() : nullptr;
     rl::fused_act(space_, layout_, f);
     return;
   }
@@ -362,6 +368,9 @@ void PpoTrainer::rollout() {
   auto actions_of = [&](int t) { return env_actions ? env_actions : actions_.data() + std::size_t(t) * N_ * ad_; };
   // With a rollout graph, act() reads the global step's base on the device (graph or not).
   if (rollout_graph_) Kokkos::deep_copy(space_, step_base_, std::uint64_t(iteration_) * T_);
+  // the weights are fixed for the rollout: their fragment copies are written once, before it
+  act_frag_ready_ = act_frag_.size() > 0;
+  if (act_frag_ready_) rl::fused_act_prepare(space_, layout_, params_.data(), act_frag_.data());
   if (async_halves_) {
     // Two halves of the envs: the device computes one half's actions while the host threads step
     // the other (env.async_halves).  Every env sees the same actions as without halves (the same
@@ -400,6 +409,7 @@ void PpoTrainer::rollout() {
     }
     rollout_warm_ = true;
   }
+  act_frag_ready_ = false;  // the update changes the weights
   mark(Phase::EnvStep);  // with halves: policy and envs overlap; the whole rollout counts as env steps
   finish_rollout();
   mark(Phase::Inference);
