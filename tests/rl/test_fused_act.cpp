@@ -94,7 +94,9 @@ void check(const Case& c) {
     EXPECT_EQ(test::to_host(a3), test::to_host(a1)) << "actions with fragment copies";
     EXPECT_EQ(test::to_host(lp3), test::to_host(lp1)) << "log-probabilities with fragment copies";
     EXPECT_EQ(test::to_host(v3), test::to_host(v1)) << "values with fragment copies";
-    if (cont) EXPECT_EQ(test::to_host(e3), test::to_host(e1)) << "env actions with fragment copies";
+    if (cont) {
+      EXPECT_EQ(test::to_host(e3), test::to_host(e1)) << "env actions with fragment copies";
+    }
   }
 
   View1<float> normed("normed", obs_h.size());
