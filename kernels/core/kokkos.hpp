@@ -12,8 +12,9 @@ namespace gmi {
 using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
 using HostSpace = Kokkos::HostSpace;
-/// Every policy carries Kokkos' light-weight hint: the functor travels as a kernel argument (up
-/// to 4 KiB).  Without it Kokkos' CUDA backend copies functors of 512 bytes or more (an env step
+/// Policies carry Kokkos' light-weight hint (all but the fused update's two gradient kernels,
+/// which measured faster without it: kernels/rl/fused_update.cpp): the functor travels as a
+/// kernel argument (up to 4 KiB).  Without it Kokkos' CUDA backend copies functors of 512 bytes or more (an env step
 /// with its Views, the fused kernels with their layer tables) to constant memory and, before each
 /// such launch, waits on the host for the previous one to finish: the host could never queue work
 /// ahead and the GPU idled for a launch latency per kernel.

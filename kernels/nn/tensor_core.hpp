@@ -7,10 +7,12 @@
 /// reproducible.
 ///
 /// GMI_TENSOR_CORES is 1 only in device code compiled for sm_80 or newer; elsewhere the callers
-/// keep their SIMT loops.  All 32 lanes of a warp must call these functions together.  They read
-/// their operands through callables, so any layout works (the raw `mma.sync` instruction with
-/// the operands' registers loaded by the caller's code: WMMA's fragment loads took generic
-/// addresses and fixed layouts).
+/// keep their SIMT loops.  All 32 lanes of a warp must call these functions together.  gemm and
+/// mma read their operands through callables, so any layout works (the raw `mma.sync`
+/// instruction with the operands' registers loaded by the caller's code: WMMA's fragment loads
+/// took generic addresses and fixed layouts); the *_bfrag and gemm_accumulate variants take B,
+/// or C, in the fragment-native layouts below (bfrag_index, cfrag_index) and A from row-major
+/// shared memory (ldmatrix) or a callable.
 #include "kernels/core/kokkos.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -130,6 +132,12 @@ KOKKOS_INLINE_FUNCTION constexpr int bfrag_index(int K, int k, int n) {
   const int j = n / 16, q = k / 8, t = k % 4, g = n % 8;
   const int r = ((k % 8) / 4) + 2 * ((n % 16) / 8);
   return ((j * (K / 8) + q) * 32 + g * 4 + t) * 4 + r;
+}
+/// The inverse of bfrag_index: entry q of a fragment-native K x N operand holds B(k, n).
+KOKKOS_INLINE_FUNCTION constexpr void bfrag_entry(int K, int q, int& k, int& n) {
+  const int blk = q / 128, lane = (q % 128) / 4, r = q % 4, KS = K / 8;
+  k = 8 * (blk % KS) + lane % 4 + 4 * (r % 2);
+  n = 16 * (blk / KS) + 8 * (r / 2) + lane / 4;
 }
 /// A 16x16 accumulator tile stored fragment-native: tile tt's 256 floats at tt * 256, lane L's
 /// eight at L * 8 in the order of Tile::c (two 16-byte loads per lane).  Element (i, j) of a

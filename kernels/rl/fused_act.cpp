@@ -59,6 +59,14 @@ std::size_t small_staging_floats(const nn::ActorCriticLayout& l) {
 
 std::size_t fused_act_fragment_floats(const nn::ActorCriticLayout& layout) { return FragOffsets(layout).floats; }
 
+bool fused_act_fragments_help() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return Kokkos::Cuda().cuda_device_prop().major >= 8;  // the kernels' tensor-core layers (sm_80+)
+#else
+  return false;
+#endif
+}
+
 void fused_act_prepare(const ExecSpace& space, const nn::ActorCriticLayout& layout, const float* params, float* frag) {
   const FragOffsets fo(layout);
   if (fo.floats == 0) return;
@@ -80,10 +88,9 @@ void fused_act_prepare(const ExecSpace& space, const nn::ActorCriticLayout& layo
               base = std::size_t(off[i]);
             }
         }
-        const int q = int(e - base), K = n->in[l], out = n->out[l];
-        const int blk = q / 128, lane = (q % 128) / 4, r = q % 4, KS = K / 8;
-        const int k = 8 * (blk % KS) + lane % 4 + 4 * (r % 2), o = 16 * (blk / KS) + 8 * (r / 2) + lane / 4;
-        frag[e] = params[n->w[l] + std::size_t(o) + std::size_t(out) * k];  // W(o, k): column-major out x in
+        int k = 0, o = 0;
+        nn::tc::bfrag_entry(n->in[l], int(e - base), k, o);
+        frag[e] = params[n->w[l] + std::size_t(o) + std::size_t(n->out[l]) * k];  // W(o, k): column-major out x in
       });
 }
 

@@ -51,6 +51,10 @@ inline bool fused_act_supported(const nn::ActorCriticLayout& layout) {
   return fused_act_tile(layout) > 0;
 }
 
+/// Whether FusedActArgs::frag speeds this device up: GPUs whose fused kernels run the hidden layers
+/// on tensor cores (sm_80 and newer).  Elsewhere those layers would read their weights from device
+/// memory at every k step instead of staging them.
+bool fused_act_fragments_help();
 /// Floats of fused_act_prepare's output for this layout (0: no layer runs on tensor cores).
 std::size_t fused_act_fragment_floats(const nn::ActorCriticLayout& layout);
 /// Writes the fragment-native copies of params' tensor-core layers (FusedActArgs::frag) into frag

@@ -191,7 +191,8 @@ KOKKOS_FORCEINLINE_FUNCTION void weight_gradient(const Member& team, const float
 }
 
 /// Both networks' weights in the padded layout: per layer W(o, k) at w + k * out4 + o, then the
-/// bias; zeros in the padding.  One launch per minibatch (the weights change every minibatch).
+/// bias; zeros in the padding; after them (from acc_floats) the tensor-core layers' W and W^T
+/// again, fragment-native (fw, bw).  One launch per minibatch (the weights change every minibatch).
 struct PadWeights {
   Net nets[2];
   const float* params;
@@ -206,9 +207,8 @@ struct PadWeights {
         // fragment-native copies: find (k, o) of entry q
         const bool fwd = e < n.bw[l];
         const int q = e - (fwd ? n.fw[l] : n.bw[l]);
-        const int K = fwd ? n.in4[l] : n.out4[l];
-        const int blk = q / 128, lane = (q % 128) / 4, r = q % 4, KS = K / 8;
-        const int kk = 8 * (blk % KS) + lane % 4 + 4 * (r % 2), nn_ = 16 * (blk / KS) + 8 * (r / 2) + lane / 4;
+        int kk = 0, nn_ = 0;
+        nn::tc::bfrag_entry(fwd ? n.in4[l] : n.out4[l], q, kk, nn_);
         const int k = fwd ? kk : nn_, o = fwd ? nn_ : kk;
         if (k < n.in[l] && o < n.out[l]) v = params[n.w_src[l] + o + std::size_t(n.out[l]) * k];
       } else if (e >= n.w[l] && e < n.b[l]) {
@@ -234,7 +234,8 @@ struct NetGradient {
   const float* W;       // this network's padded weights
   int S, tiles;
   std::size_t floats;   // scratch floats per team
-  float* accs;          // [league][acc_stride]: dW/db accumulators, padded layout
+  float* accs;          // [league][acc_stride]: dW/db accumulators, padded layout (fragment-native
+                        // dW of the tensor-core layers: frag_acc)
   std::size_t acc_stride;
   float* partials;      // [league][P]
   std::size_t P;
@@ -549,9 +550,13 @@ void launch(const ExecSpace& space, const char* name, const Net& net, const Fuse
   f.partials = partials;
   f.P = layout.num_params;
   f.stat_rows = stat_rows;
-  // at most 96 registers a thread, so that registers allow as many teams as the shared memory
-  // does (5 of 128 threads on an H100 at 64 samples a tile)
-  Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size(), kMinTeamsPerSm>> policy(space, league, team_size());
+  // At most 96 registers a thread, so that registers allow as many teams as the shared memory
+  // does (5 of 128 threads on an H100 at 64 samples a tile).  No light-weight hint here (see
+  // gmi::LaunchHint): launched from constant memory these two kernels ran faster on the H100
+  // (update 75.3 against 78.1 ms at 65536 CartPole envs, equal at 4096), and at about 2 ms each
+  // the host's wait for the previous one costs nothing.
+  Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size(), kMinTeamsPerSm>> policy(space, league,
+                                                                                         team_size());
   Kokkos::parallel_for(name, policy.set_scratch_size(kScratchLevel, Kokkos::PerTeam(bytes)), f);
 }
 

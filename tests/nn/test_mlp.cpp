@@ -16,6 +16,7 @@
 
 #include "kernels/core/error.hpp"
 #include "kernels/nn/mlp.hpp"
+#include "kernels/nn/tensor_core.hpp"
 #include "tests/support/test_util.hpp"
 
 namespace gmi::nn {
@@ -386,3 +387,45 @@ TEST(MlpBatched, TwinNetworksMatchTwoSeparatePasses) {
 
 }  // namespace
 }  // namespace gmi::nn
+
+// The fused kernels' fragment-native layouts (kernels/nn/tensor_core.hpp): every entry of a K x N
+// operand and of an M x N accumulator matrix has one place, and bfrag_entry inverts bfrag_index.
+TEST(TensorCoreLayout, FragmentIndicesAreBijections) {
+  for (const auto& [K, N] : std::vector<std::pair<int, int>>{{8, 16}, {64, 64}, {64, 32}, {16, 48}}) {
+    std::vector<int> seen(std::size_t(K) * N, 0);
+    for (int k = 0; k < K; ++k)
+      for (int n = 0; n < N; ++n) {
+        const int q = gmi::nn::tc::bfrag_index(K, k, n);
+        ASSERT_GE(q, 0);
+        ASSERT_LT(q, K * N);
+        ++seen[std::size_t(q)];
+        int k2 = -1, n2 = -1;
+        gmi::nn::tc::bfrag_entry(K, q, k2, n2);
+        EXPECT_EQ(k2, k);
+        EXPECT_EQ(n2, n);
+      }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), K * N);
+    // lane (g, t)'s four floats of a k step: B(t, g), B(t + 4, g), B(t, 8 + g), B(t + 4, 8 + g)
+    const int lane = 13, g = lane / 4, t = lane % 4;
+    EXPECT_EQ(gmi::nn::tc::bfrag_index(K, t, g), lane * 4);
+    EXPECT_EQ(gmi::nn::tc::bfrag_index(K, t + 4, g), lane * 4 + 1);
+    EXPECT_EQ(gmi::nn::tc::bfrag_index(K, t, 8 + g), lane * 4 + 2);
+    EXPECT_EQ(gmi::nn::tc::bfrag_index(K, t + 4, 8 + g), lane * 4 + 3);
+  }
+  const int M = 64, N = 32, MT = M / 16;
+  std::vector<int> seen(std::size_t(M) * N, 0);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      const int q = gmi::nn::tc::cfrag_index(MT, i, j);
+      ASSERT_GE(q, 0);
+      ASSERT_LT(q, M * N);
+      ++seen[std::size_t(q)];
+    }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), M * N);
+  // mma's C layout: lane (g, t) holds (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1) of each
+  // 8-column half, stored in that order, the second half after the first
+  EXPECT_EQ(gmi::nn::tc::cfrag_index(MT, 2, 6), (2 * 4 + 3) * 8 + 0);
+  EXPECT_EQ(gmi::nn::tc::cfrag_index(MT, 10, 7), (2 * 4 + 3) * 8 + 3);
+  EXPECT_EQ(gmi::nn::tc::cfrag_index(MT, 2, 14), (2 * 4 + 3) * 8 + 4);
+  EXPECT_EQ(gmi::nn::tc::cfrag_index(MT, 16 + 2, 16 + 6), (1 + MT) * 256 + (2 * 4 + 3) * 8);
+}

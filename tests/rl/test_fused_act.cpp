@@ -164,6 +164,11 @@ TEST(FusedAct, CategoricalMatchesLayeredPath) {
   check({6, 1, 3, {32, 16, 8}, gmi::nn::Activation::Relu, 77, true});
 }
 
+TEST(FusedAct, TensorCoreInputLayerMatchesLayeredPath) {
+  // 8 observations: the input layer runs on tensor cores too (and reads fragment copies)
+  check({8, 1, 2, {64, 48}, gmi::nn::Activation::Tanh, 700, true});
+}
+
 TEST(FusedAct, GaussianMatchesLayeredPath) {
   check({3, 1, 0, {64, 64}, gmi::nn::Activation::Tanh, 513, true});
   check({5, 6, 0, {24, 40}, gmi::nn::Activation::Elu, 130, false});

@@ -194,6 +194,11 @@ TEST(FusedUpdate, CategoricalTanhMatchesLayered) {
   check({4, 1, 2, {64, 64}, {64, 64}, nn::Activation::Tanh, 1000, 250, false, true, true});
 }
 
+TEST(FusedUpdate, PaddedTensorCoreLayersMatchLayered) {
+  // 62-wide hidden layers pad to 64: tensor-core products (GPU builds) over zero-padded fragments
+  check({8, 1, 2, {62, 62}, {62, 30}, nn::Activation::Tanh, 900, 300, true, true, true});
+}
+
 TEST(FusedUpdate, GaussianReluNormalisedRaggedTiles) {
   check({3, 2, 0, {32, 16, 24}, {40}, nn::Activation::Relu, 777, 333, true, true, false});
 }

@@ -76,10 +76,10 @@ MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg, const envs::EnvS
   double floats = 4 * P;                                   // params, gradients, Adam moments
   floats += TN * (2 * od + ad + 6) + N * (2 * od + ad + 3);  // rollout storage and per-env rows
   floats += workspace(L.actor, N) + workspace(L.critic, N);  // the rollout's layered workspaces
-  if (rl::fused_act_supported(L) && fused_wanted(cfg)) floats += P;  // its fragment copies (at most P)
+  if (!device_is_host() && rl::fused_act_supported(L) && fused_wanted(cfg)) floats += P;  // its fragment copies (<= P)
   const bool fused = rl::FusedUpdate::supported(L) && fused_wanted(cfg);  // as the trainer decides
-  if (fused)
-    floats += 2.0 * std::min(B / 32 + 1, 2048.0) * P;  // per-team partial sums and accumulators (upper bound)
+  if (fused)  // per-team partial sums and accumulators (upper bound); padded weights and their fragment copies
+    floats += 2.0 * std::min(B / 32 + 1, 2048.0) * P + 3 * P;
   else
     floats += B * (od + 2 * ad + L.actor_out() + 6) + workspace(L.actor, B) + workspace(L.critic, B);
   double bytes = 4 * floats + 2 * TN;         // + terminated, truncated
@@ -176,10 +176,9 @@ void PpoTrainer::init(std::uint64_t seed) {
 
   fused_rollout_ = rl::fused_act_supported(layout_) && fused_wanted(cfg);
   fused_update_ = rl::FusedUpdate::supported(layout_) && fused_wanted(cfg);
-  // GPU builds: the rollout's tensor-core layers read fragment-native weights, written once per
-  // rollout (rl::fused_act_prepare); host builds stage every layer as before
-  if (fused_rollout_ && !device_is_host() && rl::fused_act_fragment_floats(layout_) > 0)
-    act_frag_ = View1<float>("gmi::ppo::act_fragments", rl::fused_act_fragment_floats(layout_));
+  // GPUs with tensor-core layers: the rollout's hidden layers read fragment-native weights,
+  // written once per rollout (rl::fused_act_prepare, in rollout()); elsewhere every layer is staged
+  act_frag_wanted_ = fused_rollout_ && rl::fused_act_fragments_help() && rl::fused_act_fragment_floats(layout_) > 0;
   async_halves_ = env_ && cfg.env.async_halves && env_->can_step_async() && N_ >= 2;
   // device.graphs (config::derive rejects "on" where it cannot apply): device envs only.
   const bool device_env = env_ && spec_.host_bytes_per_env == 0 && !env_->can_step_async();
@@ -369,7 +368,9 @@ void PpoTrainer::rollout() {
   // With a rollout graph, act() reads the global step's base on the device (graph or not).
   if (rollout_graph_) Kokkos::deep_copy(space_, step_base_, std::uint64_t(iteration_) * T_);
   // the weights are fixed for the rollout: their fragment copies are written once, before it
-  act_frag_ready_ = act_frag_.size() > 0;
+  if (act_frag_wanted_ && act_frag_.size() == 0)
+    act_frag_ = View1<float>("gmi::ppo::act_fragments", rl::fused_act_fragment_floats(layout_));
+  act_frag_ready_ = act_frag_wanted_;
   if (act_frag_ready_) rl::fused_act_prepare(space_, layout_, params_.data(), act_frag_.data());
   if (async_halves_) {
     // Two halves of the envs: the device computes one half's actions while the host threads step
