@@ -27,6 +27,11 @@ Actor::Actor(const nn::ActorCriticLayout& layout, const std::vector<float>& para
   if (fused_) {
     logp_ = View1<float>("gmi::actor::logp", capacity);
     values_ = View1<float>("gmi::actor::values", capacity);
+    if (rl::fused_act_fragments_help() && rl::fused_act_fragment_floats(layout) > 0) {
+      frag_ = View1<float>("gmi::actor::fragments", rl::fused_act_fragment_floats(layout));
+      rl::fused_act_prepare(ExecSpace(), layout, params_.data(), frag_.data());
+      ExecSpace().fence();  // act() may run on another instance
+    }
   }
 }
 
@@ -55,6 +60,7 @@ void Actor::act(const ExecSpace& space, const float* obs, int n, bool determinis
     f.values = values_.data();
     f.tf32 = options_.tf32;
     f.deterministic = deterministic;
+    f.frag = frag_.size() ? frag_.data() : nullptr;
     rl::fused_act(space, layout_, f);
     return;
   }

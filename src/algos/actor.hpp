@@ -55,6 +55,9 @@ class Actor final : public Policy {
   ActorOptions options_;
   View1<float> params_, policy_in_, act_low_, act_high_;
   View1<float> logp_, values_;  ///< the fused kernel's by-products (it computes the critic too)
+  /// the weights' fragment-native copies for the fused kernel (GPUs with tensor-core layers), written
+  /// once: the parameters never change
+  View1<float> frag_;
   bool fused_ = false;
   rl::RunningMeanStd obs_rms_;
   nn::MlpWorkspace<float> ws_;
