@@ -13,6 +13,8 @@
 /// took generic addresses and fixed layouts); the *_bfrag and gemm_accumulate variants take B,
 /// or C, in the fragment-native layouts below (bfrag_index, cfrag_index) and A from row-major
 /// shared memory (ldmatrix) or a callable.
+#include <type_traits>
+
 #include "kernels/core/kokkos.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -212,67 +214,67 @@ __device__ __forceinline__ void load_a_rows(float (&av)[4], const float* A, int 
   av[3] = __uint_as_float(r3);
 }
 
-template <bool kTf32, class FI, class FE>
-__device__ __forceinline__ void gemm_rows_bfrag_impl(int warp, int warps, int M, int N, int K, const float* A, int lda,
-                                                     const float* bfrag, FI&& init, FE&& epilogue) {
+/// A's fragment of the k step at column k for rows i0 .. i0 + 15, read through a(i, k).
+template <class FA>
+__device__ __forceinline__ void load_a(float (&av)[4], FA&& a, int i0, int k) {
+  const int lane = lane_id(), g = lane / 4, t4 = lane % 4;
+  av[0] = a(i0 + g, k + t4);
+  av[1] = a(i0 + g + 8, k + t4);
+  av[2] = a(i0 + g, k + t4 + 4);
+  av[3] = a(i0 + g + 8, k + t4 + 4);
+}
+
+/// f(std::true_type) for one TF32 pass, f(std::false_type) for 3xTF32: the precision as a
+/// compile-time constant inside the k loops.
+template <class F>
+__device__ __forceinline__ void with_tf32(bool tf32, F&& f) {
+  if (tf32)
+    f(std::true_type());
+  else
+    f(std::false_type());
+}
+
+/// C = init + A B with a fragment-native B (see bfrag_index; read through the read-only cache)
+/// and A's fragments loaded by load_a_frag(av, i0, k), in 16x16 tiles shared out over the warps as
+/// gemm does.
+template <bool kTf32, class FL, class FI, class FE>
+__device__ __forceinline__ void gemm_bfrag_impl(int warp, int warps, int M, int N, int K, FL&& load_a_frag,
+                                                const float* bfrag, FI&& init, FE&& epilogue) {
   const int MT = M / 16, NT = N / 16, lane = lane_id();
   for (int t = warp; t < MT * NT; t += warps) {
     const int i0 = 16 * (t % MT), j0 = 16 * (t / MT);
     Tile c;
     c.for_each([&](int i, int j, float& v) { v = init(i0 + i, j0 + j); });
     const float4* bf = reinterpret_cast<const float4*>(bfrag) + (j0 / 16) * (K / 8) * 32 + lane;
-    const float* Ai = A + i0 * lda;
     mma_pipelined<kTf32>(c.c, K, [&](int q, float(&av)[4], float4& bv) {
-      load_a_rows(av, Ai, lda, 8 * q);
+      load_a_frag(av, i0, 8 * q);
       bv = __ldg(bf + q * 32);
     });
     c.for_each([&](int i, int j, float v) { epilogue(i0 + i, j0 + j, v); });
   }
 }
 
-/// C = init + A B for a row-major shared-memory A (M x K, row stride lda) and a fragment-native B
-/// (see bfrag_index; read through the read-only cache), in 16x16 tiles shared out over the warps
-/// as gemm does; equal to gemm with the same operands.
+/// C = init + A B for a row-major shared-memory A (M x K, row stride lda; ldmatrix) and a
+/// fragment-native B; equal to gemm with the same operands.
 template <class FI, class FE>
 __device__ __forceinline__ void gemm_rows_bfrag(int warp, int warps, int M, int N, int K, const float* A, int lda,
                                                 const float* bfrag, bool tf32, FI&& init, FE&& epilogue) {
-  if (tf32)
-    gemm_rows_bfrag_impl<true>(warp, warps, M, N, K, A, lda, bfrag, init, epilogue);
-  else
-    gemm_rows_bfrag_impl<false>(warp, warps, M, N, K, A, lda, bfrag, init, epilogue);
+  with_tf32(tf32, [&](auto tf) {
+    gemm_bfrag_impl<decltype(tf)::value>(
+        warp, warps, M, N, K, [&](float(&av)[4], int i0, int k) { load_a_rows(av, A + i0 * lda, lda, k); }, bfrag,
+        init, epilogue);
+  });
 }
 
-template <bool kTf32, class FA, class FI, class FE>
-__device__ __forceinline__ void gemm_bfrag_impl(int warp, int warps, int M, int N, int K, FA&& a, const float* bfrag,
-                                                FI&& init, FE&& epilogue) {
-  const int MT = M / 16, NT = N / 16, lane = lane_id(), g = lane / 4, t4 = lane % 4;
-  for (int t = warp; t < MT * NT; t += warps) {
-    const int i0 = 16 * (t % MT), j0 = 16 * (t / MT);
-    Tile c;
-    c.for_each([&](int i, int j, float& v) { v = init(i0 + i, j0 + j); });
-    const float4* bf = reinterpret_cast<const float4*>(bfrag) + (j0 / 16) * (K / 8) * 32 + lane;
-    mma_pipelined<kTf32>(c.c, K, [&](int q, float(&av)[4], float4& bv) {
-      const int k = 8 * q;
-      av[0] = a(i0 + g, k + t4);
-      av[1] = a(i0 + g + 8, k + t4);
-      av[2] = a(i0 + g, k + t4 + 4);
-      av[3] = a(i0 + g + 8, k + t4 + 4);
-      bv = __ldg(bf + q * 32);
-    });
-    c.for_each([&](int i, int j, float v) { epilogue(i0 + i, j0 + j, v); });
-  }
-}
-
-/// C = init + A B with A read through a(i, k) (any layout) and a fragment-native B (see
-/// bfrag_index; read through the read-only cache), in 16x16 tiles shared out over the warps as
-/// gemm does; equal to gemm with the same operands.
+/// C = init + A B with A read through a(i, k) (any layout) and a fragment-native B; equal to
+/// gemm with the same operands.
 template <class FA, class FI, class FE>
 __device__ __forceinline__ void gemm_bfrag(int warp, int warps, int M, int N, int K, FA&& a, const float* bfrag,
                                            bool tf32, FI&& init, FE&& epilogue) {
-  if (tf32)
-    gemm_bfrag_impl<true>(warp, warps, M, N, K, a, bfrag, init, epilogue);
-  else
-    gemm_bfrag_impl<false>(warp, warps, M, N, K, a, bfrag, init, epilogue);
+  with_tf32(tf32, [&](auto tf) {
+    gemm_bfrag_impl<decltype(tf)::value>(
+        warp, warps, M, N, K, [&](float(&av)[4], int i0, int k) { load_a(av, a, i0, k); }, bfrag, init, epilogue);
+  });
 }
 
 template <bool kTf32, class FA, class FB>
@@ -287,10 +289,7 @@ __device__ __forceinline__ void gemm_accumulate_impl(int warp, int warps, int M,
     c.for_each([&](int, int, float& v) { v = 0.0f; });
     mma_pipelined<kTf32>(c.c, K, [&](int q, float(&av)[4], float4& bv) {
       const int k = 8 * q;
-      av[0] = a(i0 + g, k + t4);
-      av[1] = a(i0 + g + 8, k + t4);
-      av[2] = a(i0 + g, k + t4 + 4);
-      av[3] = a(i0 + g + 8, k + t4 + 4);
+      load_a(av, a, i0, k);
       bv.x = b(k + t4, j0 + g);
       bv.y = b(k + t4 + 4, j0 + g);
       bv.z = b(k + t4, j0 + 8 + g);
@@ -307,10 +306,7 @@ __device__ __forceinline__ void gemm_accumulate_impl(int warp, int warps, int M,
 template <class FA, class FB>
 __device__ __forceinline__ void gemm_accumulate(int warp, int warps, int M, int N, int K, FA&& a, FB&& b, bool tf32,
                                                 float* cfrag) {
-  if (tf32)
-    gemm_accumulate_impl<true>(warp, warps, M, N, K, a, b, cfrag);
-  else
-    gemm_accumulate_impl<false>(warp, warps, M, N, K, a, b, cfrag);
+  with_tf32(tf32, [&](auto tf) { gemm_accumulate_impl<decltype(tf)::value>(warp, warps, M, N, K, a, b, cfrag); });
 }
 #endif
 

@@ -69,29 +69,23 @@ bool fused_act_fragments_help() {
 
 void fused_act_prepare(const ExecSpace& space, const nn::ActorCriticLayout& layout, const float* params, float* frag) {
   const FragOffsets fo(layout);
-  if (fo.floats == 0) return;
-  const nn::FusedNet nets[2] = {nn::FusedNet(layout.actor), nn::FusedNet(layout.critic)};
-  const nn::FusedNet na = nets[0], nc = nets[1];
-  Kokkos::parallel_for(
-      "gmi::rl::fused_act_prepare", Range(space, 0, fo.floats), KOKKOS_LAMBDA(const std::size_t e) {
-        // which layer: the offsets are increasing within and across the two networks
-        const nn::FusedNet* n = nullptr;
-        int l = -1;
-        std::size_t base = 0;
-        for (int which = 0; which < 2; ++which) {
-          const nn::FusedNet& net = which == 0 ? na : nc;
-          const int* off = which == 0 ? fo.actor : fo.critic;
-          for (int i = 0; i < net.num_layers; ++i)
-            if (off[i] >= 0 && e >= std::size_t(off[i]) && e < std::size_t(off[i]) + std::size_t(net.in[i]) * net.out[i]) {
-              n = &net;
-              l = i;
-              base = std::size_t(off[i]);
-            }
-        }
-        int k = 0, o = 0;
-        nn::tc::bfrag_entry(n->in[l], int(e - base), k, o);
-        frag[e] = params[n->w[l] + std::size_t(o) + std::size_t(n->out[l]) * k];  // W(o, k): column-major out x in
-      });
+  // one launch per tensor-core layer: W(o, k), column-major out x in, to its fragment-native place
+  const auto copy = [&](const nn::MlpLayout& m, const int* off) {
+    for (std::size_t l = 0; l < m.layers.size() && int(l) < nn::FusedNet::kMaxLayers; ++l) {
+      if (off[l] < 0) continue;
+      const int in = m.layers[l].in, out = m.layers[l].out;
+      const float* W = params + m.layers[l].w;
+      float* dst = frag + off[l];
+      Kokkos::parallel_for(
+          "gmi::rl::fused_act_prepare", Range(space, 0, in * out), KOKKOS_LAMBDA(const int q) {
+            int k = 0, o = 0;
+            nn::tc::bfrag_entry(in, q, k, o);
+            dst[q] = W[o + std::size_t(out) * k];
+          });
+    }
+  };
+  copy(layout.actor, fo.actor);
+  copy(layout.critic, fo.critic);
 }
 
 int fused_act_tile(const nn::ActorCriticLayout& l, long long n) {

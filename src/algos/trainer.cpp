@@ -51,6 +51,18 @@ MemoryNeeds memory_needs(const config::Config& cfg) {
   return PpoTrainer::memory_needs(cfg);
 }
 
+ActorOptions actor_options(const config::Config& cfg, const envs::EnvSpec& spec) {
+  ActorOptions ao;
+  ao.normalize_obs = cfg.ppo.normalize_obs;
+  ao.obs_clip = float(cfg.ppo.obs_clip);
+  ao.clip_actions = cfg.ppo.clip_actions;
+  ao.act_low = spec.act_low;
+  ao.act_high = spec.act_high;
+  ao.fused = fused_wanted(cfg);
+  ao.tf32 = cfg.device.matmul == "tf32";
+  return ao;
+}
+
 std::unique_ptr<Policy> make_policy(const config::Config& cfg, const envs::EnvSpec& spec,
                                     const std::vector<float>& params, const std::vector<double>& obs_rms,
                                     int capacity) {
@@ -63,16 +75,9 @@ std::unique_ptr<Policy> make_policy(const config::Config& cfg, const envs::EnvSp
                                  cfg.algo, cfg.env.name, want));
   if (cfg.algo == "dqn") return std::make_unique<DqnPolicy>(cfg, params, capacity);
   if (cfg.algo == "sac") return std::make_unique<SacPolicy>(cfg, spec, params, capacity);
-  ActorOptions ao;
-  ao.normalize_obs = cfg.ppo.normalize_obs;
-  ao.obs_clip = float(cfg.ppo.obs_clip);
-  ao.clip_actions = cfg.ppo.clip_actions;
-  ao.act_low = spec.act_low;
-  ao.act_high = spec.act_high;
-  ao.fused = fused_wanted(cfg);
-  ao.tf32 = cfg.device.matmul == "tf32";
   blas::set_matmul_precision(blas::parse_matmul_precision(cfg.device.matmul));  // the layered actor's products
-  return std::make_unique<Actor>(nn::ActorCriticLayout(policy_spec(cfg, spec)), params, obs_rms, ao, capacity);
+  return std::make_unique<Actor>(nn::ActorCriticLayout(policy_spec(cfg, spec)), params, obs_rms,
+                                 actor_options(cfg, spec), capacity);
 }
 
 }  // namespace gmi::algos

@@ -85,14 +85,7 @@ class Server {
     const envs::EnvSpec& spec = env_->spec();
     const nn::ActorCriticSpec acs = algos::policy_spec(cfg, spec);
     const nn::ActorCriticLayout layout(acs);
-    algos::ActorOptions ao;
-    ao.normalize_obs = cfg.ppo.normalize_obs;
-    ao.obs_clip = float(cfg.ppo.obs_clip);
-    ao.clip_actions = cfg.ppo.clip_actions;
-    ao.act_low = spec.act_low;
-    ao.act_high = spec.act_high;
-    ao.fused = algos::fused_wanted(cfg);
-    ao.tf32 = cfg.device.matmul == "tf32";
+    const algos::ActorOptions ao = algos::actor_options(cfg, spec);
     blas::set_matmul_precision(blas::parse_matmul_precision(cfg.device.matmul));  // the layered actor's products
     const std::vector<double> rms(3 * std::size_t(spec.obs_dim), 1.0);  // mean 1, var 1: any valid statistics
     actor_.emplace(layout, nn::init_actor_critic<float>(layout, acs, seed_), rms, ao, N_);

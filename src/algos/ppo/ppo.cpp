@@ -178,7 +178,8 @@ void PpoTrainer::init(std::uint64_t seed) {
   fused_update_ = rl::FusedUpdate::supported(layout_) && fused_wanted(cfg);
   // GPUs with tensor-core layers: the rollout's hidden layers read fragment-native weights,
   // written once per rollout (rl::fused_act_prepare, in rollout()); elsewhere every layer is staged
-  act_frag_wanted_ = fused_rollout_ && rl::fused_act_fragments_help() && rl::fused_act_fragment_floats(layout_) > 0;
+  if (fused_rollout_ && rl::fused_act_fragments_help() && rl::fused_act_fragment_floats(layout_) > 0)
+    act_frag_ = View1<float>("gmi::ppo::act_fragments", rl::fused_act_fragment_floats(layout_));
   async_halves_ = env_ && cfg.env.async_halves && env_->can_step_async() && N_ >= 2;
   // device.graphs (config::derive rejects "on" where it cannot apply): device envs only.
   const bool device_env = env_ && spec_.host_bytes_per_env == 0 && !env_->can_step_async();
@@ -368,9 +369,7 @@ void PpoTrainer::rollout() {
   // With a rollout graph, act() reads the global step's base on the device (graph or not).
   if (rollout_graph_) Kokkos::deep_copy(space_, step_base_, std::uint64_t(iteration_) * T_);
   // the weights are fixed for the rollout: their fragment copies are written once, before it
-  if (act_frag_wanted_ && act_frag_.size() == 0)
-    act_frag_ = View1<float>("gmi::ppo::act_fragments", rl::fused_act_fragment_floats(layout_));
-  act_frag_ready_ = act_frag_wanted_;
+  act_frag_ready_ = act_frag_.size() > 0;
   if (act_frag_ready_) rl::fused_act_prepare(space_, layout_, params_.data(), act_frag_.data());
   if (async_halves_) {
     // Two halves of the envs: the device computes one half's actions while the host threads step

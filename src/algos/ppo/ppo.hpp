@@ -145,10 +145,9 @@ class PpoTrainer final : public Trainer {
   nn::MlpWorkspace<float> actor_roll_, critic_roll_, actor_mb_, critic_mb_;
   bool fused_rollout_ = false, fused_update_ = false;
   /// fragment-native copies of the tensor-core layers for the fused rollout step (GPUs with
-  /// tensor cores; allocated by the first rollout), valid from the start of a rollout to its end
-  /// (act_frag_ready_)
+  /// tensor cores; empty elsewhere), valid from the start of a rollout to its end (act_frag_ready_)
   View1<float> act_frag_;
-  bool act_frag_wanted_ = false, act_frag_ready_ = false;
+  bool act_frag_ready_ = false;
   bool async_halves_ = false;  ///< env.async_halves with an environment that steps asynchronously
   rl::FusedUpdate fused_;  ///< the fused update's plan and workspace
   View1<float> ones_;
