@@ -35,57 +35,87 @@ Actor::Actor(const nn::ActorCriticLayout& layout, const std::vector<float>& para
   }
 }
 
-void Actor::act(const ExecSpace& space, const float* obs, int n, bool deterministic, std::uint64_t seed,
-                std::uint64_t step, std::uint64_t env_offset, float* actions, float* env_actions) {
-  if (fused_) {
+void act_step(const ExecSpace& space, const ActStep& s, const ActScratch& w) {
+  const nn::ActorCriticLayout& L = *s.layout;
+  if (w.fused) {
     rl::FusedActArgs f;
-    f.N = n;
-    f.obs_dim = layout_.obs_dim;
-    f.act_dim = layout_.act_dim;
-    f.num_actions = layout_.num_actions;
-    f.seed = seed;
-    f.step = step;
-    f.env_offset = env_offset;
-    f.clip_actions = options_.clip_actions;
-    f.params = params_.data();
-    f.log_std = layout_.log_std;
-    f.obs = obs;
-    f.obs_stats = options_.normalize_obs ? obs_rms_.state().data() : nullptr;
-    f.obs_clip = options_.obs_clip;
-    f.act_low = act_low_.data();
-    f.act_high = act_high_.data();
-    f.actions = actions;
-    f.env_actions = env_actions;
-    f.logp = logp_.data();
-    f.values = values_.data();
-    f.tf32 = options_.tf32;
-    f.deterministic = deterministic;
-    f.frag = frag_.size() ? frag_.data() : nullptr;
-    rl::fused_act(space, layout_, f);
+    f.N = s.n;
+    f.obs_dim = L.obs_dim;
+    f.act_dim = L.act_dim;
+    f.num_actions = L.num_actions;
+    f.seed = s.seed;
+    f.step = s.step;
+    f.step_base = s.step_base;
+    f.env_offset = s.env_offset;
+    f.clip_actions = s.clip_actions;
+    f.params = s.params;
+    f.log_std = L.log_std;
+    f.obs = s.obs;
+    f.obs_stats = s.obs_rms ? s.obs_rms->state().data() : nullptr;
+    f.obs_clip = s.obs_clip;
+    f.act_low = s.act_low;
+    f.act_high = s.act_high;
+    f.actions = s.actions;
+    f.env_actions = s.env_actions;
+    f.logp = s.logp;
+    f.values = s.values;
+    f.tf32 = s.tf32;
+    f.deterministic = s.deterministic;
+    f.frag = w.frag;
+    rl::fused_act(space, L, f);
     return;
   }
-  const float* in = obs;
-  if (options_.normalize_obs) {
-    obs_rms_.normalize(space, obs, policy_in_.data(), n, options_.obs_clip);
-    in = policy_in_.data();
+  const float* in = s.obs;
+  if (s.obs_rms) {
+    s.obs_rms->normalize(space, s.obs, w.policy_in, s.n, s.obs_clip);
+    in = w.policy_in;
   }
-  nn::mlp_forward(space, layout_.actor, params_.data(), in, n, ws_);
-  rl::SampleArgs s;
-  s.N = n;
-  s.num_actions = layout_.num_actions;
-  s.act_dim = layout_.act_dim;
+  nn::mlp_forward(space, L.actor, s.params, in, s.n, *w.actor);
+  if (w.critic) nn::mlp_forward(space, L.critic, s.params, in, s.n, *w.critic);
+  rl::SampleArgs a;
+  a.N = s.n;
+  a.num_actions = L.num_actions;
+  a.act_dim = L.act_dim;
+  a.seed = s.seed;
+  a.step = s.step;
+  a.step_base = s.step_base;
+  a.env_offset = s.env_offset;
+  a.clip_actions = s.clip_actions;
+  a.deterministic = s.deterministic;
+  a.actor_out = w.actor->output(L.actor);
+  a.log_std = L.continuous() ? s.params + L.log_std : nullptr;
+  a.act_low = s.act_low;
+  a.act_high = s.act_high;
+  a.critic_out = w.critic ? w.critic->output(L.critic) : nullptr;
+  a.actions = s.actions;
+  a.env_actions = s.env_actions;
+  a.logp = s.logp;
+  a.values = w.critic ? s.values : nullptr;
+  rl::sample_actions(space, a);
+}
+
+void Actor::act(const ExecSpace& space, const float* obs, int n, bool deterministic, std::uint64_t seed,
+                std::uint64_t step, std::uint64_t env_offset, float* actions, float* env_actions) {
+  ActStep s;
+  s.layout = &layout_;
+  s.params = params_.data();
+  s.obs = obs;
+  s.n = n;
   s.seed = seed;
   s.step = step;
   s.env_offset = env_offset;
   s.clip_actions = options_.clip_actions;
   s.deterministic = deterministic;
-  s.actor_out = ws_.output(layout_.actor);
-  s.log_std = layout_.continuous() ? params_.data() + layout_.log_std : nullptr;
+  s.tf32 = options_.tf32;
+  s.obs_rms = options_.normalize_obs ? &obs_rms_ : nullptr;
+  s.obs_clip = options_.obs_clip;
   s.act_low = act_low_.data();
   s.act_high = act_high_.data();
   s.actions = actions;
   s.env_actions = env_actions;
-  rl::sample_actions(space, s);
+  s.logp = logp_.data();      // the fused kernel's by-products (unallocated on the layered path)
+  s.values = values_.data();
+  act_step(space, s, {fused_, frag_.size() ? frag_.data() : nullptr, policy_in_.data(), &ws_, nullptr});
 }
 
 }  // namespace gmi::algos

@@ -23,6 +23,44 @@ struct ActorOptions {
   bool tf32 = false;           ///< device.matmul tf32 (the fused kernel's tensor-core pass)
 };
 
+/// \brief One step of an actor-critic policy on n rows: what the training rollout
+/// (PpoTrainer::act) and the serving Actor share.  act_step() runs it through the fused kernel
+/// (`fused`) or the layered one (normalise, actor MLP, critic MLP when wanted, sample).
+struct ActStep {
+  const nn::ActorCriticLayout* layout = nullptr;
+  const float* params = nullptr;  ///< the flat actor-critic parameters (device)
+  const float* obs = nullptr;     ///< [n][obs_dim] raw observations (device)
+  int n = 0;
+  std::uint64_t seed = 0;
+  std::uint64_t step = 0;                     ///< the global step (or its offset from *step_base)
+  const std::uint64_t* step_base = nullptr;   ///< device memory (captured rollouts), or nullptr
+  std::uint64_t env_offset = 0;               ///< global index of row 0 (action-noise streams)
+  bool clip_actions = true;
+  bool deterministic = false;  ///< the distribution's mode instead of a sample
+  bool tf32 = false;           ///< the fused kernel's tensor-core pass
+  const rl::RunningMeanStd* obs_rms = nullptr;  ///< observation normaliser, or nullptr: raw observations
+  float obs_clip = 10;
+  const float* act_low = nullptr;   ///< [act_dim] continuous action space
+  const float* act_high = nullptr;
+  float* actions = nullptr;         ///< [n][act_dim] as chosen
+  float* env_actions = nullptr;     ///< [n][act_dim] as the envs get them (may equal actions)
+  float* logp = nullptr;            ///< [n] log-probabilities (the fused kernel always writes them)
+  float* values = nullptr;          ///< [n] the critic's values (the fused kernel always writes them)
+};
+
+/// Where act_step() works: the fused kernel's fragment-native weights (nullptr: staged), and the
+/// layered path's scratch (normalised observations, the actor's and, for values, the critic's
+/// workspaces).
+struct ActScratch {
+  bool fused = false;
+  const float* frag = nullptr;
+  float* policy_in = nullptr;                     ///< [n][obs_dim]
+  nn::MlpWorkspace<float>* actor = nullptr;
+  nn::MlpWorkspace<float>* critic = nullptr;      ///< nullptr: no values (layered path)
+};
+
+void act_step(const ExecSpace& space, const ActStep& s, const ActScratch& w);
+
 /// \brief A trained policy acting, whichever algorithm trained it (gmi_drl eval, bench --mode
 /// serve): PPO's actor (Actor below), DQN's greedy Q network, SAC's squashed Gaussian.
 class Policy {

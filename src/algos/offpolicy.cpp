@@ -13,6 +13,7 @@
 #include "kernels/nn/blas.hpp"
 #include "mpi/deadline.hpp"
 #include "mpi/progress.hpp"
+#include "src/algos/optimizer_step.hpp"
 
 namespace gmi::algos {
 namespace {
@@ -35,6 +36,15 @@ std::int64_t multiples(std::int64_t lo, std::int64_t hi, std::int64_t m) {
 }
 
 }  // namespace
+
+void derive_offpolicy(config::Config& c, int num_steps, int batch_size) {
+  c.num_steps = num_steps > 0 ? num_steps : (1000 + c.env.num_envs - 1) / c.env.num_envs;
+  c.batch_size = std::int64_t(c.env.num_envs) * c.num_steps;
+  c.minibatch_size = batch_size;
+  if (c.replay.capacity < c.env.num_envs)
+    config::fail(c, "replay.capacity", fmt::format("{} transitions cannot take one step of env.num_envs = {} envs",
+                                                   c.replay.capacity, c.env.num_envs));
+}
 
 double replay_bytes(const config::Config& cfg, int obs_dim, int act_dim) {
   rl::ReplaySpec s;
@@ -100,22 +110,12 @@ OffPolicyTrainer::Record OffPolicyTrainer::record(int kind) {
 }
 
 void OffPolicyTrainer::optimizer_step(std::size_t offset, std::size_t n, const optim::AdamArgs& a, const Record& r) {
-  float* g = grads_.data() + offset;
-  {
-    // A non-finite loss poisons the gradient before the reduction, so every GMI sees a
-    // non-finite norm and skips the same step (adam_step leaves the weights alone).
-    const rl::Sums4* st = r.stats;
-    const bool inject = inject_nonfinite_;
-    Kokkos::parallel_for(
-        "gmi::offpolicy::nonfinite_guard", Range(space_, 0, 1), KOKKOS_LAMBDA(const int) {
-          if (inject || !math::isfinite(st->v[0] + st->v[1] + st->v[2] + st->v[3])) g[0] = NAN;
-        });
-  }
   mpi::progress().beat();
-  if (reducer_ && reducer_->size() > 1) reducer_->allreduce_mean(space_, g, n);
-  blas::nrm2<float>(space_, int(n), g, r.norm);
-  optim::adam_step<float>(space_, n, params_.data() + offset, g, adam_m_.data() + offset, adam_v_.data() + offset,
-                          r.norm, a);
+  const rl::Sums4* st = r.stats;
+  algos::optimizer_step(
+      space_, {params_.data() + offset, grads_.data() + offset, adam_m_.data() + offset, adam_v_.data() + offset, n},
+      inject_nonfinite_, KOKKOS_LAMBDA() { return st->v[0] + st->v[1] + st->v[2] + st->v[3]; },
+      reducer_ && reducer_->size() > 1 ? reducer_ : nullptr, r.norm, a);
 }
 
 void OffPolicyTrainer::sample(std::int64_t u) {

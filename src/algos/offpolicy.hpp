@@ -41,13 +41,18 @@ struct UpdateSchedule {
   std::int64_t target_frequency = 1;     ///< env steps per target update
 };
 
+/// The derive step DQN and SAC share: an iteration is `num_steps` vector steps (0: as many as make
+/// about 1000 env steps), the minibatch is `batch_size` transitions, and the replay shard must take
+/// one vector step.
+void derive_offpolicy(config::Config& c, int num_steps, int batch_size);
+
 /// Memory of a replay shard and the transition buffers of one vector step.
 double replay_bytes(const config::Config& cfg, int obs_dim, int act_dim);
 
 /// Kinds of optimiser step an algorithm records (DQN: 1; SAC: critic, actor, alpha).
 inline constexpr int kMaxRecordKinds = 4;
 
-class OffPolicyTrainer : public Trainer {
+class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
  public:
   IterationMetrics iterate() final;
   std::int64_t iteration() const final { return iteration_; }
@@ -61,8 +66,9 @@ class OffPolicyTrainer : public Trainer {
 
   /// Benchmarks (`gmi_drl bench --mode update`): fill the replay shard to its capacity with
   /// finite made-up transitions, and run `n` update events without stepping the envs.
-  void fill_replay_for_benchmark();
-  void run_updates(int n);
+  void fill_replay_for_benchmark() override;
+  void run_updates(int n) override;
+  UpdateBenchmark* update_benchmark() override { return this; }
   const rl::ReplayBuffer& replay() const { return replay_; }
 
   /// Public for CUDA device lambdas: the transitions of the last vector step into the replay

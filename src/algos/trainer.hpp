@@ -104,7 +104,22 @@ class Trainer {
   /// Benchmarks: time every phase of the following iterations into `clock` (nullptr: stop).
   /// Returns false when the trainer cannot split its iterations into phases.
   virtual bool profile_phases(PhaseClock* clock) { return clock == nullptr; }
+  /// Benchmarks (`gmi_drl bench --mode update`): the trainer's updates alone, or nullptr when its
+  /// algorithm has no replay to update from (Algorithm::replay).
+  virtual class UpdateBenchmark* update_benchmark() { return nullptr; }
 };
+
+/// Updates without env steps, on a replay buffer filled with made-up transitions.
+class UpdateBenchmark {
+ public:
+  virtual ~UpdateBenchmark() = default;
+  /// Fill the replay shard to its capacity with finite made-up transitions.
+  virtual void fill_replay_for_benchmark() = 0;
+  /// `n` update events without stepping the envs.
+  virtual void run_updates(int n) = 0;
+};
+
+// What src/ asks of the algorithm `cfg.algo` names (its row in src/algos/registry.cpp).
 
 /// The trainer `cfg.algo` names, for the GMI whose first environment has global index
 /// `env_offset` (`reducer`: gradient averaging over GMIs; nullptr for one GMI).

@@ -9,6 +9,7 @@
 
 #include "kernels/core/error.hpp"
 #include "mpi/topology.hpp"
+#include "src/algos/registry.hpp"
 #include "src/config/config.hpp"
 #include "src/io/h5.hpp"
 
@@ -278,12 +279,7 @@ void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos
   }
   {
     H5Handle g = io::create_group(f, "experience");
-    io::write_attribute(g, "rollout",
-                        std::string(meta.algo == "ppo"
-                                        ? "not stored: PPO is on-policy and checkpoints are taken at iteration "
-                                          "boundaries, where the rollout has been consumed"
-                                        : "off-policy: the replay buffers are under replay/ (unless "
-                                          "checkpoint.replay is false)"));
+    io::write_attribute(g, "rollout", algos::algorithm(meta.algo).checkpoint.experience);
     write_mine(g, "obs", s.obs, gmi, G, {hsize_t(meta.obs_dim)});
     if (!s.return_acc.empty()) write_mine(g, "return_acc", s.return_acc, gmi, G);
     H5Handle e = io::create_group(g, "env");

@@ -1,4 +1,5 @@
 #include "src/config/config.hpp"
+#include "src/config/codecs.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -16,239 +17,12 @@
 #include "kernels/core/error.hpp"
 #include "kernels/envs/mujoco/envs.hpp"
 #include "kernels/envs/registry.hpp"
-#include "kernels/rl/sac_limits.hpp"
 
 namespace gmi::config {
 using envs::EnvSpec;
 using envs::env_spec;
+using namespace codecs;
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// Codecs: strict YAML scalar -> C++ value, and back to text for the resolved config.
-// ---------------------------------------------------------------------------------------------
-bool scalar_text(const YAML::Node& n, std::string& s) {
-  if (!n.IsScalar()) return false;
-  s = n.Scalar();
-  return true;
-}
-
-bool decode_int64(const YAML::Node& n, std::int64_t& out) {
-  std::string s;
-  if (!scalar_text(n, s) || s.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0') return false;
-  out = v;
-  return true;
-}
-
-bool decode_double(const YAML::Node& n, double& out) {
-  std::string s;
-  if (!scalar_text(n, s) || s.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (errno != 0 || *end != '\0' || !std::isfinite(v)) return false;
-  out = v;
-  return true;
-}
-
-template <class T>
-struct Codec;
-
-template <>
-struct Codec<int> {
-  static std::string type() { return "integer"; }
-  static std::string phrase() { return "an integer"; }
-  static bool decode(const YAML::Node& n, int& out) {
-    std::int64_t v;
-    if (!decode_int64(n, v) || v < INT_MIN || v > INT_MAX) return false;
-    out = int(v);
-    return true;
-  }
-  static std::string text(int v) { return std::to_string(v); }
-};
-
-template <>
-struct Codec<std::int64_t> {
-  static std::string type() { return "integer"; }
-  static std::string phrase() { return "an integer"; }
-  static bool decode(const YAML::Node& n, std::int64_t& out) { return decode_int64(n, out); }
-  static std::string text(std::int64_t v) { return std::to_string(v); }
-};
-
-template <>
-struct Codec<double> {
-  static std::string type() { return "number"; }
-  static std::string phrase() { return "a number"; }
-  static bool decode(const YAML::Node& n, double& out) { return decode_double(n, out); }
-  static std::string text(double v) { return fmt::format("{}", v); }
-};
-
-template <>
-struct Codec<bool> {
-  static std::string type() { return "boolean"; }
-  static std::string phrase() { return "a boolean"; }
-  static bool decode(const YAML::Node& n, bool& out) {
-    std::string s;
-    if (!scalar_text(n, s)) return false;
-    if (s == "true" || s == "True" || s == "TRUE") return out = true, true;
-    if (s == "false" || s == "False" || s == "FALSE") return out = false, true;
-    return false;
-  }
-  static std::string text(bool v) { return v ? "true" : "false"; }
-};
-
-template <>
-struct Codec<std::string> {
-  static std::string type() { return "string"; }
-  static std::string phrase() { return "a string"; }
-  static bool decode(const YAML::Node& n, std::string& out) { return scalar_text(n, out); }
-  static std::string text(const std::string& v) {
-    YAML::Emitter e;
-    e << (v.empty() ? YAML::DoubleQuoted : YAML::Auto) << v;
-    return e.c_str();
-  }
-};
-
-template <>
-struct Codec<std::vector<int>> {
-  static std::string type() { return "list of integers"; }
-  static std::string phrase() { return "a list of integers"; }
-  static bool decode(const YAML::Node& n, std::vector<int>& out) {
-    if (!n.IsSequence()) return false;
-    std::vector<int> v;
-    for (const auto& e : n) {
-      int x;
-      if (!Codec<int>::decode(e, x)) return false;
-      v.push_back(x);
-    }
-    out = v;
-    return true;
-  }
-  static std::string text(const std::vector<int>& v) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-    return s + "]";
-  }
-};
-
-template <>
-struct Codec<std::vector<double>> {
-  static std::string type() { return "list of numbers"; }
-  static std::string phrase() { return "a list of numbers"; }
-  static bool decode(const YAML::Node& n, std::vector<double>& out) {
-    if (!n.IsSequence()) return false;
-    std::vector<double> v;
-    for (const auto& e : n) {
-      double x;
-      if (!decode_double(e, x)) return false;
-      v.push_back(x);
-    }
-    out = v;
-    return true;
-  }
-  static std::string text(const std::vector<double>& v) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt::format("{}", v[i]);
-    return s + "]";
-  }
-};
-
-template <>
-struct Codec<std::vector<std::string>> {
-  static std::string type() { return "list of strings"; }
-  static std::string phrase() { return "a list of strings"; }
-  static bool decode(const YAML::Node& n, std::vector<std::string>& out) {
-    if (!n.IsSequence()) return false;
-    std::vector<std::string> v;
-    for (const auto& e : n) {
-      if (!e.IsScalar()) return false;
-      v.push_back(e.Scalar());
-    }
-    out = v;
-    return true;
-  }
-  static std::string text(const std::vector<std::string>& v) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + Codec<std::string>::text(v[i]);
-    return s + "]";
-  }
-};
-
-/// A number where infinities are allowed too (ranges): inf, -inf, .inf, -.inf.
-bool decode_extended(const YAML::Node& n, double& out) {
-  std::string s;
-  if (!scalar_text(n, s)) return false;
-  for (const char* p : {"inf", "+inf", ".inf", "+.inf", "Infinity"})
-    if (s == p) return out = INFINITY, true;
-  for (const char* p : {"-inf", "-.inf", "-Infinity"})
-    if (s == p) return out = -INFINITY, true;
-  return decode_double(n, out);
-}
-
-/// [lo, hi] with lo < hi (infinities allowed).
-using Range = std::array<double, 2>;
-template <>
-struct Codec<Range> {
-  static std::string type() { return "range"; }
-  static std::string phrase() { return "a list [low, high] of two numbers (inf allowed), low < high"; }
-  static bool decode(const YAML::Node& n, Range& out) {
-    if (!n.IsSequence() || n.size() != 2) return false;
-    Range r;
-    if (!decode_extended(n[0], r[0]) || !decode_extended(n[1], r[1]) || !(r[0] < r[1])) return false;
-    out = r;
-    return true;
-  }
-  static std::string text(const Range& v) {
-    auto t = [](double x) { return std::isinf(x) ? std::string(x > 0 ? ".inf" : "-.inf") : Codec<double>::text(x); };
-    return "[" + t(v[0]) + ", " + t(v[1]) + "]";
-  }
-};
-
-/// An optional value: null (unset) or the value.
-template <class T>
-struct Codec<std::optional<T>> {
-  static std::string type() { return Codec<T>::type() + " or null"; }
-  static std::string phrase() { return Codec<T>::phrase() + " or null"; }
-  static bool decode(const YAML::Node& n, std::optional<T>& out) {
-    if (n.IsNull()) return out.reset(), true;
-    T v{};
-    if (!Codec<T>::decode(n, v)) return false;
-    out = v;
-    return true;
-  }
-  static std::string text(const std::optional<T>& v) { return v ? Codec<T>::text(*v) : "null"; }
-};
-
-template <>
-struct Codec<AutoSeconds> {
-  static std::string type() { return "number, auto or off"; }
-  static std::string phrase() { return "auto, off or a number of seconds"; }
-  static bool decode(const YAML::Node& n, AutoSeconds& out) {
-    std::string s;
-    if (!scalar_text(n, s)) return false;
-    if (s == "auto") return out = AutoSeconds{}, true;
-    if (s == "off") return out = AutoSeconds{AutoSeconds::Mode::off, 0}, true;
-    double v;
-    if (!decode_double(n, v)) return false;
-    out = AutoSeconds{AutoSeconds::Mode::fixed, v};
-    return true;
-  }
-  static std::string text(const AutoSeconds& v) {
-    if (v.mode == AutoSeconds::Mode::automatic) return "auto";
-    if (v.mode == AutoSeconds::Mode::off) return "off";
-    return Codec<double>::text(v.seconds);
-  }
-};
-
-std::string shown(const YAML::Node& n) {
-  if (n.IsNull()) return "null";
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
-  if (n.IsSequence()) return "a list";
-  return "a mapping";
-}
 
 // ---------------------------------------------------------------------------------------------
 // The schema: one entry per key.
@@ -331,10 +105,19 @@ const std::vector<Field>& schema() {
   static const std::vector<Field> s = [] {
     const auto envs = envs::all_env_names();
     std::vector<Field> f;
-    f.push_back(field<std::string>("algo",
-                                   "training algorithm: ppo (on-policy, discrete or continuous actions), dqn "
-                                   "(off-policy, discrete), sac (off-policy, continuous)",
-                                   GMI_KEY(algo), one_of({"ppo", "dqn", "sac"}), "one of ppo, dqn, sac"));
+    {
+      // The registered algorithms (src/algos/registry.cpp), in their order.
+      if (algorithms().empty())
+        throw Error("config: no algorithm is registered (gmi::algos::register_algorithms() runs before a config "
+                    "is parsed)");
+      std::vector<std::string> names;
+      std::string doc = "training algorithm:";
+      for (const AlgorithmRules& a : algorithms()) {
+        doc += std::string(names.empty() ? " " : ", ") + a.name + " (" + a.summary + ")";
+        names.push_back(a.name);
+      }
+      f.push_back(field<std::string>("algo", doc, GMI_KEY(algo), one_of(names), choices_text(names)));
+    }
     // env
     f.push_back(field<std::string>("env.name", "environment (Gymnasium id; TagGridworld-v0 and TagContinuous-v0 are "
                                    "multi-agent: one policy per role, algo ppo)", GMI_KEY(env.name),
@@ -917,9 +700,50 @@ envs::EnvOverrides env_overrides(const Config& c) {
   return o;
 }
 
+namespace {
+std::vector<AlgorithmRules>& registered_algorithms() {
+  static std::vector<AlgorithmRules> r;
+  return r;
+}
+}  // namespace
+
+void register_algorithm(const AlgorithmRules& rules) {
+  for (AlgorithmRules& r : registered_algorithms())
+    if (r.name == rules.name) {
+      r = rules;
+      return;
+    }
+  registered_algorithms().push_back(rules);
+}
+
+const std::vector<AlgorithmRules>& algorithms() { return registered_algorithms(); }
+
+void fail(const Config& c, const std::string& key, const std::string& what) { fail(c.source, key, what); }
+
+namespace {
+/// The registered algorithms with `pred` true, as "a, b or c".
+template <class Pred>
+std::string names_where(Pred pred) {
+  std::vector<std::string> n;
+  for (const AlgorithmRules& a : algorithms())
+    if (pred(a)) n.push_back(a.name);
+  std::string s;
+  for (std::size_t i = 0; i < n.size(); ++i) s += (i == 0 ? "" : i + 1 == n.size() ? " or " : ", ") + n[i];
+  return s.empty() ? "none" : s;
+}
+}  // namespace
+
 void derive(Config& c, int world_size) {
   const std::string src = c.source.empty() ? "<defaults>" : c.source;
   auto bad = [&](const std::string& key, const std::string& what) { fail(src, key, what); };
+  const AlgorithmRules* algo = nullptr;
+  for (const AlgorithmRules& a : algorithms())
+    if (a.name == c.algo) algo = &a;
+  if (!algo) bad("algo", "expected " + choices_text([] {
+                           std::vector<std::string> n;
+                           for (const AlgorithmRules& a : algorithms()) n.push_back(a.name);
+                           return n;
+                         }()) + ", got " + c.algo);
   // Keyword arguments the environment does not take (MuJoCo's own check names the key).
   try {
     envs::mujoco::check_kwargs_for(c.env.name, c.env.kwargs);
@@ -937,7 +761,9 @@ void derive(Config& c, int world_size) {
     }
     if (c.env.max_episode_steps != 0)
       bad("env.max_episode_steps", c.env.name + " ends its episodes at env.episode_length; leave this 0");
-    if (c.algo != "ppo") bad("algo", c.env.name + " is a multi-agent environment: it trains with ppo (one policy per role)");
+    if (!algo->multi_agent)
+      bad("algo", c.env.name + " is a multi-agent environment: it trains with " +
+                      names_where([](const AlgorithmRules& a) { return a.multi_agent; }) + " (one policy per role)");
     const envs::MultiAgentSpec game = envs::multi_agent_spec(c.env.name, env_overrides(c));
     for (const std::string& r : c.ppo.frozen_roles) {
       std::string names;
@@ -954,58 +780,27 @@ void derive(Config& c, int world_size) {
   if (c.env.async_halves && !envs::mujoco::is_mujoco(c.env.name))
     bad("env.async_halves", c.env.name + " steps on the device; only host-simulated environments (MuJoCo) step in halves");
   if (c.env.async_halves && c.env.num_envs < 2) bad("env.async_halves", "needs env.num_envs >= 2 (two halves)");
-  if (c.device.graphs == "on" && (multi || envs::mujoco::is_mujoco(c.env.name) || c.algo != "ppo"))
-    bad("device.graphs", "on: graphs capture PPO's rollout of environments that step on the device; " +
-                             (c.algo != "ppo" ? "algo " + c.algo + " has no captured rollout"
-                                              : c.env.name + (multi ? " is a multi-agent game" : " steps on host threads")) +
+  if (c.device.graphs == "on" && (multi || envs::mujoco::is_mujoco(c.env.name) || !algo->captured_rollout))
+    bad("device.graphs", "on: graphs capture the rollout of environments that step on the device (algo " +
+                             names_where([](const AlgorithmRules& a) { return a.captured_rollout; }) + "); " +
+                             (!algo->captured_rollout ? "algo " + c.algo + " has no captured rollout"
+                                                      : c.env.name + (multi ? " is a multi-agent game" : " steps on host threads")) +
                              " (use auto or off)");
   if (c.device.matmul == "bf16" && c.device.fused_kernels == "on")
     bad("device.fused_kernels", "on: the fused kernels have no BF16 path (device.matmul bf16 runs the layered "
                                 "cuBLAS kernels); use auto or off");
-  c.world_size = world_size;
-  if (c.algo == "ppo") {
-    c.num_steps = c.ppo.num_steps;
-    c.batch_size = std::int64_t(c.env.num_envs) * c.ppo.num_steps;
-    if (c.batch_size > INT_MAX)
-      bad("env.num_envs", fmt::format("env.num_envs * ppo.num_steps = {} exceeds {} samples per GMI",
-                                      c.batch_size, INT_MAX));
-    if (multi) {
-      // One role's batch holds a sample per agent of the role.
-      int agents = 0;
-      for (const auto& role : envs::multi_agent_spec(c.env.name, env_overrides(c)).roles)
-        agents = std::max(agents, role.agents);
-      const std::int64_t role_batch = c.batch_size * agents;
-      if (role_batch > INT_MAX)
-        bad("env.num_envs", fmt::format("env.num_envs * agents of a role ({}) * ppo.num_steps = {} exceeds {} "
-                                        "samples per GMI",
-                                        agents, role_batch, INT_MAX));
-    }
-    if (c.batch_size % c.ppo.num_minibatches != 0)
-      bad("ppo.num_minibatches",
-          fmt::format("{} does not divide the batch env.num_envs * ppo.num_steps = {}",
-                      c.ppo.num_minibatches, c.batch_size));
-    c.minibatch_size = c.batch_size / c.ppo.num_minibatches;
-  } else {
-    // Off-policy: an iteration is num_steps vector steps; the replay shard must take one of them.
-    const bool dqn = c.algo == "dqn";
-    const int steps = dqn ? c.dqn.num_steps : c.sac.num_steps;
-    c.num_steps = steps > 0 ? steps : (1000 + c.env.num_envs - 1) / c.env.num_envs;
-    c.batch_size = std::int64_t(c.env.num_envs) * c.num_steps;
-    c.minibatch_size = dqn ? c.dqn.batch_size : c.sac.batch_size;
-    if (c.replay.capacity < c.env.num_envs)
-      bad("replay.capacity", fmt::format("{} transitions cannot take one step of env.num_envs = {} envs",
-                                         c.replay.capacity, c.env.num_envs));
+  if (!multi) {
     const EnvSpec spec = env_spec(c.env.name, env_overrides(c));
-    if (dqn && !spec.discrete())
-      bad("algo", "dqn needs discrete actions; " + c.env.name + " has continuous actions (use sac or ppo)");
-    if (!dqn && spec.discrete())
-      bad("algo", "sac needs continuous actions; " + c.env.name + " has discrete actions (use dqn or ppo)");
-    if (!dqn && spec.act_dim > rl::kMaxSacActDim)
-      bad("algo", fmt::format("sac takes at most {} action dimensions; {} has {} (use ppo)", rl::kMaxSacActDim,
-                              c.env.name, spec.act_dim));
-    if (dqn && c.dqn.end_e > c.dqn.start_e)
-      bad("dqn.end_e", fmt::format("{} is above dqn.start_e = {}: epsilon decays", c.dqn.end_e, c.dqn.start_e));
+    if (spec.discrete() ? !algo->discrete_actions : !algo->continuous_actions) {
+      const bool d = spec.discrete();
+      bad("algo", c.algo + " needs " + (d ? "continuous" : "discrete") + " actions; " + c.env.name + " has " +
+                      (d ? "discrete" : "continuous") + " actions (use " +
+                      names_where([d](const AlgorithmRules& a) { return d ? a.discrete_actions : a.continuous_actions; }) +
+                      ")");
+    }
   }
+  c.world_size = world_size;
+  algo->derive(c);  // num_steps, batch_size, minibatch_size and the algorithm's own checks
   const std::int64_t per_iter = c.batch_size * world_size;
   c.num_iterations = (c.train.total_env_steps + per_iter - 1) / per_iter;
 }

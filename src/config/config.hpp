@@ -166,7 +166,7 @@ struct ReduceConfig {
 };
 
 struct Config {
-  std::string algo = "ppo";  ///< ppo | dqn | sac
+  std::string algo = "ppo";  ///< a registered algorithm (src/algos/registry.cpp)
   EnvConfig env;
   PolicyConfig policy;
   PpoConfig ppo;
@@ -199,6 +199,29 @@ namespace gmi::config {
 /// What the environment registry needs of env.* (time limit, MuJoCo's keyword arguments, threads
 /// (0, not yet resolved to the node's share: 1), model path).
 envs::EnvOverrides env_overrides(const Config& c);
+
+/// \brief What the configuration knows of an algorithm: its `algo` name, the sections it reads and
+/// its derive step.  The configuration knows no algorithm by name: src/algos/registry.cpp
+/// registers every one (algos::register_algorithms(), called by main() and the tests' main())
+/// before a config is parsed.
+struct AlgorithmRules {
+  std::string name;                   ///< the value of `algo`
+  std::string summary;                ///< one line, for `algo`'s description
+  std::vector<std::string> sections;  ///< the config sections it reads besides the common ones
+  bool multi_agent = false;           ///< trains the multi-agent games (one policy per role)
+  bool captured_rollout = false;      ///< device.graphs can capture its rollout
+  bool discrete_actions = true;       ///< trains on environments with discrete actions
+  bool continuous_actions = true;     ///< trains on environments with continuous actions
+  /// Its derived values (num_steps, batch_size, minibatch_size) and the checks between its keys
+  /// and the environment's; a problem is config::fail(c, key, what).
+  void (*derive)(Config& c) = nullptr;
+};
+/// Register (or replace) an algorithm's rules.
+void register_algorithm(const AlgorithmRules& rules);
+/// The registered algorithms, in registration order.
+const std::vector<AlgorithmRules>& algorithms();
+/// Throws gmi::InputError "config SOURCE: KEY: WHAT", the one error line of a bad config.
+[[noreturn]] void fail(const Config& c, const std::string& key, const std::string& what);
 
 /// `key.path=value` overrides, in command-line order.
 using Overrides = std::vector<std::pair<std::string, std::string>>;

@@ -17,6 +17,7 @@
 #include "mpi/environment.hpp"
 #include "mpi/progress.hpp"
 #include "mpi/topology.hpp"
+#include "src/algos/registry.hpp"
 #include "src/algos/trainer.hpp"
 #include "src/checkpoint/checkpoint.hpp"
 #include "src/checkpoint/store.hpp"
@@ -296,8 +297,9 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
     meta.num_params = std::int64_t(st.params.size());
     meta.seed = cfg.train.seed;
     meta.num_steps = cfg.num_steps;
-    meta.update_epochs = cfg.algo == "ppo" ? cfg.ppo.update_epochs : 0;
-    meta.replay_capacity = cfg.algo == "ppo" ? 0 : cfg.replay.capacity;
+    const algos::CheckpointSchema& schema = algos::algorithm(cfg.algo).checkpoint;
+    meta.update_epochs = schema.update_epochs(cfg);
+    meta.replay_capacity = schema.replay_capacity(cfg);
     meta.nonfinite_streak = st.nonfinite_streak;
     meta.reducer = reducer ? reducer->name() : "";
     const std::string path = store.save(st.iteration, session.comms().world(), [&](const std::string& partial) {

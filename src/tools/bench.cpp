@@ -16,8 +16,8 @@
 #include "kernels/rl/fused_act.hpp"
 #include "mpi/environment.hpp"
 #include "src/algos/actor.hpp"
-#include "src/algos/offpolicy.hpp"
 #include "src/algos/ppo/ppo.hpp"
+#include "src/algos/registry.hpp"
 #include "src/algos/trainer.hpp"
 #include "kernels/envs/registry.hpp"
 #include "mpi/device_group.hpp"
@@ -169,7 +169,8 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   r.path = trainer ? trainer->kernels() : "actor";
   if (updates_only) {
     // Training steps alone on a full buffer: sample, forward, loss, backward, reduction, Adam.
-    auto* off = dynamic_cast<algos::OffPolicyTrainer*>(trainer.get());
+    algos::UpdateBenchmark* off = trainer->update_benchmark();
+    GMI_REQUIRE(off != nullptr, "bench --mode update: the trainer has no replay to update from");
     off->fill_replay_for_benchmark();
     off->run_updates(warmup);
     GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
@@ -353,17 +354,27 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
       throw InputError("--mode: expected train, serve or update, got '" + o.mode + "'");
     const bool serve = o.mode == "serve";
     config::Config base = config::load(o.config_paths, config::parse_overrides(o.sets), W);
-    const bool ppo = base.algo == "ppo";
-    if (serve && !ppo) throw InputError("--mode serve: serves PPO policies (algo ppo); this config has algo " + base.algo);
-    if (o.mode == "update" && ppo)
-      throw InputError("--mode update: times off-policy updates on a replay buffer (algo dqn or sac); this config has algo ppo");
-    for (int n : o.num_envs)
-      if (n < 1 || n % W != 0 || (ppo && std::int64_t(n / W) * base.ppo.num_steps % base.ppo.num_minibatches != 0))
-        throw InputError(ppo ? fmt::format("--num-envs: {} is not a positive count that splits evenly over {} "
-                                           "GMI(s) with a batch (x ppo.num_steps {}) that divides into {} minibatches",
-                                           n, W, base.ppo.num_steps, base.ppo.num_minibatches)
-                             : fmt::format("--num-envs: {} is not a positive count that splits evenly over {} GMI(s)",
-                                           n, W));
+    const algos::Algorithm& algo = algos::algorithm(base.algo);
+    if (serve && !algo.serve_bench)
+      throw InputError("--mode serve: serves the actors of algo " +
+                       algos::algorithm_names([](const algos::Algorithm& a) { return a.serve_bench; }) +
+                       "; this config has algo " + base.algo);
+    if (o.mode == "update" && !algo.replay)
+      throw InputError("--mode update: times updates on a replay buffer (algo " +
+                       algos::algorithm_names([](const algos::Algorithm& a) { return a.replay; }) +
+                       "); this config has algo " + base.algo);
+    for (int n : o.num_envs) {
+      if (n < 1 || n % W != 0)
+        throw InputError(fmt::format("--num-envs: {} is not a positive count that splits evenly over {} GMI(s)", n, W));
+      // The algorithm's own constraints on the batch (e.g. PPO's minibatches), as its config states them.
+      config::Config at_n = base;
+      at_n.env.num_envs = n / W;
+      try {
+        config::derive(at_n, W);
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("--num-envs: {} ({} per GMI): {}", n, n / W, e.what()));
+      }
+    }
     instances::Session session(base, mpi);
     base.env.threads = session.env_threads(base.env.threads);
     const std::string table = session.layout_table();
@@ -371,11 +382,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     const std::string what = serve ? "serve: rollouts only"
                              : o.mode == "update" ? "update: gradient updates on a full replay buffer"
                                                   : "train: rollout + update";
-    const std::string settings =
-        ppo ? fmt::format("ppo {} steps x {} epochs x {} minibatches", base.ppo.num_steps, base.ppo.update_epochs,
-                          base.ppo.num_minibatches)
-            : fmt::format("{} batch {} | replay {} ({} per GMI)", base.algo, base.minibatch_size, base.replay.storage,
-                          base.replay.capacity);
+    const std::string settings = algo.settings(base);
     spdlog::info("gmi_drl {} bench ({}) | {} | {} | {} | matmul {}", GMI_DRL_VERSION, what, device, base.env.name,
                  settings, base.device.matmul);
     spdlog::info("layout: {}", table);
@@ -383,7 +390,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     if (W > 1) reducer = session.make_reducer(algos::num_params(base));
     // Per-phase profile and roofline (PPO train mode, single-agent environments: a multi-agent
     // trainer's roles are not split into phases).
-    const int profile = ppo && o.mode == "train" && !envs::is_multi_agent(base.env.name) ? o.phase_iterations : 0;
+    const int profile = algo.phase_profile && o.mode == "train" && !envs::is_multi_agent(base.env.name) ? o.phase_iterations : 0;
     const DevicePeaks peaks = device_peaks();
     std::pair<double, std::string> mm_peak{0.0, ""};
     MatmulPeaks mm;

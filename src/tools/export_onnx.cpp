@@ -11,6 +11,7 @@
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
 #include "src/algos/ppo/ppo.hpp"
+#include "src/algos/registry.hpp"
 #include "src/checkpoint/checkpoint.hpp"
 #include "src/config/config.hpp"
 #include "src/tools/export.hpp"
@@ -75,9 +76,10 @@ void write_onnx(const ExportOptions& o) {
   const checkpoint::Meta meta = checkpoint::verify(o.checkpoint);
   const checkpoint::Contents c = checkpoint::read(o.checkpoint, -1);
   const config::Config cfg = config::parse(meta.config, o.checkpoint, {}, 1);
-  if (cfg.algo != "ppo")
-    throw InputError(o.checkpoint + ": export --onnx writes PPO actors; this checkpoint was trained with algo " +
-                     cfg.algo + " (gmi_drl eval serves it)");
+  if (!algos::algorithm(cfg.algo).onnx_export)
+    throw InputError(o.checkpoint + ": export --onnx writes the actors of algo " +
+                     algos::algorithm_names([](const algos::Algorithm& a) { return a.onnx_export; }) +
+                     "; this checkpoint was trained with algo " + cfg.algo + " (gmi_drl eval serves it)");
   const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
   const nn::ActorCriticLayout L(algos::policy_spec(cfg, spec));
   if (c.state.params.size() != L.num_params)

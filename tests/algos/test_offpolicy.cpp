@@ -267,9 +267,9 @@ TEST(OffPolicy, NonFiniteGradientsAreSkipped) {
 TEST(OffPolicy, ConfigErrorsNameTheKey) {
   const auto error = gmi::test::config_error;
   EXPECT_EQ(error({{"algo", "dqn"}, {"env.name", "Pendulum-v1"}}),
-            "config c.yaml: algo: dqn needs discrete actions; Pendulum-v1 has continuous actions (use sac or ppo)");
+            "config c.yaml: algo: dqn needs discrete actions; Pendulum-v1 has continuous actions (use ppo or sac)");
   EXPECT_EQ(error({{"algo", "sac"}, {"env.name", "CartPole-v1"}}),
-            "config c.yaml: algo: sac needs continuous actions; CartPole-v1 has discrete actions (use dqn or ppo)");
+            "config c.yaml: algo: sac needs continuous actions; CartPole-v1 has discrete actions (use ppo or dqn)");
   EXPECT_EQ(error({{"algo", "dqn"}, {"env.num_envs", "64"}, {"replay.capacity", "10"}}),
             "config c.yaml: replay.capacity: 10 transitions cannot take one step of env.num_envs = 64 envs");
   EXPECT_EQ(error({{"algo", "dqn"}, {"replay.storage", "disk"}}),

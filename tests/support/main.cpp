@@ -3,11 +3,13 @@
 #include <mpi.h>
 
 #include "mpi/environment.hpp"
+#include "src/algos/registry.hpp"
 #include "src/runtime/kokkos_scope.hpp"
 #include "src/runtime/logging.hpp"
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+  gmi::algos::register_algorithms();
   gmi::mpi::Environment mpi(&argc, &argv);
   gmi::runtime::setup_logging(mpi.rank(), "warn");
   // Only rank 0 reports, so that mpiexec output stays readable.

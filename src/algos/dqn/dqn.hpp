@@ -12,6 +12,9 @@
 
 namespace gmi::algos {
 
+/// The dqn section's derive step (config::AlgorithmRules).
+void derive_dqn(config::Config& c);
+
 class DqnTrainer final : public OffPolicyTrainer {
  public:
   DqnTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer = nullptr);

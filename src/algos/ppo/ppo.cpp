@@ -17,6 +17,7 @@
 #include "kernels/rl/shuffle.hpp"
 #include "mpi/deadline.hpp"
 #include "mpi/progress.hpp"
+#include "src/algos/optimizer_step.hpp"
 
 namespace gmi::algos {
 namespace {
@@ -301,55 +302,27 @@ void PpoTrainer::act(int t, int lo, int hi) {
   // With a rollout graph the global step's base is read on the device (set in rollout()).
   const std::uint64_t* step_base = rollout_graph_ ? step_base_.data() : nullptr;
   const std::uint64_t step = step_base ? std::uint64_t(t) : std::uint64_t(iteration_) * T_ + t;
-  if (fused_rollout_) {
-    rl::FusedActArgs f;
-    f.N = int(n);
-    f.obs_dim = od_;
-    f.act_dim = ad_;
-    f.num_actions = layout_.num_actions;
-    f.seed = std::uint64_t(cfg_.train.seed);
-    f.step = step;
-    f.step_base = step_base;
-    f.env_offset = env_offset_ + std::uint64_t(lo);
-    f.clip_actions = cfg_.ppo.clip_actions;
-    f.params = params;
-    f.log_std = layout_.log_std;
-    f.obs = obs;
-    f.obs_stats = cfg_.ppo.normalize_obs ? obs_rms_.state().data() : nullptr;
-    f.obs_clip = float(cfg_.ppo.obs_clip);
-    f.act_low = act_low_.data();
-    f.act_high = act_high_.data();
-    f.actions = actions;
-    f.env_actions = env_actions;
-    f.logp = logp_.data() + row;
-    f.values = values_.data() + row;
-    f.tf32 = cfg_.device.matmul == "tf32";
-    f.frag = act_frag_ready_ ? act_frag_.data() : nullptr;
-    rl::fused_act(space_, layout_, f);
-    return;
-  }
-  const float* in = policy_input(obs, int(n));
-  nn::mlp_forward(space_, layout_.actor, params, in, int(n), actor_roll_);
-  nn::mlp_forward(space_, layout_.critic, params, in, int(n), critic_roll_);
-  rl::SampleArgs s;
-  s.N = int(n);
-  s.num_actions = layout_.num_actions;
-  s.act_dim = ad_;
+  ActStep s;
+  s.layout = &layout_;
+  s.params = params;
+  s.obs = obs;
+  s.n = int(n);
   s.seed = std::uint64_t(cfg_.train.seed);
   s.step = step;
   s.step_base = step_base;
   s.env_offset = env_offset_ + std::uint64_t(lo);
   s.clip_actions = cfg_.ppo.clip_actions;
-  s.actor_out = actor_roll_.output(layout_.actor);
-  s.log_std = continuous ? params + layout_.log_std : nullptr;
+  s.tf32 = cfg_.device.matmul == "tf32";
+  s.obs_rms = cfg_.ppo.normalize_obs ? &obs_rms_ : nullptr;
+  s.obs_clip = float(cfg_.ppo.obs_clip);
   s.act_low = act_low_.data();
   s.act_high = act_high_.data();
-  s.critic_out = critic_roll_.output(layout_.critic);
   s.actions = actions;
   s.env_actions = env_actions;
   s.logp = logp_.data() + row;
   s.values = values_.data() + row;
-  rl::sample_actions(space_, s);
+  act_step(space_, s,
+           {fused_rollout_, act_frag_ready_ ? act_frag_.data() : nullptr, policy_in_.data(), &actor_roll_, &critic_roll_});
 }
 
 envs::StepOutputs PpoTrainer::step_outputs(int t) const {
@@ -620,25 +593,13 @@ void PpoTrainer::update(IterationMetrics& m) {
                             0.0f, grads + layout_.log_std);
         mark(Phase::UpdateBackward);
       }
-      {
-        // A non-finite loss poisons the gradient before the reduction, so every GMI sees a
-        // non-finite norm and skips the same update (adam_step leaves the weights alone).
-        const rl::LossStats* ls = loss_stats_.data() + k;
-        const bool inject = inject_nonfinite_;
-        Kokkos::parallel_for(
-            "gmi::ppo::nonfinite_guard", Range(space_, 0, 1), KOKKOS_LAMBDA(const int) {
-              if (inject || !math::isfinite(ls->pg + ls->v + ls->entropy)) grads[0] = NAN;
-            });
-      }
       mpi::progress().minibatch(epoch, mb);
       mpi::progress().beat();
-      if (reducer_) reducer_->allreduce_mean(space_, grads, P);
-      mark(Phase::Reduction);
-      blas::nrm2<float>(space_, int(P), grads, grad_norms_.data() + k);
+      const rl::LossStats* ls = loss_stats_.data() + k;
       aa.step = ++adam_step_;
-      optim::adam_step<float>(space_, P, params, grads, adam_m_.data(), adam_v_.data(),
-                              grad_norms_.data() + k, aa);
-      mark(Phase::Optimizer);
+      optimizer_step(space_, {params, grads, adam_m_.data(), adam_v_.data(), P}, inject_nonfinite_,
+                     KOKKOS_LAMBDA() { return ls->pg + ls->v + ls->entropy; }, reducer_, grad_norms_.data() + k, aa,
+                     phases_);
     }
     if (cfg_.ppo.target_kl) {
       // CleanRL: stop the epochs when the last minibatch's approximate KL exceeds the target.

@@ -27,6 +27,9 @@ nn::ActorCriticSpec policy_spec(const config::Config& cfg, const envs::EnvSpec& 
 /// Whether `cfg` (device.fused_kernels, and the device) asks for the fused kernels where they fit.
 bool fused_wanted(const config::Config& cfg);
 
+/// The ppo section's derive step: num_steps, the batch and its minibatches (config::AlgorithmRules).
+void derive_ppo(config::Config& c);
+
 class PpoTrainer final : public Trainer {
  public:
   /// \param env_offset global index of this GMI's first environment

@@ -28,6 +28,9 @@ struct SacNetworks {
   int obs_dim = 0, act_dim = 0;
 };
 
+/// The sac section's derive step (config::AlgorithmRules).
+void derive_sac(config::Config& c);
+
 class SacTrainer final : public OffPolicyTrainer {
  public:
   SacTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer = nullptr);

@@ -1,0 +1,51 @@
+#pragma once
+/// \file
+/// \brief The step every algorithm takes after its backward pass (PPO's minibatch updates, each of
+/// DQN's and SAC's optimisers): the non-finite guard, the average over GMIs, the global norm and
+/// Adam with clipping.  Written once so that a skipped update means the same everywhere.
+#include <cstddef>
+
+#include "kernels/core/kokkos.hpp"
+#include "kernels/nn/blas.hpp"
+#include "kernels/optim/adam.hpp"
+#include "mpi/gradient_reducer.hpp"
+#include "src/algos/phases.hpp"
+
+namespace gmi::algos {
+
+/// One optimiser's slice of the flat buffers: parameters, gradients and Adam moments [0, n).
+struct OptimizerSlice {
+  float* params = nullptr;
+  float* grads = nullptr;
+  float* adam_m = nullptr;
+  float* adam_v = nullptr;
+  std::size_t n = 0;
+};
+
+/// \brief Guard, reduce, norm, Adam on `s`:
+///  1. when `inject` (the fault hook) or `loss_sum()` (a device callable: the sum of this
+///     update's loss terms) is not finite, grads[0] becomes NaN — before the reduction, so every
+///     GMI sees a non-finite norm and skips the same update;
+///  2. the gradient is averaged over GMIs by `reducer` (nullptr: no reduction);
+///  3. its global norm goes to `norm` (device memory);
+///  4. Adam (`a`) clips by that norm, and leaves parameters and moments alone when it is not
+///     finite (kernels/optim/adam.hpp).
+/// No host synchronisation.  With `phases` (benchmarks) the reduction and the optimiser are timed
+/// as Phase::Reduction and Phase::Optimizer.
+template <class LossSum>
+void optimizer_step(const ExecSpace& space, const OptimizerSlice& s, bool inject, LossSum loss_sum,
+                    mpi::GradientReducer* reducer, float* norm, const optim::AdamArgs& a,
+                    PhaseClock* phases = nullptr) {
+  float* g = s.grads;
+  Kokkos::parallel_for(
+      "gmi::algos::nonfinite_guard", Range(space, 0, 1), KOKKOS_LAMBDA(const int) {
+        if (inject || !math::isfinite(loss_sum())) g[0] = NAN;
+      });
+  if (reducer) reducer->allreduce_mean(space, g, s.n);
+  if (phases) phases->mark(space, Phase::Reduction);
+  blas::nrm2<float>(space, int(s.n), g, norm);
+  optim::adam_step<float>(space, s.n, s.params, g, s.adam_m, s.adam_v, norm, a);
+  if (phases) phases->mark(space, Phase::Optimizer);
+}
+
+}  // namespace gmi::algos
