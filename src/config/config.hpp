@@ -3,7 +3,7 @@
 /// \brief The run's configuration: typed sections with documented defaults, parsed strictly from
 /// YAML (unknown keys, wrong types and out-of-range values are errors naming the key), with
 /// derived values computed in one place (derive()).  Every key is described once, in the schema
-/// in config.cpp, which also prints the reference table in README.md (`gmi_drl config reference`).
+/// in config.cpp, which also prints the reference table in config/README.md (`gmi_drl config reference`).
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -255,15 +255,16 @@ TEST(Config, ResolvedYamlRoundTrips) {
 }
 
 TEST(Config, ReadmeDocumentsEveryKey) {
-  std::ifstream in(GMI_SOURCE_DIR "/README.md");
-  ASSERT_TRUE(in) << "README.md not found";
+  std::ifstream in(GMI_SOURCE_DIR "/config/README.md");
+  ASSERT_TRUE(in) << "config/README.md not found";
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string readme = ss.str();
   for (const auto& k : keys()) EXPECT_NE(readme.find("`" + k + "`"), std::string::npos) << k;
-  // and the table in README is the generated one (regenerate with `gmi_drl config reference`)
+  // and the table in config/README.md is the generated one (regenerate with `gmi_drl config reference`)
   EXPECT_NE(readme.find(reference_markdown()), std::string::npos)
-      << "README's config reference is stale: paste the output of `gmi_drl config reference`";
+      << "config/README.md's key reference is stale: paste the output of `gmi_drl config reference` "
+         "between its config-reference markers";
 }
 
 TEST(Config, ShippedConfigsParse) {
