@@ -482,10 +482,61 @@ void PpoTrainer::bootstrap_truncated() {
   }
 }
 
-void PpoTrainer::update(IterationMetrics& m) {
-  const int E = cfg_.ppo.update_epochs, M = cfg_.ppo.num_minibatches, B = B_;
-  const std::uint32_t TN = std::uint32_t(T_) * N_;
-  const int od = od_, ad = ad_;
+rl::PpoLossArgs<float> PpoTrainer::loss_args() const {
+  rl::PpoLossArgs<float> la;
+  la.B = B_;
+  la.num_actions = layout_.num_actions;
+  la.act_dim = ad_;
+  la.clip_coef = float(cfg_.ppo.clip_coef);
+  la.ent_coef = float(cfg_.ppo.ent_coef);
+  la.vf_coef = float(cfg_.ppo.vf_coef);
+  la.clip_vloss = cfg_.ppo.clip_vloss;
+  la.norm_adv = cfg_.ppo.norm_adv;
+  la.log_std = layout_.continuous() ? params_.data() + layout_.log_std : nullptr;
+  la.actions = mb_actions_.data();
+  la.old_logp = mb_logp_.data();
+  la.adv = mb_adv_.data();
+  la.returns = mb_returns_.data();
+  la.old_values = mb_values_.data();
+  la.adv_moments = adv_moments_.data();
+  la.d_actor_out = d_actor_.data();
+  la.d_values = d_values_.data();
+  la.d_log_std_terms = d_log_std_.data();
+  return la;
+}
+
+void PpoTrainer::fused_gradients(const rl::Permutation& perm, std::uint32_t base, int k, float* grads,
+                                 const rl::PpoLossArgs<float>& la) {
+  rl::FusedUpdateArgs fa;
+  fa.B = B_;
+  fa.perm = perm;
+  fa.base = base;
+  fa.params = params_.data();
+  fa.obs = obs_.data();
+  fa.obs_stats = cfg_.ppo.normalize_obs ? obs_rms_.state().data() : nullptr;
+  fa.obs_clip = float(cfg_.ppo.obs_clip);
+  fa.actions = actions_.data();
+  fa.logp = logp_.data();
+  fa.adv = advantages_.data();
+  fa.returns = returns_.data();
+  fa.values = values_.data();
+  fa.adv_moments = adv_moments_.data();
+  fa.norm_adv = la.norm_adv;
+  fa.clip_vloss = la.clip_vloss;
+  fa.clip_coef = la.clip_coef;
+  fa.ent_coef = la.ent_coef;
+  fa.vf_coef = la.vf_coef;
+  fa.tf32 = cfg_.device.matmul == "tf32";
+  fa.grads = grads;
+  fa.stats = loss_stats_.data() + k;
+  if (la.norm_adv) rl::permuted_moments(space_, advantages_.data(), perm, base, B_, adv_moments_.data());
+  fused_.gradients(space_, fa);
+  mark(Phase::UpdateFused);
+}
+
+void PpoTrainer::layered_gradients(const rl::Permutation& perm, std::uint32_t base, int k, float* grads,
+                                   rl::PpoLossArgs<float> la) {
+  const int B = B_, od = od_, ad = ad_;
   const bool norm = cfg_.ppo.normalize_obs;
   const float clip = float(cfg_.ppo.obs_clip);
   auto st = obs_rms_.state();
@@ -501,122 +552,79 @@ void PpoTrainer::update(IterationMetrics& m) {
   auto mbadv = mb_adv_;
   auto mbr = mb_returns_;
   auto mbv = mb_values_;
-  float* params = params_.data();
+  const float* params = params_.data();
+  Kokkos::parallel_for(
+      "gmi::ppo::gather_minibatch", Range(space_, 0, B), KOKKOS_LAMBDA(const int i) {
+        const std::uint32_t j = perm(base + i);
+        for (int d = 0; d < od; ++d) {
+          const float x = obs(std::size_t(j) * od + d);
+          mbo(std::size_t(i) * od + d) = norm ? rl::normalize_feature(x, st.data(), od, d, clip) : x;
+        }
+        for (int d = 0; d < ad; ++d) mba(std::size_t(i) * ad + d) = act(std::size_t(j) * ad + d);
+        mbl(i) = logp(j);
+        mbadv(i) = adv(j);
+        mbr(i) = ret(j);
+        mbv(i) = val(j);
+      });
+  nn::mlp_forward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_);
+  nn::mlp_forward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_);
+  mark(Phase::UpdateForward);
+  la.actor_out = actor_mb_.output(layout_.actor);
+  la.values = critic_mb_.output(layout_.critic);
+  if (la.norm_adv) rl::moments(space_, mb_adv_.data(), B, adv_moments_.data());
+  rl::ppo_loss(space_, la, loss_stats_.data() + k);
+  nn::mlp_backward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_, d_actor_.data(), grads);
+  nn::mlp_backward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_, d_values_.data(), grads);
+  if (layout_.continuous())
+    blas::gemv<float>(space_, blas::Op::N, ad, B, 1.0f, d_log_std_.data(), ad, ones_.data(), 0.0f,
+                      grads + layout_.log_std);
+  mark(Phase::UpdateBackward);
+}
+
+bool PpoTrainer::kl_above_target(int k) {
+  // CleanRL: stop the epochs when the last minibatch's approximate KL exceeds the target.
+  rl::LossStats last;
+  Kokkos::deep_copy(space_, Kokkos::View<rl::LossStats, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(&last),
+                    Kokkos::View<rl::LossStats, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                        loss_stats_.data() + (k - 1)));
+  space_.fence();
+  mark(Phase::Other);
+  double kl = last.approx_kl / B_;
+  if (data_parallel()) {  // every GMI must stop at the same minibatch
+    reducer_->allreduce_sum_host(&kl, 1);
+    kl /= reducer_->size();
+  }
+  return kl > *cfg_.ppo.target_kl;
+}
+
+void PpoTrainer::update(IterationMetrics& m) {
+  const int E = cfg_.ppo.update_epochs, M = cfg_.ppo.num_minibatches;
+  const std::uint32_t TN = std::uint32_t(T_) * N_;
   // Gradients go where the reducer reads them without a copy, when it has such a buffer.
   float* grads = reducer_ && reducer_->buffer() ? reducer_->buffer() : grads_.data();
-  const std::size_t P = layout_.num_params;
-
-  rl::PpoLossArgs<float> la;
-  la.B = B;
-  la.num_actions = layout_.num_actions;
-  la.act_dim = ad;
-  la.clip_coef = float(cfg_.ppo.clip_coef);
-  la.ent_coef = float(cfg_.ppo.ent_coef);
-  la.vf_coef = float(cfg_.ppo.vf_coef);
-  la.clip_vloss = cfg_.ppo.clip_vloss;
-  la.norm_adv = cfg_.ppo.norm_adv;
-  la.log_std = layout_.continuous() ? params + layout_.log_std : nullptr;
-  la.actions = mb_actions_.data();
-  la.old_logp = mb_logp_.data();
-  la.adv = mb_adv_.data();
-  la.returns = mb_returns_.data();
-  la.old_values = mb_values_.data();
-  la.adv_moments = adv_moments_.data();
-  la.d_actor_out = d_actor_.data();
-  la.d_values = d_values_.data();
-  la.d_log_std_terms = d_log_std_.data();
-
+  const rl::PpoLossArgs<float> la = loss_args();
   optim::AdamArgs aa;
   aa.lr = lr_;
   aa.eps = cfg_.ppo.adam_eps;
   aa.max_grad_norm = cfg_.ppo.max_grad_norm;
-
   int k = 0;
   for (int epoch = 0; epoch < E; ++epoch) {
-    const rl::Permutation perm(TN, std::uint64_t(cfg_.train.seed),
-                               std::uint64_t(iteration_) * E + epoch);
+    const rl::Permutation perm(TN, std::uint64_t(cfg_.train.seed), std::uint64_t(iteration_) * E + epoch);
     for (int mb = 0; mb < M; ++mb, ++k) {
-      const std::uint32_t base = std::uint32_t(mb) * B;
-      if (fused_update_) {
-        rl::FusedUpdateArgs fa;
-        fa.B = B;
-        fa.perm = perm;
-        fa.base = base;
-        fa.params = params;
-        fa.obs = obs_.data();
-        fa.obs_stats = norm ? st.data() : nullptr;
-        fa.obs_clip = clip;
-        fa.actions = actions_.data();
-        fa.logp = logp_.data();
-        fa.adv = advantages_.data();
-        fa.returns = returns_.data();
-        fa.values = values_.data();
-        fa.adv_moments = adv_moments_.data();
-        fa.norm_adv = la.norm_adv;
-        fa.clip_vloss = la.clip_vloss;
-        fa.clip_coef = la.clip_coef;
-        fa.ent_coef = la.ent_coef;
-        fa.vf_coef = la.vf_coef;
-        fa.tf32 = cfg_.device.matmul == "tf32";
-        fa.grads = grads;
-        fa.stats = loss_stats_.data() + k;
-        if (la.norm_adv) rl::permuted_moments(space_, advantages_.data(), perm, base, B, adv_moments_.data());
-        fused_.gradients(space_, fa);
-        mark(Phase::UpdateFused);
-      } else {
-        Kokkos::parallel_for(
-            "gmi::ppo::gather_minibatch", Range(space_, 0, B), KOKKOS_LAMBDA(const int i) {
-              const std::uint32_t j = perm(base + i);
-              for (int d = 0; d < od; ++d) {
-                const float x = obs(std::size_t(j) * od + d);
-                mbo(std::size_t(i) * od + d) = norm ? rl::normalize_feature(x, st.data(), od, d, clip) : x;
-              }
-              for (int d = 0; d < ad; ++d) mba(std::size_t(i) * ad + d) = act(std::size_t(j) * ad + d);
-              mbl(i) = logp(j);
-              mbadv(i) = adv(j);
-              mbr(i) = ret(j);
-              mbv(i) = val(j);
-            });
-        nn::mlp_forward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_);
-        nn::mlp_forward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_);
-        mark(Phase::UpdateForward);
-        la.actor_out = actor_mb_.output(layout_.actor);
-        la.values = critic_mb_.output(layout_.critic);
-        if (la.norm_adv) rl::moments(space_, mb_adv_.data(), B, adv_moments_.data());
-        rl::ppo_loss(space_, la, loss_stats_.data() + k);
-        nn::mlp_backward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_, d_actor_.data(),
-                         grads);
-        nn::mlp_backward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_,
-                         d_values_.data(), grads);
-        if (layout_.continuous())
-          blas::gemv<float>(space_, blas::Op::N, ad, B, 1.0f, d_log_std_.data(), ad, ones_.data(),
-                            0.0f, grads + layout_.log_std);
-        mark(Phase::UpdateBackward);
-      }
+      const std::uint32_t base = std::uint32_t(mb) * B_;
+      if (fused_update_)
+        fused_gradients(perm, base, k, grads, la);
+      else
+        layered_gradients(perm, base, k, grads, la);
       mpi::progress().minibatch(epoch, mb);
       mpi::progress().beat();
       const rl::LossStats* ls = loss_stats_.data() + k;
       aa.step = ++adam_step_;
-      optimizer_step(space_, {params, grads, adam_m_.data(), adam_v_.data(), P}, inject_nonfinite_,
-                     KOKKOS_LAMBDA() { return ls->pg + ls->v + ls->entropy; }, reducer_, grad_norms_.data() + k, aa,
-                     phases_);
+      optimizer_step(space_, {params_.data(), grads, adam_m_.data(), adam_v_.data(), layout_.num_params},
+                     inject_nonfinite_, KOKKOS_LAMBDA() { return ls->pg + ls->v + ls->entropy; }, reducer_,
+                     grad_norms_.data() + k, aa, phases_);
     }
-    if (cfg_.ppo.target_kl) {
-      // CleanRL: stop the epochs when the last minibatch's approximate KL exceeds the target.
-      rl::LossStats last;
-      Kokkos::deep_copy(space_,
-                        Kokkos::View<rl::LossStats, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(&last),
-                        Kokkos::View<rl::LossStats, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                            loss_stats_.data() + (k - 1)));
-      space_.fence();
-      mark(Phase::Other);
-      double kl = last.approx_kl / B;
-      if (data_parallel()) {  // every GMI must stop at the same minibatch
-        reducer_->allreduce_sum_host(&kl, 1);
-        kl /= reducer_->size();
-      }
-      if (kl > *cfg_.ppo.target_kl) break;
-    }
+    if (cfg_.ppo.target_kl && kl_above_target(k)) break;
   }
   m.updates = k;
 }

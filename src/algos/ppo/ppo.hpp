@@ -16,6 +16,7 @@
 #include "kernels/rl/fused_update.hpp"
 #include "kernels/rl/normalizer.hpp"
 #include "kernels/rl/ppo_loss.hpp"
+#include "kernels/rl/shuffle.hpp"
 #include "mpi/gradient_reducer.hpp"
 #include "src/algos/trainer.hpp"
 #include "src/config/config.hpp"
@@ -98,6 +99,12 @@ class PpoTrainer final : public Trainer {
   void bootstrap_truncated();
   void scale_rewards();
   void update(IterationMetrics& m);
+  /// One minibatch's gradient into `grads` and its loss statistics into loss_stats_[k]: through
+  /// the fused kernels, or gathered and run through the layered ones.
+  void fused_gradients(const rl::Permutation& perm, std::uint32_t base, int k, float* grads,
+                       const rl::PpoLossArgs<float>& la);
+  void layered_gradients(const rl::Permutation& perm, std::uint32_t base, int k, float* grads,
+                         rl::PpoLossArgs<float> la);
 
  private:
   const float* policy_input(const float* raw_obs, int n);
@@ -110,6 +117,10 @@ class PpoTrainer final : public Trainer {
     if (phases_) phases_->mark(space_, p);
   }
   rl::RunningMeanStd::HostSum host_sum() const;
+  /// The loss's arguments for a minibatch in mb_* (the layered path fills in the networks' outputs).
+  rl::PpoLossArgs<float> loss_args() const;
+  /// ppo.target_kl: the mean approximate KL of minibatch k - 1 over GMIs exceeds it (fences).
+  bool kl_above_target(int k);
 
   config::Config cfg_;
   ExecSpace space_;
