@@ -101,23 +101,24 @@ std::vector<std::string>& tag_paths() {
   return p;
 }
 
+/// `algo`: one of the registered algorithms (src/algos/registry.cpp), in their order.
+Field algo_field() {
+  if (algorithms().empty())
+    throw Error("config: no algorithm is registered (gmi::algos::register_algorithms() runs before a config is parsed)");
+  std::vector<std::string> names;
+  std::string doc = "training algorithm:";
+  for (const AlgorithmRules& a : algorithms()) {
+    doc += std::string(names.empty() ? " " : ", ") + a.name + " (" + a.summary + ")";
+    names.push_back(a.name);
+  }
+  return field<std::string>("algo", doc, GMI_KEY(algo), one_of(names), choices_text(names));
+}
+
 const std::vector<Field>& schema() {
   static const std::vector<Field> s = [] {
     const auto envs = envs::all_env_names();
     std::vector<Field> f;
-    {
-      // The registered algorithms (src/algos/registry.cpp), in their order.
-      if (algorithms().empty())
-        throw Error("config: no algorithm is registered (gmi::algos::register_algorithms() runs before a config "
-                    "is parsed)");
-      std::vector<std::string> names;
-      std::string doc = "training algorithm:";
-      for (const AlgorithmRules& a : algorithms()) {
-        doc += std::string(names.empty() ? " " : ", ") + a.name + " (" + a.summary + ")";
-        names.push_back(a.name);
-      }
-      f.push_back(field<std::string>("algo", doc, GMI_KEY(algo), one_of(names), choices_text(names)));
-    }
+    f.push_back(algo_field());
     // env
     f.push_back(field<std::string>("env.name", "environment (Gymnasium id; TagGridworld-v0 and TagContinuous-v0 are "
                                    "multi-agent: one policy per role, algo ppo)", GMI_KEY(env.name),

@@ -104,62 +104,312 @@ std::string per_gmi_path(const std::string& path, int rank) {
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return fmt::format("{}.gmi{}", path, rank);
   return fmt::format("{}.gmi{}{}", path.substr(0, dot), rank, path.substr(dot));
 }
+/// What evaluation runs: the training config with what evaluation changes, and its sizes.
+struct EvalPlan {
+  config::Config cfg;
+  int envs = 0;              ///< per GMI
+  int per_gmi_episodes = 0;  ///< this GMI's share of --episodes
+};
+
+/// Checks the options and the checkpoint (rank 0 checks the whole file, every checksum; every
+/// rank gets its answer or its error), then builds the evaluation's config.
+EvalPlan plan_eval(const EvalOptions& o, int W, int rank) {
+  if (o.episodes < 1) throw InputError("--episodes: expected an integer >= 1");
+  config::Overrides ov = config::parse_overrides(o.sets);
+  for (const auto& kv : ov)
+    if (kv.first.rfind("env.", 0) != 0 || kv.first == "env.name")
+      throw InputError("--set " + kv.first + ": gmi_drl eval takes env.* settings only (not env.name)");
+  std::string error, saved;
+  checkpoint::Meta meta;
+  if (rank == 0) {
+    try {
+      meta = checkpoint::verify(o.checkpoint);
+      saved = meta.config;
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+  }
+  error = mpi::broadcast_string(error);
+  if (!error.empty()) throw InputError(error);
+  saved = mpi::broadcast_string(saved);
+
+  // The training config, with what evaluation changes: the envs per GMI, env.* settings.  The
+  // rollout and minibatch sizes play no part here; they are set so that any env count is valid.
+  EvalPlan p;
+  p.per_gmi_episodes = o.episodes / W + (rank < o.episodes % W ? 1 : 0);
+  const config::Config trained = config::parse(saved, o.checkpoint, {}, 1);
+  int E = o.num_envs;
+  if (E == 0) E = std::max(1, std::min(trained.env.num_envs, (o.episodes + W - 1) / W));
+  ov.emplace_back("env.num_envs", std::to_string(E));
+  ov.emplace_back("ppo.num_steps", "1");
+  ov.emplace_back("ppo.num_minibatches", "1");
+  ov.emplace_back("replay.capacity", std::to_string(std::max<std::int64_t>(E, trained.replay.capacity)));
+  p.cfg = config::parse(saved, o.checkpoint, ov, W);
+  p.envs = E;
+  return p;
+}
+
+/// Every GMI's trajectory file must be creatable before hours of rollouts: one error, named.
+void check_out_dir(const EvalOptions& o, int W, int rank) {
+  if (o.out.empty()) return;
+  const std::string path = W > 1 ? per_gmi_path(o.out, rank) : o.out;
+  const std::filesystem::path dir = std::filesystem::absolute(path).parent_path();
+  std::string err;
+  if (!std::filesystem::is_directory(dir) || access(dir.c_str(), W_OK) != 0)
+    err = "--out " + path + ": the directory " + dir.string() + " does not exist or is not writable";
+  double failed = err.empty() ? -1 : rank;
+  mpi::allreduce_max(&failed, 1);
+  if (failed >= 0) throw InputError(mpi::broadcast_string(err, MPI_COMM_WORLD, int(failed)));
+}
+
+/// The rollout's device buffers, the episode counter and, with --out, the trajectories: what the
+/// agent saw and did at every step, and the simulator state.
+struct Rollout {
+  Rollout(const envs::VecEnvBase& env, int envs, int episodes, bool record);
+  /// Steps every env until this GMI's episodes are done (all GMIs stop together); returns the
+  /// steps per env, and in `secs` the time they took (after the reset).
+  std::int64_t run(double& secs, const EvalOptions& o, envs::VecEnvBase& env, algos::Policy& actor, int gmi);
+  /// Writes the trajectories of this GMI's `steps` steps to `path`.
+  void write(const std::string& path, const EvalOptions& o, int gmi, std::int64_t steps,
+             const std::vector<double>& my_r, const std::vector<int>& my_l) const;
+
+  const envs::EnvSpec& spec;
+  const int E, per_gmi_episodes;
+  const std::size_t od, ad, n;
+  const bool continuous, record;
+  ExecSpace space;
+  View1<float> obs, final_obs, actions, env_actions, reward;
+  View1<std::uint8_t> term, trunc;
+  EpisodeCounter counter;
+  float* env_act = nullptr;
+  std::vector<float> rec_obs, rec_act, rec_env_act, rec_reward;
+  std::vector<std::uint8_t> rec_term, rec_trunc;
+  std::vector<envs::StateArray> rec_sim;
+
+ private:
+  void step(envs::VecEnvBase& env, algos::Policy& actor, const EvalOptions& o, int gmi, std::int64_t steps,
+            const envs::StepOutputs& out);
+};
+
+Rollout::Rollout(const envs::VecEnvBase& env, int envs, int episodes, bool rec)
+    : spec(env.spec()),
+      E(envs),
+      per_gmi_episodes(episodes),
+      od(spec.obs_dim),
+      ad(spec.act_dim),
+      n(std::size_t(envs)),
+      continuous(!spec.discrete()),
+      record(rec) {
+  // Episodes per env: as even as possible, and only the first `target` episodes of an env
+  // count, so short episodes are not over-represented (finishing first is no advantage).
+  std::vector<int> target(E), base(E);
+  for (int i = 0, b = 0; i < E; ++i) {
+    target[i] = per_gmi_episodes / E + (i < per_gmi_episodes % E ? 1 : 0);
+    base[i] = b;
+    b += target[i];
+  }
+  obs = View1<float>("gmi::eval::obs", n * od);
+  final_obs = View1<float>("gmi::eval::final_obs", n * od);
+  actions = View1<float>("gmi::eval::actions", n * ad);
+  env_actions = View1<float>("gmi::eval::env_actions", n * ad);
+  reward = View1<float>("gmi::eval::reward", n);
+  term = View1<std::uint8_t>("gmi::eval::terminated", n);
+  trunc = View1<std::uint8_t>("gmi::eval::truncated", n);
+  counter.ep_ret = View1<double>("gmi::eval::ep_return", n);
+  counter.ep_len = View1<int>("gmi::eval::ep_length", n);
+  counter.done = View1<int>("gmi::eval::done", n);
+  counter.target = View1<int>("gmi::eval::target", n);
+  counter.base = View1<int>("gmi::eval::base", n);
+  counter.returns = View1<double>("gmi::eval::returns", std::max(1, per_gmi_episodes));
+  counter.lengths = View1<int>("gmi::eval::lengths", std::max(1, per_gmi_episodes));
+  {
+    auto ht = Kokkos::create_mirror_view(counter.target);
+    auto hb = Kokkos::create_mirror_view(counter.base);
+    for (int i = 0; i < E; ++i) ht(i) = target[i], hb(i) = base[i];
+    Kokkos::deep_copy(counter.target, ht);
+    Kokkos::deep_copy(counter.base, hb);
+  }
+  env_act = continuous ? env_actions.data() : actions.data();
+  if (record) rec_sim = env.simulator_state();
+  for (auto& a : rec_sim) std::get<std::vector<double>>(a.values).clear();
+}
+
+void Rollout::step(envs::VecEnvBase& env, algos::Policy& actor, const EvalOptions& o, int gmi, std::int64_t steps,
+                   const envs::StepOutputs& out) {
+  actor.act(space, obs.data(), E, o.deterministic, std::uint64_t(o.seed), std::uint64_t(steps),
+            std::uint64_t(gmi) * E, actions.data(), env_act);
+  if (record) {
+    append(rec_obs, obs, n * od);
+    append(rec_act, actions, n * ad);
+    if (continuous) append(rec_env_act, env_actions, n * ad);
+  }
+  env.step(space, env_act, out);
+}
+
+std::int64_t Rollout::run(double& secs, const EvalOptions& o, envs::VecEnvBase& env, algos::Policy& actor, int gmi) {
+  env.reset_all(space, obs.data(), 0);
+  envs::StepOutputs out;
+  out.next_obs = obs.data();
+  out.final_obs = final_obs.data();
+  out.reward = reward.data();
+  out.terminated = term.data();
+  out.truncated = trunc.data();
+  const auto t0 = Clock::now();
+  auto last_log = t0;
+  std::int64_t steps = 0;
+  // A bound no evaluation can need: every counted episode at its time limit, one after another.
+  const std::int64_t max_steps =
+      std::int64_t(spec.max_episode_steps) * (per_gmi_episodes / E + 2) + 1;
+  int remaining = per_gmi_episodes;
+  while (true) {
+    // Every GMI takes part in the check (a bounded all-reduce), so all stop together.
+    double left = remaining;
+    mpi::allreduce_sum(&left, 1);
+    if (left == 0) break;
+    if (Clock::now() - last_log > std::chrono::seconds(10)) {
+      spdlog::info("eval: {} of {} episodes done ({} env steps per GMI so far)", o.episodes - std::int64_t(left),
+                   o.episodes, steps * E);
+      last_log = Clock::now();
+    }
+    const int chunk = record ? 1 : 8;  // steps between checks
+    for (int k = 0; k < chunk && remaining > 0; ++k) {
+      if (steps >= max_steps)
+        throw Error(fmt::format("eval: {} episodes not done after {} steps per env (the time limit is {})",
+                                remaining, steps, spec.max_episode_steps));
+      step(env, actor, o, gmi, steps, out);
+      ++steps;
+      const int left_here = counter.count(space, reward, term, trunc);
+      remaining = left_here;
+      if (!record) continue;
+      append(rec_reward, reward, n);
+      append(rec_term, term, n);
+      append(rec_trunc, trunc, n);
+      if (rec_sim.empty()) continue;
+      space.fence();
+      const auto now = env.simulator_state();
+      for (std::size_t a = 0; a < rec_sim.size(); ++a) {
+        auto& to = std::get<std::vector<double>>(rec_sim[a].values);
+        const auto& from = std::get<std::vector<double>>(now[a].values);
+        to.insert(to.end(), from.begin(), from.end());
+      }
+    }
+  }
+  space.fence();
+  secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  return steps;
+}
+
+void Rollout::write(const std::string& path, const EvalOptions& o, int gmi, std::int64_t steps,
+                    const std::vector<double>& my_r, const std::vector<int>& my_l) const {
+  const hsize_t T = hsize_t(steps);
+  // A file this GMI cannot create is its own failure (the others may write theirs): it ends
+  // the job with the message, rather than an input error only rank 0 would print.
+  io::H5Handle f = [&] {
+    try {
+      return io::create_file(path);
+    } catch (const InputError& e) {
+      throw Error(std::string("--out: ") + e.what());
+    }
+  }();
+  io::write(f, "obs", rec_obs.data(), {T, n, od});
+  io::write(f, "action", rec_act.data(), {T, n, ad});
+  if (continuous) io::write(f, "env_action", rec_env_act.data(), {T, n, ad});
+  io::write(f, "reward", rec_reward.data(), {T, n});
+  io::write(f, "terminated", rec_term.data(), {T, n});
+  io::write(f, "truncated", rec_trunc.data(), {T, n});
+  for (const envs::StateArray& a : rec_sim)
+    io::write(f, a.name, std::get<std::vector<double>>(a.values).data(), {T, n, hsize_t(a.width)});
+  std::vector<double> mine_r(my_r.begin(), my_r.begin() + per_gmi_episodes);
+  std::vector<std::int64_t> mine_l(my_l.begin(), my_l.begin() + per_gmi_episodes);
+  io::write(f, "episode_return", mine_r.data(), {hsize_t(per_gmi_episodes)});
+  io::write(f, "episode_length", mine_l.data(), {hsize_t(per_gmi_episodes)});
+  io::write_attribute(f, "env", spec.name);
+  io::write_attribute(f, "checkpoint", o.checkpoint);
+  io::write_attribute(f, "deterministic", std::int64_t(o.deterministic));
+  io::write_attribute(f, "seed", std::int64_t(o.seed));
+  io::write_attribute(f, "first_env", std::int64_t(gmi) * E);
+  spdlog::info("wrote {} ({} steps x {} envs; simulator state after each step: {})", path, steps, E,
+               rec_sim.empty() ? "none for this environment" : "yes");
+}
+
+/// Every GMI's episodes, merged on every rank (each GMI fills its own slice of the global list),
+/// and the time and env steps of the slowest GMI / all GMIs.
+struct Results {
+  std::vector<double> my_r, all_r, all_l;
+  std::vector<int> my_l;
+  Summary R, L;
+  double secs = 0, total_steps = 0, rate = 0;
+};
+
+Results merge_results(const EvalOptions& o, const Rollout& ro, int W, int rank, double secs, std::int64_t steps) {
+  Results res;
+  mpi::allreduce_max(&secs, 1);
+  double total_steps = double(steps) * ro.E;
+  mpi::allreduce_sum(&total_steps, 1);
+  res.my_r = to_host(ro.counter.returns);
+  res.my_l = to_host(ro.counter.lengths);
+  int first = 0;
+  for (int r = 0; r < rank; ++r) first += o.episodes / W + (r < o.episodes % W ? 1 : 0);
+  res.all_r.assign(o.episodes, 0.0);
+  res.all_l.assign(o.episodes, 0.0);
+  for (int k = 0; k < ro.per_gmi_episodes; ++k)
+    res.all_r[first + k] = res.my_r[k], res.all_l[first + k] = res.my_l[k];
+  mpi::allreduce_sum(res.all_r.data(), o.episodes);
+  mpi::allreduce_sum(res.all_l.data(), o.episodes);
+  res.R = summarize(res.all_r);
+  res.L = summarize(res.all_l);
+  res.secs = secs;
+  res.total_steps = total_steps;
+  res.rate = total_steps / std::max(secs, 1e-9);
+  return res;
+}
+
+void write_json(const EvalOptions& o, const std::string& env, int W, int E, const Results& res) {
+  const Summary& R = res.R;
+  const Summary& L = res.L;
+  nlohmann::json j = {{"tool", "eval"},
+                      {"gmi_drl_version", GMI_DRL_VERSION},
+                      {"checkpoint", o.checkpoint},
+                      {"env", env},
+                      {"device", runtime::device_description()},
+                      {"gmis", W},
+                      {"envs_per_gmi", E},
+                      {"deterministic", o.deterministic},
+                      {"seed", o.seed},
+                      {"episodes", o.episodes},
+                      {"return_mean", R.mean},
+                      {"return_std", R.std},
+                      {"return_min", R.min},
+                      {"return_max", R.max},
+                      {"length_mean", L.mean},
+                      {"length_std", L.std},
+                      {"env_steps", res.total_steps},
+                      {"seconds", res.secs},
+                      {"env_steps_per_s", res.rate},
+                      {"returns", res.all_r},
+                      {"lengths", res.all_l}};
+  std::ofstream f(o.json);
+  if (!f) throw InputError(o.json + ": cannot write");
+  f << j.dump(2) << "\n";
+  spdlog::info("wrote {}", o.json);
+}
 
 }  // namespace
 
 int run_eval(const EvalOptions& o, int* argc, char*** argv) {
   return runtime::run_mpi_command(argc, argv, o.log_level, [&](mpi::Environment& mpi) {
     const int W = mpi.size(), rank = mpi.rank();
-    if (o.episodes < 1) throw InputError("--episodes: expected an integer >= 1");
-    config::Overrides ov = config::parse_overrides(o.sets);
-    for (const auto& kv : ov)
-      if (kv.first.rfind("env.", 0) != 0 || kv.first == "env.name")
-        throw InputError("--set " + kv.first + ": gmi_drl eval takes env.* settings only (not env.name)");
-    // Rank 0 checks the whole file (every checksum); every rank gets its answer or its error.
-    std::string error, saved;
-    checkpoint::Meta meta;
-    if (rank == 0) {
-      try {
-        meta = checkpoint::verify(o.checkpoint);
-        saved = meta.config;
-      } catch (const InputError& e) {
-        error = e.what();
-      }
-    }
-    error = mpi::broadcast_string(error);
-    if (!error.empty()) throw InputError(error);
-    saved = mpi::broadcast_string(saved);
-
-    // The training config, with what evaluation changes: the envs per GMI, env.* settings.  The
-    // rollout and minibatch sizes play no part here; they are set so that any env count is valid.
-    const int per_gmi_episodes = o.episodes / W + (rank < o.episodes % W ? 1 : 0);
-    const config::Config trained = config::parse(saved, o.checkpoint, {}, 1);
-    int E = o.num_envs;
-    if (E == 0) E = std::max(1, std::min(trained.env.num_envs, (o.episodes + W - 1) / W));
-    ov.emplace_back("env.num_envs", std::to_string(E));
-    ov.emplace_back("ppo.num_steps", "1");
-    ov.emplace_back("ppo.num_minibatches", "1");
-    ov.emplace_back("replay.capacity", std::to_string(std::max<std::int64_t>(E, trained.replay.capacity)));
-    config::Config cfg = config::parse(saved, o.checkpoint, ov, W);
+    EvalPlan plan = plan_eval(o, W, rank);
+    config::Config& cfg = plan.cfg;
+    const int E = plan.envs;
     mpi::set_timeout(cfg.reduce.timeout_s);
-
-    // Every GMI's trajectory file must be creatable before hours of rollouts: one error, named.
-    if (!o.out.empty()) {
-      const std::string path = W > 1 ? per_gmi_path(o.out, rank) : o.out;
-      const std::filesystem::path dir = std::filesystem::absolute(path).parent_path();
-      std::string err;
-      if (!std::filesystem::is_directory(dir) || access(dir.c_str(), W_OK) != 0)
-        err = "--out " + path + ": the directory " + dir.string() + " does not exist or is not writable";
-      double failed = err.empty() ? -1 : rank;
-      mpi::allreduce_max(&failed, 1);
-      if (failed >= 0) throw InputError(mpi::broadcast_string(err, MPI_COMM_WORLD, int(failed)));
-    }
+    check_out_dir(o, W, rank);
     instances::Session session(cfg, mpi);
     cfg.env.threads = session.env_threads(cfg.env.threads);
     const int gmi = session.me().gmi_rank;
     const checkpoint::Contents c = checkpoint::read(o.checkpoint, -1);
-    const std::uint64_t seed = std::uint64_t(o.seed);
-    auto env = envs::make_vec_env(cfg.env.name, E, seed, std::uint64_t(gmi) * E, config::env_overrides(cfg));
+    auto env = envs::make_vec_env(cfg.env.name, E, std::uint64_t(o.seed), std::uint64_t(gmi) * E,
+                                  config::env_overrides(cfg));
     const envs::EnvSpec& spec = env->spec();
     std::unique_ptr<algos::Policy> policy;
     try {
@@ -167,185 +417,19 @@ int run_eval(const EvalOptions& o, int* argc, char*** argv) {
     } catch (const InputError& e) {
       throw InputError(o.checkpoint + ": " + e.what());
     }
-    algos::Policy& actor = *policy;
-
-    // Episodes per env: as even as possible, and only the first `target` episodes of an env
-    // count, so short episodes are not over-represented (finishing first is no advantage).
-    std::vector<int> target(E), base(E);
-    for (int i = 0, b = 0; i < E; ++i) {
-      target[i] = per_gmi_episodes / E + (i < per_gmi_episodes % E ? 1 : 0);
-      base[i] = b;
-      b += target[i];
-    }
-    const std::size_t od = spec.obs_dim, ad = spec.act_dim, n = std::size_t(E);
-    ExecSpace space;
-    View1<float> obs("gmi::eval::obs", n * od), final_obs("gmi::eval::final_obs", n * od);
-    View1<float> actions("gmi::eval::actions", n * ad), env_actions("gmi::eval::env_actions", n * ad);
-    View1<float> reward("gmi::eval::reward", n);
-    View1<std::uint8_t> term("gmi::eval::terminated", n), trunc("gmi::eval::truncated", n);
-    EpisodeCounter counter;
-    counter.ep_ret = View1<double>("gmi::eval::ep_return", n);
-    counter.ep_len = View1<int>("gmi::eval::ep_length", n);
-    counter.done = View1<int>("gmi::eval::done", n);
-    counter.target = View1<int>("gmi::eval::target", n);
-    counter.base = View1<int>("gmi::eval::base", n);
-    counter.returns = View1<double>("gmi::eval::returns", std::max(1, per_gmi_episodes));
-    counter.lengths = View1<int>("gmi::eval::lengths", std::max(1, per_gmi_episodes));
-    {
-      auto ht = Kokkos::create_mirror_view(counter.target);
-      auto hb = Kokkos::create_mirror_view(counter.base);
-      for (int i = 0; i < E; ++i) ht(i) = target[i], hb(i) = base[i];
-      Kokkos::deep_copy(counter.target, ht);
-      Kokkos::deep_copy(counter.base, hb);
-    }
-    const bool continuous = !spec.discrete();
-    float* env_act = continuous ? env_actions.data() : actions.data();
-
-    // Trajectories (--out): what the agent saw and did at every step, and the simulator state.
-    const bool record = !o.out.empty();
-    std::vector<float> rec_obs, rec_act, rec_env_act, rec_reward;
-    std::vector<std::uint8_t> rec_term, rec_trunc;
-    std::vector<envs::StateArray> rec_sim = record ? env->simulator_state() : std::vector<envs::StateArray>{};
-    for (auto& a : rec_sim) std::get<std::vector<double>>(a.values).clear();
-
+    Rollout ro(*env, E, plan.per_gmi_episodes, !o.out.empty());
     spdlog::info("eval {} | {} | {} episode(s) over {} GMI(s) x {} envs | {} | seed {}", o.checkpoint, spec.name,
                  o.episodes, W, E, o.deterministic ? "deterministic (mode)" : "sampled actions", o.seed);
-    env->reset_all(space, obs.data(), 0);
-    envs::StepOutputs out;
-    out.next_obs = obs.data();
-    out.final_obs = final_obs.data();
-    out.reward = reward.data();
-    out.terminated = term.data();
-    out.truncated = trunc.data();
-    const auto t0 = Clock::now();
-    auto last_log = t0;
-    std::int64_t steps = 0;
-    // A bound no evaluation can need: every counted episode at its time limit, one after another.
-    const std::int64_t max_steps =
-        std::int64_t(spec.max_episode_steps) * (per_gmi_episodes / E + 2) + 1;
-    int remaining = per_gmi_episodes;
-    while (true) {
-      // Every GMI takes part in the check (a bounded all-reduce), so all stop together.
-      double left = remaining;
-      mpi::allreduce_sum(&left, 1);
-      if (left == 0) break;
-      if (Clock::now() - last_log > std::chrono::seconds(10)) {
-        spdlog::info("eval: {} of {} episodes done ({} env steps per GMI so far)", o.episodes - std::int64_t(left),
-                     o.episodes, steps * E);
-        last_log = Clock::now();
-      }
-      const int chunk = record ? 1 : 8;  // steps between checks
-      for (int k = 0; k < chunk && remaining > 0; ++k) {
-        if (steps >= max_steps)
-          throw Error(fmt::format("eval: {} episodes not done after {} steps per env (the time limit is {})",
-                                  remaining, steps, spec.max_episode_steps));
-        actor.act(space, obs.data(), E, o.deterministic, seed, std::uint64_t(steps), std::uint64_t(gmi) * E,
-                  actions.data(), env_act);
-        if (record) {
-          append(rec_obs, obs, n * od);
-          append(rec_act, actions, n * ad);
-          if (continuous) append(rec_env_act, env_actions, n * ad);
-        }
-        env->step(space, env_act, out);
-        ++steps;
-        const int left_here = counter.count(space, reward, term, trunc);
-        remaining = left_here;
-        if (record) {
-          append(rec_reward, reward, n);
-          append(rec_term, term, n);
-          append(rec_trunc, trunc, n);
-          if (!rec_sim.empty()) {
-            space.fence();
-            const auto now = env->simulator_state();
-            for (std::size_t a = 0; a < rec_sim.size(); ++a) {
-              auto& to = std::get<std::vector<double>>(rec_sim[a].values);
-              const auto& from = std::get<std::vector<double>>(now[a].values);
-              to.insert(to.end(), from.begin(), from.end());
-            }
-          }
-        }
-      }
-    }
-    space.fence();
-    double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-    mpi::allreduce_max(&secs, 1);
-    double total_steps = double(steps) * E;
-    mpi::allreduce_sum(&total_steps, 1);
-
-    // Merge the episodes on every rank (each GMI fills its own slice of the global list).
-    const std::vector<double> my_r = to_host(counter.returns);
-    const std::vector<int> my_l = to_host(counter.lengths);
-    int first = 0;
-    for (int r = 0; r < rank; ++r) first += o.episodes / W + (r < o.episodes % W ? 1 : 0);
-    std::vector<double> all_r(o.episodes, 0.0), all_l(o.episodes, 0.0);
-    for (int k = 0; k < per_gmi_episodes; ++k) all_r[first + k] = my_r[k], all_l[first + k] = my_l[k];
-    mpi::allreduce_sum(all_r.data(), o.episodes);
-    mpi::allreduce_sum(all_l.data(), o.episodes);
-    const Summary R = summarize(all_r), L = summarize(all_l);
-    const double rate = total_steps / std::max(secs, 1e-9);
+    double secs = 0;
+    const std::int64_t steps = ro.run(secs, o, *env, *policy, gmi);
+    const Results res = merge_results(o, ro, W, rank, secs, steps);
+    const Summary& R = res.R;
+    const Summary& L = res.L;
     spdlog::info("eval: {} episodes: return {:.2f} +- {:.2f} (min {:.2f}, max {:.2f}), length {:.1f} +- {:.1f}; "
                  "{:.0f} env steps in {:.2f} s = {:.0f} env steps/s ({} GMI(s) x {} envs)",
-                 o.episodes, R.mean, R.std, R.min, R.max, L.mean, L.std, total_steps, secs, rate, W, E);
-
-    if (record) {
-      const std::string path = W > 1 ? per_gmi_path(o.out, rank) : o.out;
-      const hsize_t T = hsize_t(steps);
-      // A file this GMI cannot create is its own failure (the others may write theirs): it ends
-      // the job with the message, rather than an input error only rank 0 would print.
-      io::H5Handle f = [&] {
-        try {
-          return io::create_file(path);
-        } catch (const InputError& e) {
-          throw Error(std::string("--out: ") + e.what());
-        }
-      }();
-      io::write(f, "obs", rec_obs.data(), {T, n, od});
-      io::write(f, "action", rec_act.data(), {T, n, ad});
-      if (continuous) io::write(f, "env_action", rec_env_act.data(), {T, n, ad});
-      io::write(f, "reward", rec_reward.data(), {T, n});
-      io::write(f, "terminated", rec_term.data(), {T, n});
-      io::write(f, "truncated", rec_trunc.data(), {T, n});
-      for (const envs::StateArray& a : rec_sim)
-        io::write(f, a.name, std::get<std::vector<double>>(a.values).data(), {T, n, hsize_t(a.width)});
-      std::vector<double> mine_r(my_r.begin(), my_r.begin() + per_gmi_episodes);
-      std::vector<std::int64_t> mine_l(my_l.begin(), my_l.begin() + per_gmi_episodes);
-      io::write(f, "episode_return", mine_r.data(), {hsize_t(per_gmi_episodes)});
-      io::write(f, "episode_length", mine_l.data(), {hsize_t(per_gmi_episodes)});
-      io::write_attribute(f, "env", spec.name);
-      io::write_attribute(f, "checkpoint", o.checkpoint);
-      io::write_attribute(f, "deterministic", std::int64_t(o.deterministic));
-      io::write_attribute(f, "seed", std::int64_t(o.seed));
-      io::write_attribute(f, "first_env", std::int64_t(gmi) * E);
-      spdlog::info("wrote {} ({} steps x {} envs; simulator state after each step: {})", path, steps, E,
-                   rec_sim.empty() ? "none for this environment" : "yes");
-    }
-    if (!o.json.empty() && rank == 0) {
-      nlohmann::json j = {{"tool", "eval"},
-                          {"gmi_drl_version", GMI_DRL_VERSION},
-                          {"checkpoint", o.checkpoint},
-                          {"env", spec.name},
-                          {"device", runtime::device_description()},
-                          {"gmis", W},
-                          {"envs_per_gmi", E},
-                          {"deterministic", o.deterministic},
-                          {"seed", o.seed},
-                          {"episodes", o.episodes},
-                          {"return_mean", R.mean},
-                          {"return_std", R.std},
-                          {"return_min", R.min},
-                          {"return_max", R.max},
-                          {"length_mean", L.mean},
-                          {"length_std", L.std},
-                          {"env_steps", total_steps},
-                          {"seconds", secs},
-                          {"env_steps_per_s", rate},
-                          {"returns", all_r},
-                          {"lengths", all_l}};
-      std::ofstream f(o.json);
-      if (!f) throw InputError(o.json + ": cannot write");
-      f << j.dump(2) << "\n";
-      spdlog::info("wrote {}", o.json);
-    }
+                 o.episodes, R.mean, R.std, R.min, R.max, L.mean, L.std, res.total_steps, res.secs, res.rate, W, E);
+    if (ro.record) ro.write(W > 1 ? per_gmi_path(o.out, rank) : o.out, o, gmi, steps, res.my_r, res.my_l);
+    if (!o.json.empty() && rank == 0) write_json(o, spec.name, W, E, res);
     return 0;
   });
 }

@@ -1,0 +1,199 @@
+// Training: the iteration loop (aggregate statistics over GMIs, metrics rows, the log line,
+// non-finite updates, signals and checkpoints at iteration boundaries).
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "mpi/deadline.hpp"
+#include "src/runtime/process_clock.hpp"
+#include "src/runtime/training.hpp"
+
+namespace gmi::runtime::training {
+namespace {
+
+std::string fmt_rate(double r) {
+  if (r >= 1e6) return fmt::format("{:.2f}M", r / 1e6);
+  if (r >= 1e3) return fmt::format("{:.1f}k", r / 1e3);
+  return fmt::format("{:.0f}", r);
+}
+
+std::string fmt_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  const long t = long(s + 0.5);
+  return fmt::format("{}:{:02d}:{:02d}", t / 3600, int(t / 60 % 60), int(t % 60));
+}
+
+/// One iteration over all GMIs: the metrics row and what the log line shows.
+struct Totals {
+  std::vector<double> row;
+  std::vector<double> stats;  ///< the algorithm's statistics, mean over GMIs
+  double times[3] = {};       ///< rollout, update, iteration: the slowest GMI's
+  double wall = 0, sps = 0, ret = 0, len = 0, episodes = 0;
+  std::int64_t steps = 0;
+};
+
+/// Aggregate over GMIs, in one sum and one maximum: episode sums (returns, lengths, counts, the
+/// reward terms) add up; the algorithm's statistics are the mean over GMIs (each GMI saw its own
+/// minibatches); times are the slowest GMI's.
+Totals aggregate(const Run& r, const algos::IterationMetrics& m, double t_iter) {
+  // sums: [0, 3) returns, lengths, episodes; [3, 3 + L) statistics; then the reward terms.
+  const std::size_t L = r.losses.size(), nterms = r.columns.size() - r.first_term;
+  std::vector<double> sums = {m.episode_return_sum, m.episode_length_sum, m.episodes};
+  sums.resize(3 + L + nterms, 0.0);
+  std::copy_n(m.losses.begin(), std::min(L, m.losses.size()), sums.begin() + 3);
+  std::copy_n(m.episode_term_sums.begin(), std::min(nterms, m.episode_term_sums.size()), sums.begin() + 3 + L);
+  Totals t;
+  t.times[0] = m.time_rollout;
+  t.times[1] = m.time_update;
+  t.times[2] = t_iter;
+  mpi::allreduce_sum(sums.data(), int(sums.size()));
+  mpi::allreduce_max(t.times, 3);
+  double* stats = sums.data() + 3;
+  for (std::size_t k = 0; k < L; ++k) stats[k] /= r.mpi.size();
+  t.stats.assign(stats, stats + L);
+  t.wall = r.wall_offset + std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
+  t.steps = m.iteration * r.per_iteration;
+  t.sps = double(r.per_iteration) / t.times[2];
+  t.episodes = sums[2];
+  t.ret = sums[2] > 0 ? sums[0] / sums[2] : std::nan("");
+  t.len = sums[2] > 0 ? sums[1] / sums[2] : std::nan("");
+  t.row = {double(m.iteration), double(t.steps), t.wall, t.sps, t.ret, t.len, sums[2]};
+  t.row.insert(t.row.end(), stats, stats + L);
+  for (double v : {m.grad_norm, m.learning_rate, double(m.updates), t.times[0], t.times[1], t.times[2]})
+    t.row.push_back(v);
+  // Reward terms: per finished episode, like the returns.
+  for (std::size_t k = 0; k < nterms; ++k) t.row.push_back(sums[2] > 0 ? sums[3 + L + k] / sums[2] : std::nan(""));
+  return t;
+}
+
+void log_iteration(const Run& r, const algos::IterationMetrics& m, const Totals& t) {
+  const double elapsed = t.wall - r.wall_offset;
+  const double eta = elapsed / double(m.iteration - r.first_iteration) * double(r.cfg.num_iterations - m.iteration);
+  // The algorithm's first four statistics, by their column names.
+  std::string shown;
+  for (std::size_t k = 0; k < std::min<std::size_t>(4, t.stats.size()); ++k)
+    shown += fmt::format("{}{} {:.4g}", k ? " " : "", r.losses[k], t.stats[k]);
+  spdlog::info("iter {}/{} | {} steps | {} steps/s | return {} len {} ({} eps) | {} | {} updates | rollout {:.0f} ms "
+               "update {:.0f} ms | eta {}",
+               m.iteration, r.cfg.num_iterations, t.steps, fmt_rate(t.sps),
+               std::isfinite(t.ret) ? fmt::format("{:.2f}", t.ret) : "-",
+               std::isfinite(t.len) ? fmt::format("{:.1f}", t.len) : "-", t.episodes, shown, m.updates,
+               1e3 * t.times[0], 1e3 * t.times[1], fmt_duration(eta));
+}
+
+/// Non-finite gradients or losses: the update was skipped (every GMI alike, the gradient is
+/// reduced before its norm is taken); too many in a row end the run.
+void check_nonfinite(const Run& r, const algos::IterationMetrics& m) {
+  if (m.skipped_updates > 0 && r.mpi.rank() == 0)
+    spdlog::warn("iteration {}: {} of {} update(s) skipped for a NaN/Inf gradient or loss ({} in a row)",
+                 m.iteration, m.skipped_updates, m.updates, m.nonfinite_streak);
+  if (m.nonfinite_streak >= r.cfg.train.max_nonfinite_updates)
+    throw InputError(fmt::format(
+        "training stopped at iteration {}: {} updates in a row had a NaN/Inf gradient or loss "
+        "(train.max_nonfinite_updates = {}); last good checkpoint: {}",
+        m.iteration, m.nonfinite_streak, r.cfg.train.max_nonfinite_updates,
+        r.last_checkpoint.empty() ? std::string("none written") : r.last_checkpoint));
+}
+
+/// At the end of an iteration: a checkpoint if one is due, and a stop signal.  Returns false
+/// when the run stops here.
+bool at_boundary(Run& r, const algos::IterationMetrics& m) {
+  const config::Config& cfg = r.cfg;
+  // Agree on signals and the checkpoint clock (ranks may have seen a signal at different times).
+  double flags[3] = {double(r.signals.stop_signal()), r.signals.take_checkpoint_request() ? 1.0 : 0.0, 0.0};
+  if (r.mpi.rank() == 0 && cfg.checkpoint.interval_minutes > 0 &&
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - r.last_checkpoint_time).count() >=
+          60.0 * cfg.checkpoint.interval_minutes)
+    flags[2] = 1;
+  mpi::allreduce_max(flags, 3);
+  const int stop = int(flags[0]);
+  const bool finished = m.iteration >= cfg.num_iterations;
+  const bool healthy = m.nonfinite_streak == 0;
+  std::string why;
+  if (stop) why = signal_name(stop);
+  else if (flags[1] > 0) why = "SIGUSR2";
+  else if (finished && cfg.checkpoint.at_end) why = "end of training";
+  else if (healthy && cfg.checkpoint.interval > 0 && m.iteration % cfg.checkpoint.interval == 0) why = "interval";
+  else if (healthy && flags[2] > 0) why = fmt::format("{} minutes", cfg.checkpoint.interval_minutes);
+  if (!why.empty()) save_checkpoint(r, why);
+  if (stop) {
+    spdlog::info("{} received: stopped after iteration {} with checkpoint {}; continue with --resume latest "
+                 "--run-dir {}",
+                 signal_name(stop), m.iteration, r.last_checkpoint, r.dir);
+    if (r.mpi.rank() == 0)
+      write_text_file(r.dir + "/status", fmt::format("stopped {} {}\n", signal_name(stop), m.iteration));
+    return false;
+  }
+  return true;
+}
+
+/// One training iteration; returns false when a signal stopped the run after it.
+bool iteration(Run& r) {
+  algos::Trainer& trainer = *r.trainer;
+  r.progress.iteration(trainer.iteration() + 1);
+  r.progress.phase("iteration start");
+  if (r.faults->before_iteration(trainer.iteration() + 1)) trainer.inject_nonfinite_gradient();
+  const auto t_it = std::chrono::steady_clock::now();
+  const algos::IterationMetrics m = trainer.iterate();
+  const double t_iter = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_it).count();
+  r.watchdog->iteration_took(t_iter);
+  r.progress.phase("statistics");
+  r.progress.operation("");
+  const Totals t = aggregate(r, m, t_iter);
+  if (std::isfinite(t.ret)) r.best_return = std::max(r.best_return, t.ret);
+  r.history.values.insert(r.history.values.end(), t.row.begin(), t.row.end());
+  if (r.csv) r.csv->row(t.row);
+  if (m.iteration % r.cfg.train.log_interval == 0 || m.iteration == r.cfg.num_iterations) log_iteration(r, m, t);
+  check_nonfinite(r, m);
+  return at_boundary(r, m);
+}
+
+/// metrics.csv (rank 0): the history so far, then a row per iteration.
+void open_metrics(Run& r) {
+  if (r.mpi.rank() != 0) return;
+  const std::size_t width = r.columns.size();
+  r.csv.emplace(r.dir + "/metrics.csv", r.columns);
+  for (std::size_t k = 0; k < r.history.rows(); ++k)
+    r.csv->row(std::vector<double>(r.history.values.begin() + k * width, r.history.values.begin() + (k + 1) * width));
+}
+
+void log_plan(const Run& r) {
+  const config::Config& cfg = r.cfg;
+  const envs::EnvSpec& spec = r.trainer->env_spec();
+  spdlog::info("{}: obs {}, {} | {} GMI(s) x {} env steps = {} per iteration, {} iterations", cfg.env.name,
+               spec.obs_dim,
+               spec.discrete() ? fmt::format("{} discrete actions", spec.num_actions)
+                               : fmt::format("continuous actions {}", spec.act_dim),
+               r.mpi.size(), cfg.batch_size, r.per_iteration, cfg.num_iterations);
+  spdlog::info("{}", r.trainer->describe());
+  spdlog::info("first training iteration starts {:.2f} s after launch", seconds_since_launch());
+}
+
+}  // namespace
+
+bool iterate(Run& r) {
+  open_metrics(r);
+  log_plan(r);
+  const std::vector<std::string> existing = r.store->list();
+  r.last_checkpoint = existing.empty() ? std::string() : existing.back();
+  r.last_checkpoint_time = std::chrono::steady_clock::now();
+  r.start = std::chrono::steady_clock::now();
+  r.first_iteration = r.trainer->iteration();
+  while (r.trainer->iteration() < r.cfg.num_iterations)
+    if (!iteration(r)) return false;
+  return true;
+}
+
+void finish(Run& r) {
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
+  const std::int64_t total = (r.cfg.num_iterations - r.first_iteration) * r.per_iteration;
+  r.progress.phase("done");
+  spdlog::info("done: {} env steps in {} ({} steps/s), best iteration return {}; metrics in {}/metrics.csv", total,
+               fmt_duration(wall), fmt_rate(total / std::max(wall, 1e-9)),
+               std::isfinite(r.best_return) ? fmt::format("{:.2f}", r.best_return) : "- (no episode finished)",
+               r.dir);
+  if (r.mpi.rank() == 0) write_text_file(r.dir + "/status", "done\n");
+}
+
+}  // namespace gmi::runtime::training

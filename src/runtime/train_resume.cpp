@@ -1,0 +1,65 @@
+// Training from a checkpoint: its metadata, the trainer's state and the metrics so far.
+#include <spdlog/spdlog.h>
+
+#include "src/runtime/training.hpp"
+
+namespace gmi::runtime::training {
+namespace {
+
+/// Another layout: the policy, optimiser and normalisers carry over; the environments start fresh
+/// episodes from a range of episode indices no earlier run used.
+void restore_other_layout(Run& r, checkpoint::Contents& c) {
+  const checkpoint::Meta& meta = *r.resume_meta;
+  const std::size_t width = r.columns.size();
+  c.state.iteration = meta.env_steps / r.per_iteration;
+  const std::uint64_t first_episode = std::uint64_t(meta.iteration + 1) << 32;
+  r.trainer->load_shared_state(c.state, first_episode);
+  std::size_t rows = 0;
+  while (rows < r.history.rows() && r.history.values[rows * width] <= double(c.state.iteration)) ++rows;
+  r.history.values.resize(rows * width);
+  spdlog::warn("resuming {} ({} GMI(s) x {} envs) on {} GMI(s) x {} envs: policy, optimizer and normalizers "
+               "restored; environments re-seeded (episode index {}); continuing at iteration {} of {}; this "
+               "run will not repeat an uninterrupted one bit for bit",
+               r.resume.path, meta.num_gmis, meta.envs_per_gmi, r.mpi.size(), r.cfg.env.num_envs, first_episode,
+               c.state.iteration, r.cfg.num_iterations);
+}
+
+}  // namespace
+
+void read_resume_meta(Run& r) {
+  if (r.resume.path.empty()) return;
+  r.resume_meta = rank_local([&] { return checkpoint::read_meta(r.resume.path); });
+  r.same_layout = r.resume_meta->num_gmis == r.mpi.size() && r.resume_meta->envs_per_gmi == r.cfg.env.num_envs;
+}
+
+bool restore(Run& r) {
+  algos::Trainer& trainer = *r.trainer;
+  if (r.resume_meta) {
+    const checkpoint::Meta& meta = *r.resume_meta;
+    const int gmi = r.session->me().gmi_rank;
+    checkpoint::Contents c =
+        rank_local([&] { return checkpoint::read(r.resume.path, r.same_layout ? gmi : -1); });
+    if (c.metrics.columns != r.columns)
+      throw InputError(r.resume.path + ": /metrics has other columns than this gmi_drl writes");
+    r.history.values = c.metrics.values;
+    r.wall_offset = meta.wall_time_s;
+    if (r.same_layout) {
+      trainer.load_state(c.state);
+      spdlog::info("resumed from {}: iteration {}, {} env steps, {} updates", r.resume.path, meta.iteration,
+                   meta.env_steps, meta.updates);
+    } else {
+      restore_other_layout(r, c);
+    }
+  }
+  if (r.resume_meta && trainer.iteration() >= r.cfg.num_iterations) {
+    spdlog::info("nothing to do: {} is at iteration {} of {} ({} env steps; train.total_env_steps = {}); raise "
+                 "train.total_env_steps to train further",
+                 r.resume.path, trainer.iteration(), r.cfg.num_iterations, trainer.iteration() * r.per_iteration,
+                 r.cfg.train.total_env_steps);
+    if (r.mpi.rank() == 0) write_text_file(r.dir + "/status", "done\n");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace gmi::runtime::training

@@ -1,0 +1,173 @@
+// Training, first steps: the config (and the checkpoint to resume from), the run directory, the
+// GMI session, the reducer, the trainer and the metrics' columns.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "gmi_version.hpp"
+#include "mpi/deadline.hpp"
+#include "mpi/topology.hpp"
+#include "src/runtime/kokkos_scope.hpp"
+#include "src/runtime/logging.hpp"
+#include "src/runtime/training.hpp"
+
+namespace gmi::runtime::training {
+namespace {
+
+/// Every run's columns: these, the algorithm's statistics (Trainer::loss_columns) between
+/// `episodes` and `grad_norm`, and for an environment with reward terms one
+/// `episode_<term>_mean` each at the end.
+const std::vector<std::string> kHead = {"iteration", "env_steps", "wall_time_s", "samples_per_s",
+                                        "episode_return_mean", "episode_length_mean", "episodes"};
+const std::vector<std::string> kTail = {"grad_norm", "learning_rate", "updates", "time_rollout_s",
+                                        "time_update_s", "time_iteration_s"};
+
+/// Keys a resumed run may change; any other difference from the checkpoint's config is an error.
+bool may_change_on_resume(const std::string& key) {
+  for (const char* prefix : {"checkpoint.", "gmi.", "reduce.", "device."})
+    if (key.rfind(prefix, 0) == 0) return true;
+  for (const char* k : {"train.total_env_steps", "train.log_interval", "train.run_dir",
+                        "train.max_nonfinite_updates", "train.stall_timeout_s", "env.num_envs", "env.threads",
+                        "env.async_halves", "env.model_path", "replay.storage"})
+    if (key == k) return true;
+  return false;
+}
+
+/// One line naming every key where `now` conflicts with the checkpoint's config.
+void check_resume_config(const config::Config& now, const config::Config& saved, const std::string& file) {
+  std::string diff;
+  for (const std::string& key : config::keys()) {
+    if (may_change_on_resume(key)) continue;
+    const std::string a = config::value_text(saved, key), b = config::value_text(now, key);
+    if (a != b) diff += fmt::format("{}{} is {} in the checkpoint but {} now", diff.empty() ? "" : "; ", key, a, b);
+  }
+  if (!diff.empty())
+    throw InputError(file + ": the config conflicts with the checkpoint's: " + diff +
+                     " (a resumed run keeps its training settings; start a new run to change them)");
+}
+
+ResumeChoice choose_checkpoint(const TrainOptions& o, int world_size) {
+  ResumeChoice r;
+  if (o.resume.empty()) return r;
+  std::string error;
+  if (mpi::comm_rank(MPI_COMM_WORLD) == 0) {
+    try {
+      if (o.resume == "latest") {
+        std::string dir;
+        if (!o.config_paths.empty()) dir = config::load(o.config_paths, o.overrides, world_size).train.run_dir;
+        for (const auto& kv : o.overrides)
+          if (kv.first == "train.run_dir") dir = config::parse("{}", "--run-dir", {kv}).train.run_dir;
+        if (dir.empty())
+          throw InputError("--resume latest: which run? give --run-dir DIR (or train.run_dir in the config)");
+        const checkpoint::Store store(dir, 1);
+        r.path = checkpoint::newest_valid(store.list(), store.dir());
+        if (r.path.empty()) {
+          if (o.config_paths.empty())
+            throw InputError("--resume latest: no checkpoint in " + store.dir() + " and no --config to start a new run");
+          spdlog::warn("--resume latest: no checkpoint in {} yet; starting a new run", store.dir());
+        }
+      } else {
+        r.path = o.resume;
+        checkpoint::verify(r.path);
+      }
+      if (!r.path.empty()) r.config = checkpoint::read_meta(r.path).config;
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+  }
+  error = mpi::broadcast_string(error);
+  if (!error.empty()) throw InputError(error);
+  r.path = mpi::broadcast_string(r.path);
+  r.config = mpi::broadcast_string(r.config);
+  return r;
+}
+
+/// The run directory (one for all ranks, even if their clocks differ), its config, log and status.
+void make_directory(Run& r) {
+  std::string dir = r.cfg.train.run_dir;
+  if (dir.empty()) dir = default_run_dir(r.o.config_paths.empty() ? std::string() : r.o.config_paths.front());
+  dir = mpi::broadcast_string(dir);  // one directory, even if ranks' clocks differ
+  r.cfg.train.run_dir = dir;
+  r.dir = dir;
+  r.store.emplace(dir, r.cfg.checkpoint.keep);
+  if (r.mpi.rank() == 0) {
+    make_run_dir(dir);
+    write_text_file(dir + "/config.yaml", config::to_yaml(r.cfg));
+    add_log_file(0, dir + "/train.log");
+    r.store->remove_partials();
+    write_text_file(dir + "/status", "running\n");
+  }
+}
+
+/// Layout, communicators, MPS, then Kokkos on this GMI's device (in that order).
+void start_session(Run& r) {
+  const auto t_setup = std::chrono::steady_clock::now();
+  r.session.emplace(r.cfg, r.mpi);
+  const std::string table = r.session->layout_table();
+  spdlog::info("gmi_drl {} | {} GMI(s) | {} | set up in {:.2f} s", GMI_DRL_VERSION, r.mpi.size(),
+               device_description(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count());
+  spdlog::info("layout: {}", table);
+  spdlog::info("config {} -> run directory {}", r.o.config_paths.empty() ? r.resume.path : r.cfg.source, r.dir);
+}
+
+/// The reducer (several GMIs), the memory check and this GMI's trainer.
+void make_trainer(Run& r) {
+  const config::Config& cfg = r.cfg;
+  instances::Session& session = *r.session;
+  if (r.mpi.size() > 1)
+    r.reducer = session.make_reducer(algos::num_params(cfg), r.same_layout ? r.resume_meta->reducer : "");
+  {
+    const algos::MemoryNeeds needs = algos::memory_needs(cfg);
+    std::vector<std::pair<std::string, std::string>> drivers;
+    for (const std::string& key : needs.drivers) drivers.emplace_back(key, config::value_text(cfg, key));
+    session.check_memory(needs.device_bytes, needs.host_bytes, drivers);
+  }
+  // Distinct environments per GMI: GMI r owns global environments [r * N, (r + 1) * N).
+  const int gmi = session.me().gmi_rank;
+  r.trainer = algos::make_trainer(cfg, std::uint64_t(gmi) * cfg.env.num_envs, r.reducer.get());
+  r.per_iteration = cfg.batch_size * r.mpi.size();
+}
+
+void make_columns(Run& r) {
+  r.losses = r.trainer->loss_columns();
+  r.columns = kHead;
+  r.columns.insert(r.columns.end(), r.losses.begin(), r.losses.end());
+  r.columns.insert(r.columns.end(), kTail.begin(), kTail.end());
+  r.first_term = r.columns.size();
+  for (const std::string& t : r.trainer->env_spec().reward_terms) r.columns.push_back("episode_" + t + "_mean");
+  r.history.columns = r.columns;
+}
+
+}  // namespace
+
+void load_config(Run& r) {
+  const TrainOptions& o = r.o;
+  r.resume = choose_checkpoint(o, r.mpi.size());
+  const ResumeChoice& resume = r.resume;
+  if (!o.config_paths.empty()) {
+    r.cfg = config::load(o.config_paths, o.overrides, r.mpi.size());
+    if (!resume.path.empty()) {
+      check_resume_config(r.cfg, config::parse(resume.config, resume.path, {}, r.mpi.size()), resume.path);
+    }
+  } else {
+    r.cfg = config::parse(resume.config, resume.path, o.overrides, r.mpi.size());
+  }
+  mpi::set_timeout(r.cfg.reduce.timeout_s);
+}
+
+void set_up(Run& r) {
+  r.watchdog.emplace(r.cfg.train.stall_timeout_s);
+  r.progress.phase("set-up");
+  make_directory(r);
+  r.faults.emplace(Faults::from_environment(r.mpi.rank()));
+  start_session(r);
+  read_resume_meta(r);
+  // Host-simulated environments: env.threads 0 shares the node's hardware threads among its GMIs.
+  r.cfg.env.threads = r.session->env_threads(r.cfg.env.threads);
+  make_trainer(r);
+  make_columns(r);
+}
+
+}  // namespace gmi::runtime::training
