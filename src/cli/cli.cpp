@@ -9,8 +9,8 @@
 #include "gmi_version.hpp"
 #include "kernels/core/error.hpp"
 #include "src/config/config.hpp"
+#include "src/gmi/kokkos_scope.hpp"
 #include "src/gmi/tune.hpp"
-#include "src/runtime/kokkos_scope.hpp"
 #include "src/runtime/logging.hpp"
 #include "src/runtime/train.hpp"
 #include "src/tools/bench.hpp"
@@ -246,7 +246,7 @@ int main(int argc, char** argv) {
   if (env->parsed()) {
     runtime::setup_logging(0);
     return guarded([&] {
-      runtime::KokkosScope kokkos;
+      instances::KokkosScope kokkos;
       tools::run_env_tool(envo);
     });
   }
@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
   if (eb_cmd->parsed()) {
     runtime::setup_logging(0);
     return guarded([&] {
-      runtime::KokkosScope kokkos;
+      instances::KokkosScope kokkos;
       tools::run_env_bench(eb);
     });
   }

@@ -20,8 +20,8 @@
 #include "src/algos/trainer.hpp"
 #include "src/checkpoint/checkpoint.hpp"
 #include "src/checkpoint/store.hpp"
+#include "src/gmi/kokkos_scope.hpp"
 #include "src/gmi/session.hpp"
-#include "src/runtime/kokkos_scope.hpp"
 #include "src/runtime/logging.hpp"
 #include "src/runtime/mpi_command.hpp"
 #include "src/runtime/process_clock.hpp"
@@ -164,7 +164,7 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   instances::Session session(cfg, mpi);
   const std::string table = session.layout_table();
   spdlog::info("gmi_drl {} | {} GMI(s) | {} | set up in {:.2f} s", GMI_DRL_VERSION, mpi.size(),
-               device_description(),
+               instances::device_description(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count());
   spdlog::info("layout: {}", table);
   spdlog::info("config {} -> run directory {}", o.config_paths.empty() ? resume.path : cfg.source, dir);

@@ -22,8 +22,8 @@
 #include "kernels/envs/registry.hpp"
 #include "mpi/device_group.hpp"
 #include "mpi/reducers.hpp"
+#include "src/gmi/kokkos_scope.hpp"
 #include "src/gmi/session.hpp"
-#include "src/runtime/kokkos_scope.hpp"
 #include "src/runtime/mpi_command.hpp"
 #include "src/tools/roofline.hpp"
 
@@ -367,7 +367,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     instances::Session session(base, mpi);
     base.env.threads = session.env_threads(base.env.threads);
     const std::string table = session.layout_table();
-    const std::string device = runtime::device_description();
+    const std::string device = instances::device_description();
     const std::string what = serve ? "serve: rollouts only"
                              : o.mode == "update" ? "update: gradient updates on a full replay buffer"
                                                   : "train: rollout + update";
@@ -469,7 +469,7 @@ int run_reduce_bench(const ReduceBenchOptions& o, int* argc, char*** argv) {
                          "' (expected mpr, mrr, har-ipc, har-ipc-barriers, har-mpi, hybrid, floor, auto)");
     instances::Session session(cfg, mpi);
     const std::string table = session.layout_table();
-    const std::string device = runtime::device_description();
+    const std::string device = instances::device_description();
     const mpi::Communicators& comms = session.comms();
     const mpi::Layout& L = comms.layout();
     spdlog::info("gmi_drl {} bench-reduce | {} | {} runs per point", GMI_DRL_VERSION, device, o.runs);

@@ -324,7 +324,7 @@ int run_eval(const EvalOptions& o, int* argc, char*** argv) {
                           {"gmi_drl_version", GMI_DRL_VERSION},
                           {"checkpoint", o.checkpoint},
                           {"env", spec.name},
-                          {"device", runtime::device_description()},
+                          {"device", instances::device_description()},
                           {"gmis", W},
                           {"envs_per_gmi", E},
                           {"deterministic", o.deterministic},
