@@ -172,7 +172,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
     auto* off = dynamic_cast<algos::OffPolicyTrainer*>(trainer.get());
     off->fill_replay_for_benchmark();
     off->run_updates(warmup);
-    GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    mpi::blocking_barrier();
     const auto t1 = std::chrono::steady_clock::now();
     off->run_updates(iterations);
     const double s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
@@ -193,7 +193,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   double rollout = 0, update = 0, updates = 0;
   for (int i = 0; i < warmup; ++i) iterate(trainer.get(), sv, rollout, update, updates);
   rollout = update = updates = 0;
-  GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+  mpi::blocking_barrier();
   const auto t1 = std::chrono::steady_clock::now();
   for (int i = 0; i < iterations; ++i) iterate(trainer.get(), sv, rollout, update, updates);
   const double total_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
@@ -556,7 +556,7 @@ int run_reduce_bench(const ReduceBenchOptions& o, int* argc, char*** argv) {
         }
         for (int i = 0; i < o.warmup; ++i) op();
         space.fence();
-        GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        mpi::blocking_barrier();
         const auto t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < o.runs; ++i) {
           op();
