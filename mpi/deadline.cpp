@@ -10,7 +10,7 @@
 #include <mutex>
 #include <thread>
 
-#include "mpi/environment.hpp"
+#include "mpi/abort.hpp"
 #include "mpi/progress.hpp"
 
 namespace gmi::mpi {
@@ -257,7 +257,7 @@ void give_up(const std::string& what, const std::vector<int>& peers, double wait
   if (me != reporter)  // the reporter's abort ends this process; if it does not come, say it here
     std::this_thread::sleep_for(std::chrono::duration<double>(census_grace() + 5.0));
   std::fprintf(stderr, "gmi_drl: error: %s\n", line.c_str());
-  Environment::abort(3);
+  abort_job(3);
 }
 
 bool giving_up() { return g_giving_up.load(); }

@@ -7,8 +7,8 @@
 #include <mutex>
 
 #include "kernels/core/error.hpp"
+#include "mpi/abort.hpp"
 #include "mpi/deadline.hpp"
-#include "mpi/environment.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <mpi.h>
@@ -156,7 +156,7 @@ class Watcher {
                    "gmi_drl: error: reduce.timeout_s (%g s) ran out and this GMI's main thread is blocked "
                    "(%s); ending the job\n",
                    timeout(), error_context().c_str());
-      Environment::abort(3);
+      abort_job(3);
     }).detach();
     // Release every gate (they test the word), then end NCCL's waits.
     volatile DeviceAbort* w = host_word_;

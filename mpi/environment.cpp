@@ -2,8 +2,6 @@
 
 #include <mpi.h>
 
-#include <cstdio>
-
 #include "kernels/core/error.hpp"
 #include "mpi/deadline.hpp"
 
@@ -48,13 +46,6 @@ Environment::~Environment() {
   MPI_Finalize();
 }
 
-void Environment::abort(int code) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, code);
-  std::_Exit(code);
-}
-
 void allreduce_sum(double* values, int n, MPI_Comm comm) {
   MPI_Request req;
   GMI_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, comm, &req));
@@ -78,6 +69,38 @@ std::string broadcast_string(const std::string& s, MPI_Comm comm, int root) {
   wait(req, comm, "MPI_Ibcast");
   return out;
 }
+
+std::string agree_on_error(const std::string& error, MPI_Comm comm) {
+  int rank = 0;
+  GMI_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  int failed = error.empty() ? -1 : rank;
+  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm));
+  return failed < 0 ? std::string() : broadcast_string(error, comm, failed);
+}
+
+void broadcast(int& value, MPI_Comm comm, int root) {
+  GMI_MPI_CHECK(MPI_Bcast(&value, 1, MPI_INT, root, comm));
+}
+
+double sum_over(MPI_Comm comm, double value) {
+  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, comm));
+  return value;
+}
+
+double max_over(MPI_Comm comm, double value) {
+  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return value;
+}
+
+std::vector<double> gather(const double* mine, int n, MPI_Comm comm, int root) {
+  int size = 0;
+  GMI_MPI_CHECK(MPI_Comm_size(comm, &size));
+  std::vector<double> all(std::size_t(n) * std::size_t(size));
+  GMI_MPI_CHECK(MPI_Gather(mine, n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, root, comm));
+  return all;
+}
+
+void blocking_barrier(MPI_Comm comm) { GMI_MPI_CHECK(MPI_Barrier(comm)); }
 
 }  // namespace mpi
 }  // namespace gmi

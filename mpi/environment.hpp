@@ -5,6 +5,9 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
+
+#include "mpi/abort.hpp"
 
 namespace gmi::mpi {
 
@@ -21,8 +24,8 @@ class Environment {
   int size() const { return size_; }
   const std::string& host() const { return host_; }
 
-  /// End every rank of the job (a failure on one rank, STYLE.md practice 6).
-  [[noreturn]] static void abort(int code);
+  /// End every rank of the job (a failure on one rank, STYLE.md practice 6): abort_job.
+  [[noreturn]] static void abort(int code) { abort_job(code); }
 
  private:
   int rank_ = 0;
@@ -37,5 +40,24 @@ void allreduce_sum(double* values, int n, MPI_Comm comm = MPI_COMM_WORLD);
 void allreduce_max(double* values, int n);
 /// `root`'s value of `s` on every rank of `comm` (default: rank 0 of the world; a bounded wait).
 std::string broadcast_string(const std::string& s, MPI_Comm comm = MPI_COMM_WORLD, int root = 0);
+
+/// Agreement on an error found on some ranks (STYLE.md practice 6): on every rank of `comm`, the
+/// text of the highest-ranked rank whose `error` is not empty, or "" when there is none.  An
+/// MPI_Allreduce (max of the failing rank, blocking), then broadcast_string from that rank.
+std::string agree_on_error(const std::string& error, MPI_Comm comm = MPI_COMM_WORLD);
+
+// Blocking collectives (not bounded waits) for set-up, which runs before the first step, and the
+// benchmarks' timing fences.  Each is one MPI call with its error checked.
+
+/// `root`'s `value` on every rank of `comm` (MPI_Bcast).
+void broadcast(int& value, MPI_Comm comm = MPI_COMM_WORLD, int root = 0);
+/// Sum and maximum of one value over the ranks of `comm` (MPI_Allreduce).
+double sum_over(MPI_Comm comm, double value);
+double max_over(MPI_Comm comm, double value);
+/// Every rank's `n` values, in `comm` rank order, on `root` (MPI_Gather); the vector has
+/// n * comm_size entries on every rank, filled on `root` only.
+std::vector<double> gather(const double* mine, int n, MPI_Comm comm, int root = 0);
+/// MPI_Barrier over `comm`.
+void blocking_barrier(MPI_Comm comm = MPI_COMM_WORLD);
 
 }  // namespace gmi::mpi

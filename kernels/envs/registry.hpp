@@ -6,19 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "kernels/envs/multiagent/tag_params.hpp"
-#include "kernels/envs/mujoco/options.hpp"
 #include "kernels/envs/multiagent/multi_agent.hpp"
+#include "kernels/envs/overrides.hpp"
 #include "kernels/envs/vec_env.hpp"
 
 namespace gmi::envs {
-
-/// Settings a user may override (0 / unset keep the environment's default).
-struct EnvOverrides {
-  int max_episode_steps = 0;
-  mujoco::Options mujoco;  ///< host-simulated MuJoCo environments only
-  TagParams tag;           ///< the multi-agent Tag games only (kernels/envs/multiagent/)
-};
 
 /// Names of all registered single-agent environments, in registry order.
 std::vector<std::string> env_names();

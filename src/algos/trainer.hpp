@@ -129,9 +129,6 @@ std::unique_ptr<Trainer> make_trainer(const config::Config& cfg, std::uint64_t e
 std::size_t num_params(const config::Config& cfg);
 /// What a trainer for `cfg` will allocate, per GMI.
 MemoryNeeds memory_needs(const config::Config& cfg);
-/// How a PPO actor of `cfg` acts on envs of `spec` (normalisation, clipping, fused kernels,
-/// precision), for serving, eval and the serving bench.
-ActorOptions actor_options(const config::Config& cfg, const envs::EnvSpec& spec);
 /// The policy a run of `cfg` trained, from its parameters (and observation normaliser), acting
 /// in batches of up to `capacity` envs of `spec`.  Throws gmi::InputError when `params` does not
 /// have the size `cfg`'s networks need.

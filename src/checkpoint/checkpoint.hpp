@@ -21,13 +21,12 @@
 ///
 /// G GMIs with N envs each; GMI r owns rows [r*N, (r+1)*N) of the per-env datasets (and
 /// [r*S, (r+1)*S) of the replay's).  Version 1 files (PPO, before /algo) are read as PPO.
-#include <mpi.h>
-
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "mpi/comm.hpp"
 #include "src/algos/trainer.hpp"
 
 namespace gmi::checkpoint {

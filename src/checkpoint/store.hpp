@@ -4,12 +4,12 @@
 /// is written under a temporary name (…h5.partial), flushed and closed by all GMIs, renamed by
 /// rank 0, and only then counted; a crash mid-write leaves at most a .partial file, which is
 /// never read and is removed by the next run.  The newest `keep` checkpoints are kept.
-#include <mpi.h>
-
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "mpi/comm.hpp"
 
 namespace gmi::checkpoint {
 

@@ -2,7 +2,7 @@
 #include <memory>
 
 #include "src/cli/commands.hpp"
-#include "src/runtime/kokkos_scope.hpp"
+#include "src/gmi/kokkos_scope.hpp"
 #include "src/runtime/logging.hpp"
 #include "src/tools/bench.hpp"
 
@@ -24,7 +24,7 @@ Command add_bench_env_command(CLI::App& app) {
   return {eb_cmd, [eb](int*, char***) {
             runtime::setup_logging(0);
             return guarded([&] {
-              runtime::KokkosScope kokkos;
+              instances::KokkosScope kokkos;
               tools::run_env_bench(*eb);
             });
           }};

@@ -2,7 +2,7 @@
 #include <memory>
 
 #include "src/cli/commands.hpp"
-#include "src/runtime/kokkos_scope.hpp"
+#include "src/gmi/kokkos_scope.hpp"
 #include "src/runtime/logging.hpp"
 #include "src/tools/env_tool.hpp"
 
@@ -29,7 +29,7 @@ Command add_env_command(CLI::App& app) {
   return {env, [envo](int*, char***) {
             runtime::setup_logging(0);
             return guarded([&] {
-              runtime::KokkosScope kokkos;
+              instances::KokkosScope kokkos;
               tools::run_env_tool(*envo);
             });
           }};

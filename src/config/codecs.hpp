@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "src/config/config.hpp"
+#include "src/config/values.hpp"
 
 namespace gmi::config::codecs {
 

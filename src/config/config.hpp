@@ -12,6 +12,7 @@
 
 #include "kernels/envs/multiagent/tag_params.hpp"
 #include "kernels/envs/mujoco/options.hpp"
+#include "src/config/values.hpp"
 
 namespace gmi::config {
 
@@ -110,14 +111,6 @@ struct SacConfig {
   int updates_per_step = 0;            ///< > 0: this many updates per vector step; 0: one per env step
   double max_grad_norm = 0.0;          ///< gradient-norm clip: actor; Q1+Q2 jointly (<= 0: off)
   double adam_eps = 1e-8;
-};
-
-/// Seconds, or `auto` (a rule documented where the key is used), or `off`.
-struct AutoSeconds {
-  enum class Mode { automatic, off, fixed };
-  Mode mode = Mode::automatic;
-  double seconds = 0;  ///< when fixed (> 0)
-  bool operator==(const AutoSeconds& o) const { return mode == o.mode && seconds == o.seconds; }
 };
 
 struct TrainConfig {

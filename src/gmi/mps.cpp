@@ -142,12 +142,8 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
       spdlog::debug("MPS: {} daemon in {}", reused_ ? "using the running" : "started a", pipe_dir_);
   }
   // Agree over the whole job: a failure on any node is an error on every rank.
-  int world_rank = 0;
-  GMI_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
-  int failed = error.empty() ? -1 : world_rank;
-  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-  if (failed >= 0) {
-    error = mpi::broadcast_string(error, MPI_COMM_WORLD, failed);
+  error = mpi::agree_on_error(error);
+  if (!error.empty()) {
     if (owner_) mps_control(pipe_dir_, log_dir_, "", "quit", 60);
     owner_ = false;
     throw InputError(error);

@@ -6,9 +6,9 @@
 /// when it exits (`quit`: the daemon exits once its clients, the node's GMIs, are gone), also
 /// after errors on that rank.  A daemon that cannot be started or reached is one error on every
 /// rank.
-#include <mpi.h>
-
 #include <string>
+
+#include "mpi/comm.hpp"
 
 namespace gmi::instances {
 

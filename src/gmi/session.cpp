@@ -103,7 +103,7 @@ Session::Session(const config::Config& cfg, mpi::Environment& mpi) : cfg_(cfg) {
   const std::vector<std::string> names = mpi::gather_node_names(cfg.gmi.ranks_per_node);
   mpi::LayoutRequest req;
   int gpus = cfg.gmi.gpus_per_node > 0 ? cfg.gmi.gpus_per_node : detect_gpus_per_node();
-  GMI_MPI_CHECK(MPI_Bcast(&gpus, 1, MPI_INT, 0, MPI_COMM_WORLD));  // one answer for the job
+  mpi::broadcast(gpus);  // one answer for the job
   if (gpus < 1)
     throw InputError("gmi.gpus_per_node: no NVIDIA GPU is visible (CUDA_VISIBLE_DEVICES, "
                      "/proc/driver/nvidia/gpus); set the key to the GPUs per node");
@@ -178,9 +178,8 @@ void Session::check_memory(double device_bytes, double host_bytes,
   const bool own_limit = settings_.backend == "mps" && !settings_.memory_limit.empty();
   double dev[2] = {padded(device_bytes), double(free_b)};
   if (!own_limit) {
-    double sum = dev[0], low = -dev[1];
-    GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comms_->gpu()));
-    GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &low, 1, MPI_DOUBLE, MPI_MAX, comms_->gpu()));
+    const double sum = mpi::sum_over(comms_->gpu(), dev[0]);
+    const double low = mpi::max_over(comms_->gpu(), -dev[1]);
     dev[0] = sum, dev[1] = -low;
   }
   if (dev[0] > dev[1])
@@ -200,18 +199,16 @@ void Session::check_memory(double device_bytes, double host_bytes,
 #endif
   if (error.empty()) {
     // The node's GMIs share its host memory.
-    double sum = host_need, low = -host_available_bytes();
-    GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comms_->node()));
-    GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &low, 1, MPI_DOUBLE, MPI_MAX, comms_->node()));
+    const double sum = mpi::sum_over(comms_->node(), host_need);
+    const double low = mpi::max_over(comms_->node(), -host_available_bytes());
     if (sum > -low)
       error = fmt::format("not enough host memory for {}: the {} GMI(s) of node {} need {} ({} each), {} available; "
                           "lower {}, or use more nodes",
                           drivers, mpi::comm_size(comms_->node()), p.node, gib(sum), gib(host_need), gib(-low), lower);
   }
-  // One answer for the job: the first rank that found a problem names it.
-  int failed = error.empty() ? -1 : mpi::comm_rank(MPI_COMM_WORLD);
-  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-  if (failed >= 0) throw InputError(mpi::broadcast_string(error, MPI_COMM_WORLD, failed));
+  // One answer for the job: one of the ranks that found a problem names it.
+  error = mpi::agree_on_error(error);
+  if (!error.empty()) throw InputError(error);
 }
 
 double Session::memory_in_use() const {
@@ -260,8 +257,7 @@ std::string Session::layout_table() const {
   mine[1] = double(total_b >> 20);
 #endif
   const mpi::Layout& L = layout();
-  std::vector<double> all(2 * std::size_t(L.size()));
-  GMI_MPI_CHECK(MPI_Gather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, comms_->world()));
+  const std::vector<double> all = mpi::gather(mine, 2, comms_->world());
   std::vector<GmiSettings> s(L.size());
   for (int r = 0; r < L.size(); ++r) s[L.places[r].gmi_rank] = settings_for(cfg_.gmi, L, L.places[r], kCudaBuild);
   std::ostringstream t;

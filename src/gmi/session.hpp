@@ -13,8 +13,8 @@
 #include "mpi/reducers.hpp"
 #include "mpi/topology.hpp"
 #include "src/config/config.hpp"
+#include "src/gmi/kokkos_scope.hpp"
 #include "src/gmi/mps.hpp"
-#include "src/runtime/kokkos_scope.hpp"
 
 namespace gmi::instances {
 
@@ -83,7 +83,7 @@ class Session {
   std::unique_ptr<mpi::Communicators> comms_;
   GmiSettings settings_;
   std::optional<MpsDaemon> mps_;            // destroyed after Kokkos (declared before it)
-  std::optional<runtime::KokkosScope> kokkos_;
+  std::optional<KokkosScope> kokkos_;
 };
 
 }  // namespace gmi::instances

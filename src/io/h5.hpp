@@ -6,11 +6,12 @@
 /// read serially.  Datasets written with write_rows are chunked and carry the Fletcher32
 /// checksum filter, so a damaged chunk fails to read instead of returning wrong numbers.
 #include <hdf5.h>
-#include <mpi.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "mpi/comm.hpp"
 
 namespace gmi::io {
 

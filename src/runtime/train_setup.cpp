@@ -8,7 +8,7 @@
 #include "gmi_version.hpp"
 #include "mpi/deadline.hpp"
 #include "mpi/topology.hpp"
-#include "src/runtime/kokkos_scope.hpp"
+#include "src/gmi/kokkos_scope.hpp"
 #include "src/runtime/logging.hpp"
 #include "src/runtime/training.hpp"
 
@@ -106,7 +106,7 @@ void start_session(Run& r) {
   r.session.emplace(r.cfg, r.mpi);
   const std::string table = r.session->layout_table();
   spdlog::info("gmi_drl {} | {} GMI(s) | {} | set up in {:.2f} s", GMI_DRL_VERSION, r.mpi.size(),
-               device_description(),
+               instances::device_description(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count());
   spdlog::info("layout: {}", table);
   spdlog::info("config {} -> run directory {}", r.o.config_paths.empty() ? r.resume.path : r.cfg.source, r.dir);

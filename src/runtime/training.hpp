@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// \brief The steps of a training run, which `train.cpp` runs in order: the config and the
+/// \brief The steps of a training run, which `training.cpp` runs in order: the config and the
 /// checkpoint to resume from (`train_setup.cpp`), set-up, restoring a checkpoint
 /// (`train_resume.cpp`), the iteration loop (`train_loop.cpp`), checkpoints
 /// (`train_checkpoint.cpp`) and the end (`train_loop.cpp`).  Internal to src/runtime.

@@ -22,8 +22,8 @@
 #include "kernels/envs/registry.hpp"
 #include "mpi/device_group.hpp"
 #include "mpi/reducers.hpp"
+#include "src/gmi/kokkos_scope.hpp"
 #include "src/gmi/session.hpp"
-#include "src/runtime/kokkos_scope.hpp"
 #include "src/runtime/mpi_command.hpp"
 #include "src/tools/roofline.hpp"
 
@@ -173,7 +173,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
     GMI_REQUIRE(off != nullptr, "bench --mode update: the trainer has no replay to update from");
     off->fill_replay_for_benchmark();
     off->run_updates(warmup);
-    GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    mpi::blocking_barrier();
     const auto t1 = std::chrono::steady_clock::now();
     off->run_updates(iterations);
     const double s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
@@ -194,7 +194,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   double rollout = 0, update = 0, updates = 0;
   for (int i = 0; i < warmup; ++i) iterate(trainer.get(), sv, rollout, update, updates);
   rollout = update = updates = 0;
-  GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+  mpi::blocking_barrier();
   const auto t1 = std::chrono::steady_clock::now();
   for (int i = 0; i < iterations; ++i) iterate(trainer.get(), sv, rollout, update, updates);
   const double total_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
@@ -378,7 +378,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     instances::Session session(base, mpi);
     base.env.threads = session.env_threads(base.env.threads);
     const std::string table = session.layout_table();
-    const std::string device = runtime::device_description();
+    const std::string device = instances::device_description();
     const std::string what = serve ? "serve: rollouts only"
                              : o.mode == "update" ? "update: gradient updates on a full replay buffer"
                                                   : "train: rollout + update";
@@ -476,7 +476,7 @@ int run_reduce_bench(const ReduceBenchOptions& o, int* argc, char*** argv) {
                          "' (expected mpr, mrr, har-ipc, har-ipc-barriers, har-mpi, hybrid, floor, auto)");
     instances::Session session(cfg, mpi);
     const std::string table = session.layout_table();
-    const std::string device = runtime::device_description();
+    const std::string device = instances::device_description();
     const mpi::Communicators& comms = session.comms();
     const mpi::Layout& L = comms.layout();
     spdlog::info("gmi_drl {} bench-reduce | {} | {} runs per point", GMI_DRL_VERSION, device, o.runs);
@@ -563,7 +563,7 @@ int run_reduce_bench(const ReduceBenchOptions& o, int* argc, char*** argv) {
         }
         for (int i = 0; i < o.warmup; ++i) op();
         space.fence();
-        GMI_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        mpi::blocking_barrier();
         const auto t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < o.runs; ++i) {
           op();

@@ -13,7 +13,7 @@
 #include "kernels/envs/mujoco/envs.hpp"
 #include "kernels/envs/registry.hpp"
 #include "src/config/config.hpp"
-#include "src/runtime/kokkos_scope.hpp"
+#include "src/gmi/kokkos_scope.hpp"
 #include "src/tools/bench.hpp"
 
 namespace gmi::tools {
@@ -61,7 +61,7 @@ void run_multi_agent_env_bench(const EnvBenchOptions& o, const config::Config& c
     j << fmt::format("{{\n  \"benchmark\": \"env_steps\",\n  \"gmi_drl_version\": \"{}\",\n  \"device\": \"{}\",\n  "
                      "\"env\": \"{}\",\n  \"num_envs\": {},\n  \"agents\": {},\n  \"steps\": {},\n  "
                      "\"env_steps_per_s\": {:.1f},\n  \"agent_steps_per_s\": {:.1f}\n}}\n",
-                     GMI_DRL_VERSION, runtime::device_description(), o.name, o.num_envs, spec.num_agents(), o.steps,
+                     GMI_DRL_VERSION, instances::device_description(), o.name, o.num_envs, spec.num_agents(), o.steps,
                      sps, sps * spec.num_agents());
     spdlog::info("wrote {}", o.json_path);
   }
@@ -122,7 +122,7 @@ void run_env_bench(const EnvBenchOptions& o) {
     std::ofstream j(o.json_path);
     if (!j) throw InputError("--json: cannot write " + o.json_path);
     j << "{\n  \"benchmark\": \"env_steps\",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION << "\",\n  \"device\": \""
-      << runtime::device_description() << "\",\n  \"env\": \"" << o.name << "\",\n  \"num_envs\": " << N
+      << instances::device_description() << "\",\n  \"env\": \"" << o.name << "\",\n  \"num_envs\": " << N
       << ",\n  \"steps\": " << o.steps << ",\n  \"results\": [\n";
     for (std::size_t i = 0; i < points.size(); ++i)
       j << fmt::format("    {{\"threads\": {}, \"env_steps_per_s\": {:.1f}}}{}\n", points[i].threads,

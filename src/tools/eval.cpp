@@ -371,7 +371,7 @@ void write_json(const EvalOptions& o, const std::string& env, int W, int E, cons
                       {"gmi_drl_version", GMI_DRL_VERSION},
                       {"checkpoint", o.checkpoint},
                       {"env", env},
-                      {"device", runtime::device_description()},
+                      {"device", instances::device_description()},
                       {"gmis", W},
                       {"envs_per_gmi", E},
                       {"deterministic", o.deterministic},

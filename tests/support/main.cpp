@@ -4,7 +4,7 @@
 
 #include "mpi/environment.hpp"
 #include "src/algos/registry.hpp"
-#include "src/runtime/kokkos_scope.hpp"
+#include "src/gmi/kokkos_scope.hpp"
 #include "src/runtime/logging.hpp"
 
 int main(int argc, char** argv) {
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   }
   int status = 0;
   {
-    gmi::runtime::KokkosScope kokkos;
+    gmi::instances::KokkosScope kokkos;
     status = RUN_ALL_TESTS();
   }
   // A test failing on any rank fails the job.

@@ -1,13 +1,15 @@
 #pragma once
 /// \file
-/// \brief The MuJoCo environments by name, for the registry (kernels/envs/registry.cpp).  Built
-/// with or without MuJoCo: without it every call but names() says "built without MuJoCo".
+/// \brief The MuJoCo environments by name, for the registry (kernels/envs/registry.cpp, which
+/// includes this header, so this one does not include the registry's).  Built with or without
+/// MuJoCo: without it every call but names() says "built without MuJoCo".
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "kernels/envs/registry.hpp"
+#include "kernels/envs/overrides.hpp"
+#include "kernels/envs/vec_env.hpp"
 
 namespace gmi::envs::mujoco {
 

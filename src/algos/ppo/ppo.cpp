@@ -47,6 +47,18 @@ bool fused_wanted(const config::Config& c) {
   return mode == "on" || (mode == "auto" && !device_is_host());
 }
 
+ActorOptions actor_options(const config::Config& cfg, const envs::EnvSpec& spec) {
+  ActorOptions ao;
+  ao.normalize_obs = cfg.ppo.normalize_obs;
+  ao.obs_clip = float(cfg.ppo.obs_clip);
+  ao.clip_actions = cfg.ppo.clip_actions;
+  ao.act_low = spec.act_low;
+  ao.act_high = spec.act_high;
+  ao.fused = fused_wanted(cfg);
+  ao.tf32 = cfg.device.matmul == "tf32";
+  return ao;
+}
+
 nn::ActorCriticSpec policy_spec(const config::Config& c, const envs::EnvSpec& e) {
   nn::ActorCriticSpec s;
   s.obs_dim = e.obs_dim;

@@ -25,6 +25,9 @@ namespace gmi::algos {
 
 /// The actor-critic that `cfg`'s policy.* keys describe for an environment of spec `env`.
 nn::ActorCriticSpec policy_spec(const config::Config& cfg, const envs::EnvSpec& env);
+/// How a PPO actor of `cfg` acts on envs of `spec` (normalisation, clipping, fused kernels,
+/// precision), for serving, eval and the serving bench.
+ActorOptions actor_options(const config::Config& cfg, const envs::EnvSpec& spec);
 /// Whether `cfg` (device.fused_kernels, and the device) asks for the fused kernels where they fit.
 bool fused_wanted(const config::Config& cfg);
 

@@ -4,7 +4,7 @@
 /// finalisation on scope exit, and a one-line description of the device in use.
 #include <string>
 
-namespace gmi::runtime {
+namespace gmi::instances {
 
 class KokkosScope {
  public:
@@ -18,4 +18,4 @@ class KokkosScope {
 /// e.g. "CUDA device 0: NVIDIA H100 80GB HBM3, 132 SMs" or "host (Kokkos Serial)".
 std::string device_description();
 
-}  // namespace gmi::runtime
+}  // namespace gmi::instances

@@ -1,4 +1,4 @@
-#include "src/runtime/kokkos_scope.hpp"
+#include "src/gmi/kokkos_scope.hpp"
 
 #include <sstream>
 
@@ -12,7 +12,7 @@
 #include "kernels/core/error.hpp"
 #endif
 
-namespace gmi::runtime {
+namespace gmi::instances {
 
 KokkosScope::KokkosScope(int device_id) {
   blas::init_host_threads();
@@ -51,4 +51,4 @@ std::string device_description() {
   return s.str();
 }
 
-}  // namespace gmi::runtime
+}  // namespace gmi::instances
