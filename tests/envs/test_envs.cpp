@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -228,6 +229,45 @@ TEST(SyntheticHumanoid, RewardIsTheDistanceOfTheActionToTheScaledObservation) {
       ASSERT_NEAR(tr.rew(t, i), -cost / 17, 1e-5) << "step " << t << " env " << i;
       ASSERT_FALSE(tr.term(t, i) || tr.trunc(t, i));
     }
+}
+
+TEST(EnvRegistry, OneLinePerEnvironmentWithItsKindAndWhyItCannotRun) {
+  std::set<std::string> seen;
+  std::vector<std::string> single, multi;
+  for (const EnvInfo& e : registered_envs()) {
+    SCOPED_TRACE(e.name + " (" + kind_name(e.kind) + ")");
+    EXPECT_TRUE(seen.insert(e.name).second) << "registered twice";
+    EXPECT_EQ(is_multi_agent(e.name), e.kind == EnvKind::multi_agent);
+    EXPECT_EQ(mujoco::is_mujoco(e.name), e.kind == EnvKind::mujoco);
+    EXPECT_NO_THROW(check_env_name(e.name));
+    (e.kind == EnvKind::multi_agent ? multi : single).push_back(e.name);
+    // Only a backend this build lacks (MuJoCo) makes an environment unavailable; its name stays
+    // known and using it says why.
+    const bool runs = e.kind != EnvKind::mujoco || mujoco::available();
+    EXPECT_EQ(e.unavailable.empty(), runs) << e.unavailable;
+    if (!runs) {
+      EXPECT_NE(e.unavailable.find("built without MuJoCo"), std::string::npos) << e.unavailable;
+      try {
+        env_spec(e.name);
+        ADD_FAILURE() << "expected InputError";
+      } catch (const InputError& x) {
+        EXPECT_EQ(std::string(x.what()), e.unavailable);
+      }
+      EXPECT_THROW(make_vec_env(e.name, 1, 0, 0), InputError);
+    } else if (e.kind == EnvKind::device) {
+      EXPECT_EQ(env_spec(e.name).name, e.name);
+    } else if (e.kind == EnvKind::multi_agent) {
+      EXPECT_EQ(multi_agent_spec(e.name, {}).name, e.name);
+      EXPECT_THROW(env_spec(e.name), InputError);  // not a single-agent environment
+    }
+  }
+  EXPECT_EQ(env_names(), single);
+  EXPECT_EQ(multi_agent_env_names(), multi);
+  std::vector<std::string> all = single;
+  all.insert(all.end(), multi.begin(), multi.end());
+  EXPECT_EQ(all_env_names(), all);
+  EXPECT_THROW(make_multi_agent_env(single.front(), 1, 0, 0, {}), InputError);
+  EXPECT_THROW(check_env_name("NoSuchEnv-v0"), InputError);
 }
 
 TEST(EnvRegistry, UnknownNameNamesTheChoices) {

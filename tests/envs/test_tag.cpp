@@ -12,6 +12,7 @@
 
 #include "kernels/core/error.hpp"
 #include "kernels/envs/multiagent/multi_agent.hpp"
+#include "kernels/envs/registry.hpp"
 #include "tests/support/test_util.hpp"
 
 namespace gmi::envs {

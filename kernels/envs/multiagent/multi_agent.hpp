@@ -76,8 +76,6 @@ class MultiAgentVecEnvBase {
   int num_envs_ = 0;
 };
 
-/// Names of the multi-agent environments.
-std::vector<std::string> multi_agent_env_names();
 /// The spec of a Tag game; throws gmi::InputError as resolve_tag_params.
 MultiAgentSpec tag_spec(const std::string& name, const TagParams& p);
 /// N Tag environments on this rank, envs [global_offset, global_offset + n) of the run.

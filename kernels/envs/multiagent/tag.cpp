@@ -144,8 +144,6 @@ TagParams resolve_tag_params(const std::string& name, const TagParams& in) {
   return p;
 }
 
-std::vector<std::string> multi_agent_env_names() { return {kTagGridworld, kTagContinuous}; }
-
 MultiAgentSpec tag_spec(const std::string& name, const TagParams& p) {
   const TagParams r = resolve_tag_params(name, p);
   return name == kTagGridworld ? TagGridworld::spec(r) : TagContinuous::spec(r);
