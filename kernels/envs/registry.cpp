@@ -10,6 +10,7 @@
 #include "kernels/envs/cartpole.hpp"
 #include "kernels/envs/mountain_car_continuous.hpp"
 #include "kernels/envs/mujoco/envs.hpp"
+#include "kernels/envs/multiagent/tag.hpp"
 #include "kernels/envs/pendulum.hpp"
 #include "kernels/envs/synthetic_humanoid.hpp"
 
@@ -65,7 +66,7 @@ Entry device() {
 
 /// An environment whose backend this build lacks: its name is known (a config naming it gets
 /// `why`, not "unknown environment").
-Entry unavailable(const char* name, EnvKind kind, const char* why) {
+[[maybe_unused]] Entry unavailable(const char* name, EnvKind kind, const char* why) {
   Entry e;
   e.info = {name, kind, std::string(name) + ": " + why};
   return e;

@@ -214,7 +214,9 @@ TEST_P(EnvTest, SpecIsConsistent) {
   EXPECT_GT(s.obs_dim, 0);
   EXPECT_GT(s.act_dim, 0);
   EXPECT_GE(s.num_actions, 0);
-  if (s.discrete()) EXPECT_EQ(s.act_dim, 1);
+  if (s.discrete()) {
+    EXPECT_EQ(s.act_dim, 1);
+  }
   EXPECT_GT(s.max_episode_steps, 0);
   ASSERT_EQ(s.obs_low.size(), std::size_t(s.obs_dim));
   ASSERT_EQ(s.obs_high.size(), std::size_t(s.obs_dim));
@@ -315,7 +317,9 @@ TEST_P(EnvTest, TruncationAtTimeLimitAndAutoReset) {
     int n_term = 0, n_trunc = 0;
     ASSERT_NO_FATAL_FAILURE(check_episodes(tr, limit, &n_term, &n_trunc));
     // Short limits are reached whatever the policy; the default ones by compare_gymnasium's cases.
-    if (limit < default_limit) EXPECT_GT(n_trunc, 0) << "no episode reached the time limit";
+    if (limit < default_limit) {
+      EXPECT_GT(n_trunc, 0) << "no episode reached the time limit";
+    }
   }
 }
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "kernels/core/error.hpp"
-#include "kernels/envs/multiagent/multi_agent.hpp"
+#include "kernels/envs/multiagent/tag.hpp"
 #include "kernels/envs/multiagent/tag_continuous.hpp"
 #include "kernels/envs/multiagent/tag_gridworld.hpp"
 
