@@ -333,7 +333,7 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
   std::vector<StateArray> save_state(const ExecSpace& space) const override {
     std::vector<StateArray> out;
     for_each_array([&](const char* name, auto view, int width, bool is_rng) {
-      out.push_back(to_host(space, name, view, width, is_rng));
+      out.push_back(save_state_array(space, name, view, is_rng, width));
     });
     return out;
   }
@@ -346,9 +346,9 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
   std::vector<StateArray> full_state(const ExecSpace& space) const override {
     std::vector<StateArray> out;
     game_.physical_state([&](const char* name, auto view, int width) {
-      out.push_back(to_host(space, name, view, width, false));
+      out.push_back(save_state_array(space, name, view, false, width));
     });
-    out.push_back(to_host(space, "timestep", elapsed_, 1, false));
+    out.push_back(save_state_array(space, "timestep", elapsed_, false));
     return out;
   }
 
@@ -358,18 +358,6 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
     RolePtrs<T> p;
     for (int r = 0; r < layout_.roles; ++r) p.p[r] = per_role[r];
     return p;
-  }
-
-  template <class V>
-  static StateArray to_host(const ExecSpace& space, const char* name, const V& view, int width, bool is_rng) {
-    using T = typename V::non_const_value_type;
-    std::vector<T> host(view.extent(0));
-    Kokkos::deep_copy(space, Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()),
-                      view);
-    space.fence();
-    StateArray a{name, is_rng, std::move(host)};
-    a.width = width;
-    return a;
   }
 
   /// f(name, view, width, is_rng): the game's arrays, then the step and episode counters and the
