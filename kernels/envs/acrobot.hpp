@@ -5,6 +5,7 @@
 #include "kernels/core/kokkos.hpp"
 #include "kernels/core/random.hpp"
 #include "kernels/envs/env_spec.hpp"
+#include "kernels/envs/state.hpp"
 
 namespace gmi::envs {
 
@@ -40,12 +41,7 @@ struct Acrobot {
     return s;
   }
 
-  Acrobot(int n, const Params& params)
-      : p(params),
-        theta1("gmi::envs::Acrobot::theta1", n),
-        theta2("gmi::envs::Acrobot::theta2", n),
-        dtheta1("gmi::envs::Acrobot::dtheta1", n),
-        dtheta2("gmi::envs::Acrobot::dtheta2", n) {}
+  Acrobot(int n, const Params& params) : p(params) { allocate_state(n); }
 
   KOKKOS_INLINE_FUNCTION void reset(int i, const rng::Bits4& r) const {
     theta1(i) = rng::uniform(r.v[0], -p.reset_bound, p.reset_bound);
@@ -121,16 +117,10 @@ struct Acrobot {
   }
 
   Params p;
-  /// Every state array, by name (checkpoints): f(name, view).
-  template <class F>
-  void for_each_state(F&& f) const {
-    f("theta1", theta1);
-    f("theta2", theta2);
-    f("dtheta1", dtheta1);
-    f("dtheta2", dtheta2);
-  }
-
-  View1<float> theta1, theta2, dtheta1, dtheta2;
+  // Per-env state (SoA), declared once: members, allocation and checkpoint names.
+#define GMI_ACROBOT_STATE(X) X(float, theta1) X(float, theta2) X(float, dtheta1) X(float, dtheta2)
+  GMI_ENV_STATE(Acrobot, GMI_ACROBOT_STATE)
+#undef GMI_ACROBOT_STATE
 };
 
 }  // namespace gmi::envs

@@ -5,6 +5,7 @@
 #include "kernels/core/kokkos.hpp"
 #include "kernels/core/random.hpp"
 #include "kernels/envs/env_spec.hpp"
+#include "kernels/envs/state.hpp"
 
 namespace gmi::envs {
 
@@ -39,12 +40,7 @@ struct CartPole {
     return s;
   }
 
-  CartPole(int n, const Params& params)
-      : p(params),
-        x("gmi::envs::CartPole::x", n),
-        x_dot("gmi::envs::CartPole::x_dot", n),
-        theta("gmi::envs::CartPole::theta", n),
-        theta_dot("gmi::envs::CartPole::theta_dot", n) {}
+  CartPole(int n, const Params& params) : p(params) { allocate_state(n); }
 
   KOKKOS_INLINE_FUNCTION void reset(int i, const rng::Bits4& r) const {
     x(i) = rng::uniform(r.v[0], -p.reset_bound, p.reset_bound);
@@ -84,16 +80,10 @@ struct CartPole {
   }
 
   Params p;
-  /// Every state array, by name (checkpoints): f(name, view).
-  template <class F>
-  void for_each_state(F&& f) const {
-    f("x", x);
-    f("x_dot", x_dot);
-    f("theta", theta);
-    f("theta_dot", theta_dot);
-  }
-
-  View1<float> x, x_dot, theta, theta_dot;
+  // Per-env state (SoA), declared once: members, allocation and checkpoint names.
+#define GMI_CARTPOLE_STATE(X) X(float, x) X(float, x_dot) X(float, theta) X(float, theta_dot)
+  GMI_ENV_STATE(CartPole, GMI_CARTPOLE_STATE)
+#undef GMI_CARTPOLE_STATE
 };
 
 }  // namespace gmi::envs

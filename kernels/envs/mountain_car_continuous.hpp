@@ -6,6 +6,7 @@
 #include "kernels/core/kokkos.hpp"
 #include "kernels/core/random.hpp"
 #include "kernels/envs/env_spec.hpp"
+#include "kernels/envs/state.hpp"
 
 namespace gmi::envs {
 
@@ -45,10 +46,7 @@ struct MountainCarContinuous {
     return s;
   }
 
-  MountainCarContinuous(int n, const Params& params)
-      : p(params),
-        position("gmi::envs::MountainCarContinuous::position", n),
-        velocity("gmi::envs::MountainCarContinuous::velocity", n) {}
+  MountainCarContinuous(int n, const Params& params) : p(params) { allocate_state(n); }
 
   KOKKOS_INLINE_FUNCTION void reset(int i, const rng::Bits4& r) const {
     position(i) = rng::uniform(r.v[0], p.reset_low, p.reset_high);
@@ -76,14 +74,10 @@ struct MountainCarContinuous {
   }
 
   Params p;
-  /// Every state array, by name (checkpoints): f(name, view).
-  template <class F>
-  void for_each_state(F&& f) const {
-    f("position", position);
-    f("velocity", velocity);
-  }
-
-  View1<float> position, velocity;
+  // Per-env state (SoA), declared once: members, allocation and checkpoint names.
+#define GMI_MOUNTAIN_CAR_CONTINUOUS_STATE(X) X(float, position) X(float, velocity)
+  GMI_ENV_STATE(MountainCarContinuous, GMI_MOUNTAIN_CAR_CONTINUOUS_STATE)
+#undef GMI_MOUNTAIN_CAR_CONTINUOUS_STATE
 };
 
 }  // namespace gmi::envs

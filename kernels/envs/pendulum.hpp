@@ -6,6 +6,7 @@
 #include "kernels/core/kokkos.hpp"
 #include "kernels/core/random.hpp"
 #include "kernels/envs/env_spec.hpp"
+#include "kernels/envs/state.hpp"
 
 namespace gmi::envs {
 
@@ -40,10 +41,7 @@ struct Pendulum {
     return s;
   }
 
-  Pendulum(int n, const Params& params)
-      : p(params),
-        theta("gmi::envs::Pendulum::theta", n),
-        theta_dot("gmi::envs::Pendulum::theta_dot", n) {}
+  Pendulum(int n, const Params& params) : p(params) { allocate_state(n); }
 
   KOKKOS_INLINE_FUNCTION void reset(int i, const rng::Bits4& r) const {
     theta(i) = rng::uniform(r.v[0], -p.reset_theta, p.reset_theta);
@@ -81,14 +79,10 @@ struct Pendulum {
   }
 
   Params p;
-  /// Every state array, by name (checkpoints): f(name, view).
-  template <class F>
-  void for_each_state(F&& f) const {
-    f("theta", theta);
-    f("theta_dot", theta_dot);
-  }
-
-  View1<float> theta, theta_dot;
+  // Per-env state (SoA), declared once: members, allocation and checkpoint names.
+#define GMI_PENDULUM_STATE(X) X(float, theta) X(float, theta_dot)
+  GMI_ENV_STATE(Pendulum, GMI_PENDULUM_STATE)
+#undef GMI_PENDULUM_STATE
 };
 
 }  // namespace gmi::envs

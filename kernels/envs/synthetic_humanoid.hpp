@@ -12,6 +12,7 @@
 #include "kernels/core/kokkos.hpp"
 #include "kernels/core/random.hpp"
 #include "kernels/envs/env_spec.hpp"
+#include "kernels/envs/state.hpp"
 
 namespace gmi::envs {
 
@@ -39,7 +40,7 @@ struct SyntheticHumanoid {
     return s;
   }
 
-  SyntheticHumanoid(int n, const Params& params) : p(params), key("gmi::envs::SyntheticHumanoid::key", n) {}
+  SyntheticHumanoid(int n, const Params& params) : p(params) { allocate_state(n); }
 
   /// Component c of the observation of key k: splitmix64 of (k, c), 24 bits to [-1, 1).
   KOKKOS_INLINE_FUNCTION static float feature(std::uint64_t k, int c) {
@@ -72,12 +73,10 @@ struct SyntheticHumanoid {
   }
 
   Params p;
-  template <class F>
-  void for_each_state(F&& f) const {
-    f("key", key);
-  }
-
-  View1<std::uint64_t> key;
+  // Per-env state (SoA), declared once: members, allocation and checkpoint names.
+#define GMI_SYNTHETIC_HUMANOID_STATE(X) X(std::uint64_t, key)
+  GMI_ENV_STATE(SyntheticHumanoid, GMI_SYNTHETIC_HUMANOID_STATE)
+#undef GMI_SYNTHETIC_HUMANOID_STATE
 };
 
 }  // namespace gmi::envs

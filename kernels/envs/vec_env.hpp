@@ -47,6 +47,20 @@ struct StateArray {
   int width = 1;     ///< values per env (a simulator's state vector)
 };
 
+/// `view` copied to the host as the state array `name` (`width` values per env; fences `space`).
+/// Shared by the single- and multi-agent environments' save_state.
+template <class V>
+StateArray save_state_array(const ExecSpace& space, const char* name, const V& view, bool is_rng, int width = 1) {
+  using T = typename V::non_const_value_type;
+  std::vector<T> host(view.extent(0));
+  Kokkos::deep_copy(space, Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()),
+                    view);
+  space.fence();
+  StateArray a{name, is_rng, std::move(host)};
+  a.width = width;
+  return a;
+}
+
 /// Restore `view` from the array named `name` in `state` (exact type and length), or throw
 /// gmi::Error naming it.  Shared by the single- and multi-agent environments' load_state.
 template <class V>
@@ -219,13 +233,8 @@ class VecEnv final : public VecEnvBase {
 
   std::vector<StateArray> save_state(const ExecSpace& space) const override {
     std::vector<StateArray> out;
-    for_each_array([&](const char* name, auto view, bool is_rng) {
-      using T = typename decltype(view)::non_const_value_type;
-      std::vector<T> host(view.extent(0));
-      Kokkos::deep_copy(space, Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()), view);
-      space.fence();
-      out.push_back(StateArray{name, is_rng, std::move(host)});
-    });
+    for_each_array(
+        [&](const char* name, auto view, bool is_rng) { out.push_back(save_state_array(space, name, view, is_rng)); });
     return out;
   }
 

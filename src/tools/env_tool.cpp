@@ -277,6 +277,7 @@ void run_env_tool(const EnvToolOptions& o) {
   io::write_attribute(f, "env", spec.name);
   io::write_attribute(f, "seed", std::to_string(o.seed));
   io::write_attribute(f, "max_episode_steps", std::to_string(spec.max_episode_steps));
+  io::write_attribute(f, "num_actions", std::to_string(spec.num_actions));
   spdlog::info("wrote {}", o.out);
 }
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Replay trajectories of `gmi_drl env` step by step in Gymnasium and compare.
+"""Replay trajectories of `gmi_drl env` step by step in Gymnasium (or a NumPy reference) and compare.
 
-For every case: write an action file, run the real tool, load its HDF5 output, then for every
+Every device environment of the registry (`gmi_env_list`) must have its reference entry in ENVS
+below, keyed by name: adding a device environment = its header, its registry line, its entry here.
+For every environment: its spec against the reference's spaces and time limit, and 4096 initial
+states against the reference's initial-state distribution (ends and mean); then for every case: write an action file, run the real tool, load its HDF5 output, then for every
 step t and env i put the Gymnasium env into the state our pre-step observation obs[t, i] describes,
 call `env.unwrapped.step(action[t, i])` and compare
 
@@ -15,7 +18,7 @@ The state is set from our observation at every step because Acrobot is chaotic: 
 and float64 (Gymnasium) trajectories separate after a few dozen steps, while one step from the
 same state agrees to float32 precision.
 
-Usage: compare_gymnasium.py --gmi PATH/TO/gmi_drl --workdir DIR
+Usage: compare_gymnasium.py --gmi PATH/TO/gmi_drl --env-list PATH/TO/gmi_env_list --workdir DIR
 Exit status 0 when everything agrees, 1 with one line per mismatch otherwise.
 """
 import argparse
@@ -95,33 +98,78 @@ def mcc_policy(o):
     return 1.0 if o[1] >= 0 else -1.0  # push along the velocity
 
 
-ENVS = {
-    "CartPole-v1": dict(state=cartpole_state, init_lo=[-0.05] * 4, init_hi=[0.05] * 4,
-                        margin=cartpole_margin, wall=None, policy=cartpole_policy),
-    "Acrobot-v1": dict(state=acrobot_state, init_lo=[-0.1] * 4, init_hi=[0.1] * 4,
-                       margin=acrobot_margin, wall=None, policy=acrobot_policy),
-    "Pendulum-v1": dict(state=pendulum_state, init_lo=[-math.pi, -1.0], init_hi=[math.pi, 1.0],
-                        margin=pendulum_margin, wall=None, policy=None),
-    "MountainCarContinuous-v0": dict(state=mcc_state, init_lo=[-0.6, 0.0], init_hi=[-0.4, 0.0],
-                                     margin=mcc_margin, wall=np.float32(-1.2), policy=mcc_policy),
-}
+class SyntheticHumanoid:
+    """NumPy reference of SyntheticHumanoid-v0 (no Gymnasium counterpart: Humanoid-v5's sizes,
+    trivial dynamics).  Its observation hashes a hidden 64-bit key, so only the reward (from the
+    pre-step observation and the action), termination (never) and the spaces are checked."""
+    observation_space = gym.spaces.Box(-1.0, 1.0, (376,), np.float32)
+    action_space = gym.spaces.Box(-0.4, 0.4, (17,), np.float32)
+    max_episode_steps = 1000
 
-# (env, num_envs, steps, max_episode_steps or None for Gymnasium's default, seed, policy?)
+    def __init__(self):
+        self.state = None
+
+    def step(self, a):
+        o = np.asarray(self.state, dtype=np.float64)
+        d = np.clip(np.asarray(a, dtype=np.float64), -0.4, 0.4) - 0.4 * o[:17]
+        return None, -float(np.sum(d * d)) / 17, False, False, {}
+
+
+def synthetic_state(o):
+    return np.array(o, dtype=np.float64)
+
+
+def never_terminates(o):
+    return math.inf
+
+
+# One reference entry per device environment: the Gymnasium id or a NumPy class (`ref`), our
+# observation -> its state, the initial-state ranges of its reset (in state coordinates), the
+# distance of a state to its termination threshold(s), where a wall makes the next observation
+# jump, a heuristic policy that reaches the interesting ends of episodes (goal, time limit), and
+# the cases: (num_envs, steps, max_episode_steps or None for the default, seed, policy?).
 # Default limits: CartPole under its balancing heuristic reaches 500 steps, Acrobot and
 # MountainCar under random actions reach their limits and under the heuristic their goals.
-CASES = [
-    ("CartPole-v1", 4, 1100, None, 1, True),
-    ("CartPole-v1", 6, 300, 50, 2, False),
-    ("CartPole-v1", 6, 300, None, 3, False),
-    ("Acrobot-v1", 4, 1100, None, 4, False),
-    ("Acrobot-v1", 4, 700, None, 5, True),
-    ("Acrobot-v1", 6, 300, 50, 6, False),
-    ("Pendulum-v1", 6, 450, None, 7, False),
-    ("Pendulum-v1", 6, 300, 50, 8, False),
-    ("MountainCarContinuous-v0", 4, 2100, None, 9, False),
-    ("MountainCarContinuous-v0", 4, 1200, None, 10, True),
-    ("MountainCarContinuous-v0", 6, 300, 50, 11, False),
-]
+ENVS = {
+    "CartPole-v1": dict(ref="CartPole-v1", state=cartpole_state, init_lo=[-0.05] * 4, init_hi=[0.05] * 4,
+                        margin=cartpole_margin, wall=None, policy=cartpole_policy,
+                        cases=[(4, 1100, None, 1, True), (6, 300, 50, 2, False), (6, 300, None, 3, False)]),
+    "Acrobot-v1": dict(ref="Acrobot-v1", state=acrobot_state, init_lo=[-0.1] * 4, init_hi=[0.1] * 4,
+                       margin=acrobot_margin, wall=None, policy=acrobot_policy,
+                       cases=[(4, 1100, None, 4, False), (4, 700, None, 5, True), (6, 300, 50, 6, False)]),
+    "Pendulum-v1": dict(ref="Pendulum-v1", state=pendulum_state, init_lo=[-math.pi, -1.0], init_hi=[math.pi, 1.0],
+                        margin=pendulum_margin, wall=None, policy=None,
+                        cases=[(6, 450, None, 7, False), (6, 300, 50, 8, False)]),
+    "MountainCarContinuous-v0": dict(ref="MountainCarContinuous-v0", state=mcc_state, init_lo=[-0.6, 0.0],
+                                     init_hi=[-0.4, 0.0], margin=mcc_margin, wall=np.float32(-1.2),
+                                     policy=mcc_policy,
+                                     cases=[(4, 2100, None, 9, False), (4, 1200, None, 10, True),
+                                            (6, 300, 50, 11, False)]),
+    "SyntheticHumanoid-v0": dict(ref=SyntheticHumanoid, state=synthetic_state, init_lo=[-1.0] * 376,
+                                 init_hi=[1.0] * 376, margin=never_terminates, wall=None, policy=None,
+                                 cases=[(4, 2100, None, 12, False), (6, 300, 50, 13, False)]),
+}
+
+
+def make_ref(name):
+    """The reference environment (unwrapped) and its default time limit."""
+    ref = ENVS[name]["ref"]
+    if isinstance(ref, str):
+        return gym.make(ref).unwrapped, gym.spec(ref).max_episode_steps
+    return ref(), ref.max_episode_steps
+
+
+def registered_device_envs(env_list):
+    """The device environments of the registry, from the `gmi_env_list` tool."""
+    p = subprocess.run([env_list], capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"compare_gymnasium: {env_list} failed with status {p.returncode}:\n{p.stderr}")
+    names = []
+    for line in p.stdout.splitlines():
+        name, kind = line.split("\t")[:2]
+        if kind == "device":
+            names.append(name)
+    return names
 
 
 class Failures:
@@ -171,17 +219,19 @@ def make_actions(gmi, name, n, steps, seed, limit, use_policy, path, space):
     if isinstance(space, gym.spaces.Discrete):
         rand = rng.integers(0, space.n, size=(steps, n, 1)).astype(np.float32)
     else:
-        lo, hi = float(space.low[0]), float(space.high[0])
+        lo, hi = space.low.astype(np.float64), space.high.astype(np.float64)
         w = 0.25 * (hi - lo)  # beyond the bounds too: clipping is part of the dynamics
-        rand = rng.uniform(lo - w, hi + w, size=(steps, n, 1)).astype(np.float32)
+        rand = rng.uniform(lo - w, hi + w, size=(steps, n, lo.size)).astype(np.float32)
         edges = rng.random(size=rand.shape) < 0.02
-        rand[edges] = np.where(rng.random(size=int(edges.sum())) < 0.5, lo, hi)
+        bound = np.where(rng.random(size=rand.shape) < 0.5, lo, hi) if lo.size > 1 else \
+            np.where(rng.random(size=int(edges.sum())) < 0.5, lo[0], hi[0])
+        rand[edges] = bound[edges] if lo.size > 1 else bound
     if not use_policy:
         return rand
     spec, policy = ENVS[name], ENVS[name]["policy"]
     explore = rng.random(size=(steps, n)) < 0.1
-    limit = gym.spec(name).max_episode_steps if limit is None else limit
-    sim = gym.make(name).unwrapped
+    sim, default_limit = make_ref(name)
+    limit = default_limit if limit is None else limit
     sim.reset(seed=0)
     actions = rand.copy()
     for _ in range(100):
@@ -220,8 +270,9 @@ def in_initial_range(spec, o):
 
 def compare(case, name, data, limit, fails):
     spec = ENVS[name]
-    env = gym.make(name).unwrapped
-    env.reset(seed=0)
+    env, _ = make_ref(name)
+    if hasattr(env, "reset"):
+        env.reset(seed=0)
     obs, fin, rew = data["obs"], data["final_obs"], data["reward"]
     term, trunc, act = data["terminated"], data["truncated"], data["action"]
     steps, n = rew.shape
@@ -248,6 +299,8 @@ def compare(case, name, data, limit, fails):
             a = int(act[t, i, 0]) if discrete else np.array(act[t, i], dtype=np.float32)
             g_obs, g_rew, g_term, _, _ = env.step(a)
             ours = fin[t, i]
+            if g_obs is None:  # a reference that checks the reward and termination only
+                g_obs = ours
             borderline = min(spec["margin"](ours), spec["margin"](g_obs)) < BORDERLINE
             counts["borderline"] += borderline
             check_space(ours, t, i, "final_obs")
@@ -291,41 +344,95 @@ def compare(case, name, data, limit, fails):
     return counts
 
 
+def check_spec(name, data, default_limit, fails):
+    """Our spec (shapes, discrete action count, time limit) against the reference's spaces."""
+    env, _ = make_ref(name)
+    obs_space, act_space = env.observation_space, env.action_space
+    discrete = isinstance(act_space, gym.spaces.Discrete)
+    want = dict(obs_dim=obs_space.shape[0], act_dim=1 if discrete else act_space.shape[0],
+                num_actions=int(act_space.n) if discrete else 0, max_episode_steps=default_limit)
+    got = dict(obs_dim=data["obs"].shape[-1], act_dim=data["action"].shape[-1],
+               num_actions=int(data["attrs"].get("num_actions", -1)),
+               max_episode_steps=int(data["attrs"].get("max_episode_steps", -1)))
+    for k in want:
+        if want[k] != got[k]:
+            fails.add(f"{name} spec", -1, -1, f"{k} ours {got[k]} reference {want[k]}")
+
+
+def check_initial_distribution(name, data, fails):
+    """4096 initial states: inside the reference's ranges, reaching both ends, mean in the middle."""
+    spec = ENVS[name]
+    states = np.array([spec["state"](o) for o in data["obs"][0]], dtype=np.float64)
+    n = states.shape[0]
+    lo, hi = np.array(spec["init_lo"]), np.array(spec["init_hi"])
+    case = f"{name} initial states"
+    for c in range(lo.size):
+        s, w = states[:, c], hi[c] - lo[c]
+        if s.min() < lo[c] - 1e-6 or s.max() > hi[c] + 1e-6:
+            fails.add(case, -1, -1, f"component {c} in [{s.min()}, {s.max()}] outside [{lo[c]}, {hi[c]}]")
+        elif w == 0.0:
+            if s.min() != lo[c] or s.max() != hi[c]:
+                fails.add(case, -1, -1, f"component {c} not exactly {lo[c]}")
+        # n uniform draws: the gaps at the ends are about w / n; the mean's standard error is
+        # w / sqrt(12 n) ~ 0.0045 w for n = 4096.
+        elif s.min() - lo[c] > 0.01 * w or hi[c] - s.max() > 0.01 * w or \
+                abs(s.mean() - 0.5 * (lo[c] + hi[c])) > 0.03 * w:
+            fails.add(case, -1, -1, f"component {c}: min {s.min()} max {s.max()} mean {s.mean()} "
+                                    f"for U({lo[c]}, {hi[c]}) over {n} draws")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gmi", required=True, help="path of the gmi_drl executable")
+    ap.add_argument("--env-list", required=True, help="path of the gmi_env_list executable (the registry)")
     ap.add_argument("--workdir", required=True, help="directory for action files and HDF5 output")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
 
     fails = Failures()
-    for name, n, steps, limit, seed, use_policy in CASES:
-        gym_limit = gym.spec(name).max_episode_steps
-        eff_limit = gym_limit if limit is None else limit
-        case = f"{name} (num_envs {n}, max_episode_steps {eff_limit}, seed {seed})"
-        path = os.path.join(args.workdir, f"{name}-n{n}-l{eff_limit}-s{seed}")
-        space = gym.make(name).action_space
-        actions = make_actions(args.gmi, name, n, steps, seed, limit, use_policy, path, space)
-        data = run_tool(args.gmi, name, n, seed, limit, actions, path)
-        if data["attrs"].get("max_episode_steps") != str(eff_limit):
-            got = data["attrs"].get("max_episode_steps")
-            fails.add(case, -1, -1, f"max_episode_steps attribute {got}, expected {eff_limit}")
-        if not np.array_equal(data["action"], actions):
-            fails.add(case, -1, -1, "actions in the HDF5 file differ from the action file")
-        before = len(fails)
-        counts = compare(case, name, data, eff_limit, fails)
-        print(f"{case}: {steps} steps, {counts['terminated']} terminated, "
-              f"{counts['truncated']} truncated, {counts['borderline']} borderline, "
-              f"{len(fails) - before} mismatches")
-        # The cases are chosen so that both ends of an episode are compared: random actions at
-        # the default limit reach it (except in CartPole), the heuristics reach the goal (the
-        # time limit for CartPole's balancing).
-        if use_policy:
-            want = "truncated" if name == "CartPole-v1" else "terminated"
-        else:
-            want = "truncated" if limit is not None or name != "CartPole-v1" else "terminated"
-        if counts[want] == 0:
-            fails.add(case, -1, -1, f"no episode {want}: the case does not test what it should")
+    names = registered_device_envs(args.env_list)
+    for name in names:
+        if name not in ENVS:
+            fails.add(name, -1, -1, "registered device environment without a reference entry in ENVS "
+                                    "(tests/envs/compare_gymnasium.py)")
+    for name in ENVS:
+        if name not in names:
+            fails.add(name, -1, -1, "reference entry for an environment the registry does not have")
+    for name in [n for n in names if n in ENVS]:
+        _, default_limit = make_ref(name)
+        space = make_ref(name)[0].action_space
+        path = os.path.join(args.workdir, f"{name}-initial")
+        data = run_tool(args.gmi, name, 4096, 99, None, make_actions(args.gmi, name, 4096, 1, 99, None, False,
+                                                                     path, space), path)
+        check_spec(name, data, default_limit, fails)
+        check_initial_distribution(name, data, fails)
+        if not ENVS[name]["cases"]:
+            fails.add(name, -1, -1, "no case in its reference entry")
+        for n, steps, limit, seed, use_policy in ENVS[name]["cases"]:
+            eff_limit = default_limit if limit is None else limit
+            case = f"{name} (num_envs {n}, max_episode_steps {eff_limit}, seed {seed})"
+            path = os.path.join(args.workdir, f"{name}-n{n}-l{eff_limit}-s{seed}")
+            actions = make_actions(args.gmi, name, n, steps, seed, limit, use_policy, path, space)
+            data = run_tool(args.gmi, name, n, seed, limit, actions, path)
+            if data["attrs"].get("max_episode_steps") != str(eff_limit):
+                got = data["attrs"].get("max_episode_steps")
+                fails.add(case, -1, -1, f"max_episode_steps attribute {got}, expected {eff_limit}")
+            if not np.array_equal(data["action"], actions):
+                fails.add(case, -1, -1, "actions in the HDF5 file differ from the action file")
+            before = len(fails)
+            counts = compare(case, name, data, eff_limit, fails)
+            print(f"{case}: {steps} steps, {counts['terminated']} terminated, "
+                  f"{counts['truncated']} truncated, {counts['borderline']} borderline, "
+                  f"{len(fails) - before} mismatches")
+            # The cases are chosen so that both ends of an episode are compared: random actions at
+            # the default limit reach it (except in CartPole), the heuristics reach the goal (the
+            # time limit for CartPole's balancing).
+            if use_policy:
+                want = "truncated" if name == "CartPole-v1" else "terminated"
+            else:
+                want = "truncated" if limit is not None or name != "CartPole-v1" else "terminated"
+            if counts[want] == 0:
+                fails.add(case, -1, -1, f"no episode {want}: the case does not test what it should")
     if len(fails):
         for line in fails.lines[:MAX_REPORTED]:
             print("MISMATCH " + line, file=sys.stderr)
@@ -333,7 +440,8 @@ def main():
             print(f"... and {len(fails) - MAX_REPORTED} more", file=sys.stderr)
         print(f"compare_gymnasium: FAILED ({len(fails)} mismatches)", file=sys.stderr)
         return 1
-    print("compare_gymnasium: all cases agree with Gymnasium", gym.__version__)
+    print("compare_gymnasium: every registered device environment agrees with its reference "
+          f"(Gymnasium {gym.__version__})")
     return 0
 
 

@@ -5,13 +5,15 @@
 // compare_tag.py (ctest env_tag_reference).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/core/error.hpp"
-#include "kernels/envs/multiagent/multi_agent.hpp"
+#include "kernels/envs/multiagent/tag.hpp"
+#include "kernels/envs/registry.hpp"
 #include "tests/support/test_util.hpp"
 
 namespace gmi::envs {
@@ -129,7 +131,8 @@ TEST(Tag, SpecShapes) {
   EXPECT_EQ(c.roles[1].agents, 10);
   EXPECT_EQ(c.roles[0].obs_dim, 7 * 10 + 1);
   EXPECT_EQ(c.roles[1].num_actions, 11 * 11);
-  EXPECT_EQ(c.stat_terms, std::vector<std::string>{"runners_tagged"});
+  EXPECT_EQ(c.stat_terms, (std::vector<std::string>{"runners_tagged", "tag_rate"}));
+  EXPECT_EQ(c.stat_divisors, (std::vector<double>{1.0, 10.0}));  // tag_rate: tags per runner
   p.num_other_agents_observed = 4;
   p.num_acceleration_levels = 3;
   p.num_turn_levels = 0;
@@ -220,6 +223,12 @@ TEST(Tag, SaveLoadExact) {
     std::mt19937 gen(3);
     for (int t = 0; t < 17; ++t) a.step(random_actions(a.env->spec(), 3, gen));
     const std::vector<StateArray> saved = a.env->save_state(a.space);
+    // The names are the datasets of checkpoints already written: they must not change.
+    std::vector<std::string> names;
+    for (const StateArray& s : saved) names.push_back(s.name);
+    const std::vector<std::string> counters = {"timestep",    "episode",     "ep_return",     "ep_tags",
+                                               "done_return", "done_length", "done_episodes", "done_tags"};
+    EXPECT_TRUE(std::equal(counters.begin(), counters.end(), names.end() - counters.size())) << name;
     const std::mt19937 gen_at_save = gen;
     std::vector<Step> straight;
     for (int t = 0; t < 25; ++t) straight.push_back(a.step(random_actions(a.env->spec(), 3, gen)));

@@ -1,29 +1,19 @@
-// The MuJoCo environments (built with MuJoCo): models, noise, keyword arguments, the registry.
+// The MuJoCo environments (built with MuJoCo): models, noise, keyword arguments.  Their registry
+// lines are in kernels/envs/registry.cpp.
 #include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <mutex>
 #include <set>
 
 #include "kernels/core/error.hpp"
 #include "kernels/core/random.hpp"
-#include "kernels/envs/mujoco/ant.hpp"
-#include "kernels/envs/mujoco/envs.hpp"
-#include "kernels/envs/mujoco/half_cheetah.hpp"
-#include "kernels/envs/mujoco/hopper.hpp"
-#include "kernels/envs/mujoco/humanoid.hpp"
-#include "kernels/envs/mujoco/inverted_pendulum.hpp"
+#include "kernels/envs/mujoco/task.hpp"
 #include "kernels/envs/mujoco/model.hpp"
-#include "kernels/envs/mujoco/mujoco_vec_env.hpp"
-#include "kernels/envs/mujoco/swimmer.hpp"
-#include "kernels/envs/mujoco/walker2d.hpp"
 
 namespace gmi::envs::mujoco {
-
-bool available() { return true; }
 
 namespace {
 /// MuJoCo's warnings (a deprecated model attribute, an unstable simulation) once per process each,
@@ -122,67 +112,6 @@ DataPtr make_data(const mjModel* m) {
   mjData* d = mj_makeData(m);
   if (!d) throw Error("MuJoCo: mj_makeData failed (out of memory?)");
   return DataPtr(d);
-}
-
-// ---- registry ---------------------------------------------------------------------------------
-
-namespace {
-struct Entry {
-  std::string name;
-  std::function<void(const Kwargs&)> check_kwargs;
-  std::function<EnvSpec(const EnvOverrides&)> spec;
-  std::function<std::unique_ptr<VecEnvBase>(int, std::uint64_t, std::uint64_t, const EnvOverrides&)> make;
-};
-
-template <class Task>
-Entry entry() {
-  return Entry{Task::kName, [](const Kwargs& k) { Task::params(k); },
-               [](const EnvOverrides& o) {
-                 const Task task(Task::params(o.mujoco.kwargs));
-                 const ModelPtr m = load_model(Task::kXml, o.mujoco.model_path);
-                 return MujocoVecEnv<Task>::spec_of(task, m.get(), o.max_episode_steps);
-               },
-               [](int n, std::uint64_t seed, std::uint64_t offset, const EnvOverrides& o) {
-                 return std::unique_ptr<VecEnvBase>(new MujocoVecEnv<Task>(n, seed, offset, o.mujoco, o.max_episode_steps));
-               }};
-}
-
-const std::vector<Entry>& registry() {
-  static const std::vector<Entry> r = {entry<Hopper>(),   entry<HalfCheetah>(),      entry<Walker2d>(), entry<Ant>(),
-                                       entry<Humanoid>(), entry<InvertedPendulum>(), entry<Swimmer>()};
-  return r;
-}
-
-const Entry& find(const std::string& name) {
-  for (const auto& e : registry())
-    if (e.name == name) return e;
-  throw Error("not a MuJoCo environment: " + name);
-}
-}  // namespace
-
-std::vector<std::string> names() {
-  std::vector<std::string> n;
-  for (const auto& e : registry()) n.push_back(e.name);
-  return n;
-}
-
-bool is_mujoco(const std::string& name) {
-  for (const auto& e : registry())
-    if (e.name == name) return true;
-  return false;
-}
-
-EnvSpec spec(const std::string& name, const EnvOverrides& o) { return find(name).spec(o); }
-
-void check_kwargs_for(const std::string& name, const Kwargs& k) {
-  for (const auto& e : registry())
-    if (e.name == name) return e.check_kwargs(k);
-  KwargReader(k, name.c_str()).done();  // not MuJoCo's: takes none
-}
-
-std::unique_ptr<VecEnvBase> make(const std::string& name, int num_envs, std::uint64_t seed, std::uint64_t offset,
-                                 const EnvOverrides& o) {
-  return find(name).make(num_envs, seed, offset, o);
 }
 
 }  // namespace gmi::envs::mujoco

@@ -19,7 +19,6 @@
 #include "kernels/core/error.hpp"
 #include "kernels/core/kokkos.hpp"
 #include "kernels/core/random.hpp"
-#include "kernels/envs/multiagent/tag_params.hpp"
 #include "kernels/envs/vec_env.hpp"
 
 namespace gmi::envs {
@@ -35,8 +34,11 @@ struct MultiAgentSpec {
   std::string name;          ///< "TagGridworld-v0", "TagContinuous-v0"
   std::vector<RoleSpec> roles;
   int max_episode_steps = 0; ///< WarpDrive's episode_length (truncated when reached)
-  /// Names of the statistics in EpisodeStats::term_sums (Tag: "runners_tagged").
+  /// The game's own episode statistics (EpisodeStats::term_sums, in this order): statistic k of a
+  /// finished episode is the events the game counted in it (GameStep::events) / stat_divisors[k]
+  /// (Tag: "runners_tagged" = tags, "tag_rate" = tags / runners).
   std::vector<std::string> stat_terms;
+  std::vector<double> stat_divisors;  ///< one per stat_terms entry
   int num_agents() const {
     int n = 0;
     for (const RoleSpec& r : roles) n += r.agents;
@@ -60,8 +62,8 @@ class MultiAgentVecEnvBase {
   /// StepOutputs over rows_r (final_obs written only for the rows of envs whose episode ended).
   virtual void step(const ExecSpace&, const float* const* actions_per_role, const StepOutputs* out_per_role) = 0;
   /// per role: sums over agents of that role of finished episodes' returns and lengths, and count
-  /// of (agent, episode) pairs; plus Tag's own statistic (runners tagged per finished episode, one
-  /// value per (agent, episode) pair, so term_sums / count is its mean) in term_sums
+  /// of (agent, episode) pairs; plus the game's statistics (spec().stat_terms, one value per
+  /// (agent, episode) pair, so term_sums[k] / count is statistic k's mean) in term_sums
   virtual std::vector<EpisodeStats> take_episode_stats(const ExecSpace&) = 0;
   virtual std::vector<StateArray> save_state(const ExecSpace&) const = 0;   ///< exact resume
   /// Restore what save_state returned; throws gmi::Error naming an array that is missing or has
@@ -75,14 +77,6 @@ class MultiAgentVecEnvBase {
   MultiAgentSpec spec_;
   int num_envs_ = 0;
 };
-
-/// Names of the multi-agent environments.
-std::vector<std::string> multi_agent_env_names();
-/// The spec of a Tag game; throws gmi::InputError as resolve_tag_params.
-MultiAgentSpec tag_spec(const std::string& name, const TagParams& p);
-/// N Tag environments on this rank, envs [global_offset, global_offset + n) of the run.
-std::unique_ptr<MultiAgentVecEnvBase> make_tag_env(const std::string& name, int num_envs, std::uint64_t seed,
-                                                   std::uint64_t global_offset, const TagParams& p);
 
 // ---------------------------------------------------------------------------------------------
 // Device side: what a game is given, and the template that runs it.
@@ -133,7 +127,7 @@ struct RoleLayout {
 /// What a game's step reports to the template (the same value on every thread of the team).
 struct GameStep {
   bool terminated = false;  ///< the game is over before the time limit (Tag: every runner tagged)
-  int tags = 0;             ///< tag events this step (Tag's statistic)
+  int events = 0;           ///< events this step that the game counts per episode (Tag: tags)
 };
 
 /// \brief Random bits for agent `agent`'s initial state in episode `episode` of global env `env`:
@@ -160,7 +154,9 @@ inline TeamPolicy team_per_env(const ExecSpace& space, int num_envs, int agents)
 
 /// \brief N environments of a multi-agent game.
 ///
-/// A Game is a copyable struct with kKernelName (the prefix of its kernels' names), SoA state in
+/// A Game is a copyable struct with kKernelName (the prefix of its kernels' names), kEvents (what
+/// GameStep::events counts: the running and finished counts are checkpointed as "ep_<kEvents>" and
+/// "done_<kEvents>"), SoA state in
 /// Views (one entry per (env, agent), env-major) and team-collective KOKKOS_INLINE_FUNCTIONs called
 /// with the team of env e:
 ///   reset(m, e, seed, episode, global_env)   draw / set the initial state
@@ -181,11 +177,11 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
         elapsed_("gmi::envs::MultiAgentVecEnv::elapsed", num_envs),
         episode_("gmi::envs::MultiAgentVecEnv::episode", num_envs),
         ep_return_("gmi::envs::MultiAgentVecEnv::ep_return", std::size_t(num_envs) * layout_.agents),
-        ep_tags_("gmi::envs::MultiAgentVecEnv::ep_tags", num_envs),
+        ep_events_(std::string("gmi::envs::MultiAgentVecEnv::ep_") + Game::kEvents, num_envs),
         done_return_("gmi::envs::MultiAgentVecEnv::done_return", std::size_t(num_envs) * layout_.roles),
         done_length_("gmi::envs::MultiAgentVecEnv::done_length", num_envs),
         done_episodes_("gmi::envs::MultiAgentVecEnv::done_episodes", num_envs),
-        done_tags_("gmi::envs::MultiAgentVecEnv::done_tags", num_envs) {
+        done_events_(std::string("gmi::envs::MultiAgentVecEnv::done_") + Game::kEvents, num_envs) {
     spec_ = spec;
     num_envs_ = num_envs;
   }
@@ -198,7 +194,7 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
     auto elapsed = elapsed_;
     auto episode = episode_;
     auto ep_return = ep_return_;
-    auto ep_tags = ep_tags_;
+    auto ep_events = ep_events_;
     const RoleLayout lay = layout_;
     const std::uint64_t seed = seed_, offset = offset_;
     Kokkos::parallel_for(
@@ -208,7 +204,7 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
           Kokkos::single(Kokkos::PerTeam(m), [&] {
             episode(e) = first_episode;
             elapsed(e) = 0;
-            ep_tags(e) = 0;
+            ep_events(e) = 0;
           });
           Kokkos::parallel_for(Kokkos::TeamThreadRange(m, lay.agents),
                                [&](int a) { ep_return(std::size_t(e) * lay.agents + a) = 0.0f; });
@@ -219,7 +215,7 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
     Kokkos::deep_copy(space, done_return_, 0.0);
     Kokkos::deep_copy(space, done_length_, 0.0);
     Kokkos::deep_copy(space, done_episodes_, 0.0);
-    Kokkos::deep_copy(space, done_tags_, 0.0);
+    Kokkos::deep_copy(space, done_events_, 0.0);
   }
 
   void step(const ExecSpace& space, const float* const* actions_per_role, const StepOutputs* out_per_role) override {
@@ -237,11 +233,11 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
     auto elapsed = elapsed_;
     auto episode = episode_;
     auto ep_return = ep_return_;
-    auto ep_tags = ep_tags_;
+    auto ep_events = ep_events_;
     auto done_return = done_return_;
     auto done_length = done_length_;
     auto done_episodes = done_episodes_;
-    auto done_tags = done_tags_;
+    auto done_events = done_events_;
     const RoleLayout lay = layout_;
     const std::uint64_t seed = seed_, offset = offset_;
     const int max_steps = spec_.max_episode_steps;
@@ -252,7 +248,7 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
           const std::size_t base = std::size_t(e) * lay.agents;
           const int t = elapsed(e) + 1;
           const std::uint64_t ep = episode(e);
-          const int tags_before = ep_tags(e);
+          const int events_before = ep_events(e);
           const GameStep s = game.advance(m, e, t, act, rew);
           const bool terminated = s.terminated, truncated = t >= max_steps;
           const bool done = terminated || truncated;
@@ -271,7 +267,7 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
           if (!done) {
             Kokkos::single(Kokkos::PerTeam(m), [&] {
               elapsed(e) = t;
-              ep_tags(e) = tags_before + s.tags;
+              ep_events(e) = events_before + s.events;
             });
             return;
           }
@@ -285,10 +281,10 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
           Kokkos::single(Kokkos::PerTeam(m), [&] {
             done_length(e) += t;
             done_episodes(e) += 1.0;
-            done_tags(e) += tags_before + s.tags;
+            done_events(e) += events_before + s.events;
             episode(e) = ep + 1;
             elapsed(e) = 0;
-            ep_tags(e) = 0;
+            ep_events(e) = 0;
           });
           m.team_barrier();
           Kokkos::parallel_for(Kokkos::TeamThreadRange(m, lay.agents), [&](int a) { ep_return(base + a) = 0.0f; });
@@ -302,16 +298,16 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
     auto done_return = done_return_;
     auto done_length = done_length_;
     auto done_episodes = done_episodes_;
-    auto done_tags = done_tags_;
-    double length = 0.0, episodes = 0.0, tags = 0.0;
+    auto done_events = done_events_;
+    double length = 0.0, episodes = 0.0, events = 0.0;
     Kokkos::parallel_reduce(
         std::string(Game::kKernelName) + "::episode_stats", Range(space, 0, num_envs_),
         KOKKOS_LAMBDA(const int e, double& l, double& c, double& g) {
           l += done_length(e);
           c += done_episodes(e);
-          g += done_tags(e);
+          g += done_events(e);
         },
-        length, episodes, tags);
+        length, episodes, events);
     std::vector<EpisodeStats> out;
     const int roles = layout_.roles;
     for (int r = 0; r < roles; ++r) {
@@ -324,20 +320,20 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
       s.return_sum = ret;
       s.length_sum = length * agents;
       s.count = episodes * agents;
-      s.term_sums = {tags * agents};
+      for (const double d : spec_.stat_divisors) s.term_sums.push_back(events * agents / d);
       out.push_back(s);
     }
     Kokkos::deep_copy(space, done_return_, 0.0);
     Kokkos::deep_copy(space, done_length_, 0.0);
     Kokkos::deep_copy(space, done_episodes_, 0.0);
-    Kokkos::deep_copy(space, done_tags_, 0.0);
+    Kokkos::deep_copy(space, done_events_, 0.0);
     return out;
   }
 
   std::vector<StateArray> save_state(const ExecSpace& space) const override {
     std::vector<StateArray> out;
     for_each_array([&](const char* name, auto view, int width, bool is_rng) {
-      out.push_back(to_host(space, name, view, width, is_rng));
+      out.push_back(save_state_array(space, name, view, is_rng, width));
     });
     return out;
   }
@@ -350,9 +346,9 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
   std::vector<StateArray> full_state(const ExecSpace& space) const override {
     std::vector<StateArray> out;
     game_.physical_state([&](const char* name, auto view, int width) {
-      out.push_back(to_host(space, name, view, width, false));
+      out.push_back(save_state_array(space, name, view, false, width));
     });
-    out.push_back(to_host(space, "timestep", elapsed_, 1, false));
+    out.push_back(save_state_array(space, "timestep", elapsed_, false));
     return out;
   }
 
@@ -364,18 +360,6 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
     return p;
   }
 
-  template <class V>
-  static StateArray to_host(const ExecSpace& space, const char* name, const V& view, int width, bool is_rng) {
-    using T = typename V::non_const_value_type;
-    std::vector<T> host(view.extent(0));
-    Kokkos::deep_copy(space, Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()),
-                      view);
-    space.fence();
-    StateArray a{name, is_rng, std::move(host)};
-    a.width = width;
-    return a;
-  }
-
   /// f(name, view, width, is_rng): the game's arrays, then the step and episode counters and the
   /// running and finished-episode statistics.
   template <class F>
@@ -384,11 +368,12 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
     f("timestep", elapsed_, 1, false);
     f("episode", episode_, 1, true);
     f("ep_return", ep_return_, layout_.agents, false);
-    f("ep_tags", ep_tags_, 1, false);
+    const std::string ep_events = std::string("ep_") + Game::kEvents, done_events = std::string("done_") + Game::kEvents;
+    f(ep_events.c_str(), ep_events_, 1, false);
     f("done_return", done_return_, layout_.roles, false);
     f("done_length", done_length_, 1, false);
     f("done_episodes", done_episodes_, 1, false);
-    f("done_tags", done_tags_, 1, false);
+    f(done_events.c_str(), done_events_, 1, false);
   }
 
   Game game_;
@@ -398,11 +383,11 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
   View1<int> elapsed_;             ///< steps of the current episode (WarpDrive's _timestep_)
   View1<std::uint64_t> episode_;   ///< episodes started by this env so far (reset counter)
   View1<float> ep_return_;         ///< [N * agents] undiscounted return of the current episode
-  View1<int> ep_tags_;             ///< tag events in the current episode
+  View1<int> ep_events_;           ///< the game's events (GameStep::events) in the current episode
   View1<double> done_return_;      ///< [N * roles] sums over episodes finished since the last take
   View1<double> done_length_;
   View1<double> done_episodes_;
-  View1<double> done_tags_;
+  View1<double> done_events_;
 };
 
 }  // namespace gmi::envs

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "kernels/core/error.hpp"
-#include "kernels/envs/multiagent/multi_agent.hpp"
+#include "kernels/envs/multiagent/tag.hpp"
 #include "kernels/envs/multiagent/tag_continuous.hpp"
 #include "kernels/envs/multiagent/tag_gridworld.hpp"
 
@@ -143,8 +143,6 @@ TagParams resolve_tag_params(const std::string& name, const TagParams& in) {
   at_least("end_of_game_reward_for_runner", p.end_of_game_reward_for_runner, 0.0);
   return p;
 }
-
-std::vector<std::string> multi_agent_env_names() { return {kTagGridworld, kTagContinuous}; }
 
 MultiAgentSpec tag_spec(const std::string& name, const TagParams& p) {
   const TagParams r = resolve_tag_params(name, p);

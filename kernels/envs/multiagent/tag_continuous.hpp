@@ -39,11 +39,13 @@
 /// (WarpDrive draws them once per run); speeds and accelerations 0, everyone in the game.
 #include "kernels/core/kokkos.hpp"
 #include "kernels/envs/multiagent/multi_agent.hpp"
+#include "kernels/envs/multiagent/tag_params.hpp"
 
 namespace gmi::envs {
 
 struct TagContinuous {
   static constexpr const char* kKernelName = "gmi::envs::TagContinuous";
+  static constexpr const char* kEvents = "tags";  ///< GameStep::events counts tags
   static constexpr int kFeatures = 7;
   /// Up to this many nearest agents are selected in one pass with a per-thread buffer.
   static constexpr int kNearestBuffer = 16;
@@ -57,7 +59,8 @@ struct TagContinuous {
     s.name = kTagContinuous;
     s.roles = {{"tagger", taggers, obs_dim, actions}, {"runner", runners, obs_dim, actions}};
     s.max_episode_steps = p.episode_length;
-    s.stat_terms = {"runners_tagged"};
+    s.stat_terms = {"runners_tagged", "tag_rate"};
+    s.stat_divisors = {1.0, double(runners)};
     return s;
   }
 
@@ -227,7 +230,7 @@ struct TagContinuous {
         left);
     GameStep s;
     s.terminated = left == 0;
-    s.tags = tags;
+    s.events = tags;
     return s;
   }
 

@@ -21,11 +21,13 @@
 /// at (0, 0).
 #include "kernels/core/kokkos.hpp"
 #include "kernels/envs/multiagent/multi_agent.hpp"
+#include "kernels/envs/multiagent/tag_params.hpp"
 
 namespace gmi::envs {
 
 struct TagGridworld {
   static constexpr const char* kKernelName = "gmi::envs::TagGridworld";
+  static constexpr const char* kEvents = "tags";  ///< GameStep::events counts tags
   static constexpr int kNumActions = 5;
 
   static MultiAgentSpec spec(const TagParams& p) {  // p resolved
@@ -35,7 +37,8 @@ struct TagGridworld {
     s.name = kTagGridworld;
     s.roles = {{"tagger", taggers, obs_dim, kNumActions}, {"runner", 1, obs_dim, kNumActions}};
     s.max_episode_steps = p.episode_length;
-    s.stat_terms = {"runners_tagged"};
+    s.stat_terms = {"runners_tagged", "tag_rate"};
+    s.stat_divisors = {1.0, 1.0};  // one runner
     return s;
   }
 
@@ -126,7 +129,7 @@ struct TagGridworld {
     });
     GameStep s;
     s.terminated = tagged;
-    s.tags = tagged ? 1 : 0;
+    s.events = tagged ? 1 : 0;
     return s;
   }
 

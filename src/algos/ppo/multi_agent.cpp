@@ -82,13 +82,11 @@ MultiAgentPpoTrainer::MultiAgentPpoTrainer(const config::Config& cfg, std::uint6
     params_.push_back(roles_.back()->layout().num_params);
     const auto& frozen = cfg.ppo.frozen_roles;
     if (std::find(frozen.begin(), frozen.end(), game_.roles[r].name) != frozen.end()) roles_.back()->freeze();
-    if (game_.roles[r].name == "runner") runners_ = agents;
   }
   spec_ = role_spec(game_, 0);
   spec_.name = game_.name;
   for (const envs::RoleSpec& role : game_.roles) spec_.reward_terms.push_back(role.name + "_return");
-  spec_.reward_terms.push_back("runners_tagged");
-  if (runners_ > 0) spec_.reward_terms.push_back("tag_rate");
+  for (const std::string& stat : game_.stat_terms) spec_.reward_terms.push_back(stat);
   std::vector<float*> obs;
   for (auto& role : roles_) obs.push_back(role->obs_at(0));
   env_->reset_all(space_, obs.data());
@@ -176,9 +174,7 @@ IterationMetrics MultiAgentPpoTrainer::iterate() {
   m.episode_length_sum = stats[0].length_sum / a0;
   m.episode_return_sum = stats[0].return_sum / a0;
   for (int r = 0; r < R; ++r) m.episode_term_sums.push_back(stats[r].return_sum / game_.roles[r].agents);
-  const double tags = stats[0].term_sums.empty() ? 0.0 : stats[0].term_sums[0] / a0;
-  m.episode_term_sums.push_back(tags);
-  if (runners_ > 0) m.episode_term_sums.push_back(tags / runners_);
+  for (std::size_t k = 0; k < game_.stat_terms.size(); ++k) m.episode_term_sums.push_back(stats[0].term_sums[k] / a0);
   return m;
 }
 

@@ -63,7 +63,6 @@ class MultiAgentPpoTrainer final : public Trainer {
   std::vector<std::unique_ptr<PpoTrainer>> roles_;
   std::vector<std::size_t> params_;  ///< each role's parameter count
   int N_ = 0;
-  int runners_ = 0;  ///< the role named "runner"'s agents per env (tag rate), 0 if none
 };
 
 }  // namespace gmi::algos
