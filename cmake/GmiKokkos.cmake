@@ -27,8 +27,9 @@ else()
   if(NOT GMI_KOKKOS_INCLUDE_DIR OR NOT GMI_KOKKOS_CORE_LIBRARY)
     message(FATAL_ERROR
       "Kokkos not found. CPU build: apt-get install libtrilinos-kokkos-dev. "
-      "GPU build: install Kokkos >= 4.7 with Kokkos_ENABLE_CUDA=ON (spack install kokkos+cuda "
-      "cuda_arch=90, or your site's module) and pass -DKokkos_ROOT=<prefix>.")
+      "GPU build: cmake/deps-cuda.sh KOKKOS_SOURCE PREFIX builds Kokkos with CUDA (see "
+      "cmake/README.md; or your site's Kokkos >= 4 with Kokkos_ENABLE_CUDA=ON), then "
+      "KOKKOS_ROOT=PREFIX cmake --preset cuda.")
   endif()
   file(STRINGS "${GMI_KOKKOS_INCLUDE_DIR}/KokkosCore_config.h" _gmi_kv REGEX "#define KOKKOS_VERSION ")
   string(REGEX REPLACE ".*KOKKOS_VERSION ([0-9]+).*" "\\1" _gmi_kv "${_gmi_kv}")
