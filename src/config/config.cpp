@@ -790,7 +790,9 @@ void derive(Config& c, int world_size) {
   if (c.device.matmul == "bf16" && c.device.fused_kernels == "on")
     bad("device.fused_kernels", "on: the fused kernels have no BF16 path (device.matmul bf16 runs the layered "
                                 "cuBLAS kernels); use auto or off");
-  if (!multi) {
+  // The action space, where the algorithm takes only one kind (building a MuJoCo env's spec loads
+  // its model, so an algorithm that takes both never asks).
+  if (!multi && !(algo->discrete_actions && algo->continuous_actions)) {
     const EnvSpec spec = env_spec(c.env.name, env_overrides(c));
     if (spec.discrete() ? !algo->discrete_actions : !algo->continuous_actions) {
       const bool d = spec.discrete();
