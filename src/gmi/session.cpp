@@ -197,11 +197,12 @@ void Session::check_memory(double device_bytes, double host_bytes,
 #else
   const double host_need = padded(device_bytes + host_bytes);
 #endif
-  if (error.empty()) {
-    // The node's GMIs share its host memory.
+  {
+    // The node's GMIs share its host memory.  Every rank takes part in these reductions, also one
+    // that found its device memory short: skipping them would leave the rest of its node waiting.
     const double sum = mpi::sum_over(comms_->node(), host_need);
     const double low = mpi::max_over(comms_->node(), -host_available_bytes());
-    if (sum > -low)
+    if (error.empty() && sum > -low)
       error = fmt::format("not enough host memory for {}: the {} GMI(s) of node {} need {} ({} each), {} available; "
                           "lower {}, or use more nodes",
                           drivers, mpi::comm_size(comms_->node()), p.node, gib(sum), gib(host_need), gib(-low), lower);
