@@ -14,6 +14,7 @@
 #include "mpi/deadline.hpp"
 #include "mpi/progress.hpp"
 #include "src/algos/optimizer_step.hpp"
+#include "src/algos/replay_section.hpp"
 
 namespace gmi::algos {
 namespace {
@@ -41,16 +42,16 @@ void derive_offpolicy(config::Config& c, int num_steps, int batch_size) {
   c.num_steps = num_steps > 0 ? num_steps : (1000 + c.env.num_envs - 1) / c.env.num_envs;
   c.batch_size = std::int64_t(c.env.num_envs) * c.num_steps;
   c.minibatch_size = batch_size;
-  if (c.replay.capacity < c.env.num_envs)
+  if (c.section<ReplayConfig>().capacity < c.env.num_envs)
     config::fail(c, "replay.capacity", fmt::format("{} transitions cannot take one step of env.num_envs = {} envs",
-                                                   c.replay.capacity, c.env.num_envs));
+                                                   c.section<ReplayConfig>().capacity, c.env.num_envs));
 }
 
 double replay_bytes(const config::Config& cfg, int obs_dim, int act_dim) {
   rl::ReplaySpec s;
   s.obs_dim = obs_dim;
   s.act_dim = act_dim;
-  s.capacity = cfg.replay.capacity;
+  s.capacity = cfg.section<ReplayConfig>().capacity;
   return rl::ReplayBuffer::bytes(s);
 }
 
@@ -89,8 +90,8 @@ OffPolicyTrainer::OffPolicyTrainer(const config::Config& cfg, std::uint64_t env_
   rl::ReplaySpec rs;
   rs.obs_dim = od_;
   rs.act_dim = stored_ad_;
-  rs.capacity = cfg.replay.capacity;
-  replay_ = rl::ReplayBuffer(rs, rl::parse_replay_storage(cfg.replay.storage, "replay.storage"));
+  rs.capacity = cfg.section<ReplayConfig>().capacity;
+  replay_ = rl::ReplayBuffer(rs, rl::parse_replay_storage(cfg.section<ReplayConfig>().storage, "replay.storage"));
   batch_ = rl::ReplayBatch(rs, int(cfg.minibatch_size));
   stats_ = View1<rl::Sums4>("gmi::offpolicy::stats", 1024);
   norms_ = View1<float>("gmi::offpolicy::norms", 1024);
@@ -287,7 +288,7 @@ void OffPolicyTrainer::load_shared_state(const TrainerState& s, std::uint64_t fi
   // until it holds what learning_starts asked for (at least a batch) again.
   replay_.clear();
   const std::int64_t want =
-      std::min<std::int64_t>(cfg_.replay.capacity, std::max<std::int64_t>(schedule_.learning_starts + 1, batch_.size));
+      std::min<std::int64_t>(cfg_.section<ReplayConfig>().capacity, std::max<std::int64_t>(schedule_.learning_starts + 1, batch_.size));
   // Vector step j after the resume stores its transitions before it learns: (j + 1) N ≥ want.
   refill_until_ = iteration_ * T_ + (want + N_ - 1) / N_ - 1;
   space_.fence();

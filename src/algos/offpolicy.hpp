@@ -28,6 +28,7 @@
 #include "kernels/rl/q_learning.hpp"
 #include "kernels/rl/replay.hpp"
 #include "mpi/gradient_reducer.hpp"
+#include "src/algos/replay_section.hpp"
 #include "src/algos/trainer.hpp"
 #include "src/config/config.hpp"
 

@@ -8,30 +8,33 @@
 #include "src/algos/dqn/dqn.hpp"
 #include "src/algos/ppo/multi_agent.hpp"
 #include "src/algos/ppo/ppo.hpp"
+#include "src/algos/replay_section.hpp"
 #include "src/algos/sac/sac.hpp"
+#include "src/algos/ppo/section.hpp"
 
 namespace gmi::algos {
 namespace {
 
 std::int64_t no_epochs(const config::Config&) { return 0; }
 std::int64_t no_replay(const config::Config&) { return 0; }
-std::int64_t replay_capacity(const config::Config& c) { return c.replay.capacity; }
+std::int64_t replay_capacity(const config::Config& c) { return c.section<ReplayConfig>().capacity; }
 const char* kOffPolicyExperience =
     "off-policy: the replay buffers are under replay/ (unless checkpoint.replay is false)";
 
 /// What DQN and SAC rows share: a replay section, their checkpoints' replay, their settings line.
-Algorithm offpolicy_row(const char* name, const char* summary, void (*derive)(config::Config&)) {
+Algorithm offpolicy_row(const char* name, const char* summary, config::SectionDecl section,
+                        void (*derive)(config::Config&)) {
   Algorithm a;
   a.rules.name = name;
   a.rules.summary = summary;
-  a.rules.sections = {name, "replay"};
+  a.rules.sections = {replay_section(), std::move(section)};
   a.rules.derive = derive;
   a.checkpoint.experience = kOffPolicyExperience;
   a.checkpoint.update_epochs = no_epochs;
   a.checkpoint.replay_capacity = replay_capacity;
   a.settings = [](const config::Config& c) {
-    return fmt::format("{} batch {} | replay {} ({} per GMI)", c.algo, c.minibatch_size, c.replay.storage,
-                       c.replay.capacity);
+    return fmt::format("{} batch {} | replay {} ({} per GMI)", c.algo, c.minibatch_size, c.section<ReplayConfig>().storage,
+                       c.section<ReplayConfig>().capacity);
   };
   a.replay = true;
   return a;
@@ -42,7 +45,7 @@ Algorithm ppo() {
   Algorithm a;
   a.rules.name = "ppo";
   a.rules.summary = "on-policy, discrete or continuous actions";
-  a.rules.sections = {"ppo"};
+  a.rules.sections = {ppo_section()};
   a.rules.multi_agent = true;
   a.rules.captured_rollout = true;
   a.rules.derive = derive_ppo;
@@ -68,11 +71,11 @@ Algorithm ppo() {
   a.checkpoint.experience =
       "not stored: PPO is on-policy and checkpoints are taken at iteration boundaries, where the rollout has been "
       "consumed";
-  a.checkpoint.update_epochs = [](const config::Config& c) { return std::int64_t(c.ppo.update_epochs); };
+  a.checkpoint.update_epochs = [](const config::Config& c) { return std::int64_t(c.section<PpoConfig>().update_epochs); };
   a.checkpoint.replay_capacity = no_replay;
   a.settings = [](const config::Config& c) {
-    return fmt::format("ppo {} steps x {} epochs x {} minibatches", c.ppo.num_steps, c.ppo.update_epochs,
-                       c.ppo.num_minibatches);
+    return fmt::format("ppo {} steps x {} epochs x {} minibatches", c.section<PpoConfig>().num_steps, c.section<PpoConfig>().update_epochs,
+                       c.section<PpoConfig>().num_minibatches);
   };
   a.serve_bench = true;
   a.phase_profile = true;
@@ -82,7 +85,7 @@ Algorithm ppo() {
 
 // ---- DQN (discrete actions, replay) ----
 Algorithm dqn() {
-  Algorithm a = offpolicy_row("dqn", "off-policy, discrete", derive_dqn);
+  Algorithm a = offpolicy_row("dqn", "off-policy, discrete", dqn_section(), derive_dqn);
   a.rules.continuous_actions = false;
   a.example = {{"env.name", "CartPole-v1"}, {"env.num_envs", "2"}, {"policy.q_hidden", "[16, 16]"},
                {"replay.capacity", "30"}, {"dqn.num_steps", "25"}, {"dqn.learning_starts", "20"},
@@ -102,7 +105,7 @@ Algorithm dqn() {
 
 // ---- SAC (continuous actions, replay) ----
 Algorithm sac() {
-  Algorithm a = offpolicy_row("sac", "off-policy, continuous", derive_sac);
+  Algorithm a = offpolicy_row("sac", "off-policy, continuous", sac_section(), derive_sac);
   a.rules.discrete_actions = false;
   a.example = {{"env.name", "Pendulum-v1"}, {"env.num_envs", "2"}, {"policy.actor_hidden", "[16, 16]"},
                {"policy.q_hidden", "[16, 16]"}, {"replay.capacity", "30"}, {"sac.num_steps", "10"},
@@ -137,9 +140,7 @@ std::string algorithm_names(bool (*pred)(const Algorithm&)) {
   std::vector<std::string> n;
   for (const Algorithm& a : algorithms())
     if (!pred || pred(a)) n.push_back(a.rules.name);
-  std::string s;
-  for (std::size_t i = 0; i < n.size(); ++i) s += (i == 0 ? "" : i + 1 == n.size() ? " and " : ", ") + n[i];
-  return s.empty() ? "none" : s;
+  return config::join_names(n, "and");
 }
 
 void register_algorithms() {

@@ -2,175 +2,213 @@
 /// \file
 /// \brief The run's configuration: typed sections with documented defaults, parsed strictly from
 /// YAML (unknown keys, wrong types and out-of-range values are errors naming the key), with
-/// derived values computed in one place (derive()).  Every key is described once, in the schema
-/// in config.cpp, which also prints the reference table in config/README.md (`gmi_drl config reference`).
+/// derived values computed in one place (derive()).  Every key is declared once, in its section's
+/// X-list (type, default, check, description: kernels/core/key_list.hpp), next to the code that
+/// owns it; the schema in config.cpp, the reference table in config/README.md (`gmi_drl config
+/// reference`) and the resolved YAML are generated from those lists.
+#include <any>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <typeindex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "kernels/envs/multiagent/tag_params.hpp"
 #include "kernels/envs/mujoco/options.hpp"
+#include "src/config/keys.hpp"
 #include "src/config/values.hpp"
 
 namespace gmi::config {
 
+// Each section's keys: X(type, name, default, check, one-line description), declared once
+// (kernels/core/key_list.hpp).  The algorithms' sections (ppo, replay, dqn, sac) are declared in
+// their folders under src/algos/ and held by Config::section<S>(); the MuJoCo keyword arguments
+// and the Tag games' parameters in kernels/envs/ (GMI_MUJOCO_KWARGS, GMI_TAG_PARAMS).
+
+#define GMI_ENV_KEYS(X)                                                                                         \
+  X(std::string, name, "CartPole-v1", registered_env(),                                                                     \
+    "environment (Gymnasium id; TagGridworld-v0 and TagContinuous-v0 are multi-agent: one policy per role, "    \
+    "algo ppo)")                                                                                                 \
+  X(int, num_envs, 8, at_least(1), "parallel environments per GMI (MPI rank)")                                 \
+  X(int, max_episode_steps, 0, at_least(0), "episode time limit (truncation); 0 keeps Gymnasium's default")     \
+  X(int, threads, 0, at_least(0),                                                                               \
+    "host-simulated environments (MuJoCo): worker threads stepping this GMI's envs; 0: the node's hardware "   \
+    "threads divided among its GMIs")                                                                           \
+  X(bool, async_halves, false, any,                                                                             \
+    "host-simulated environments: step one half of the envs on the threads while the device computes the "     \
+    "other half's actions (double buffering)")                                                                  \
+  X(std::string, model_path, "", any,                                                                           \
+    "MuJoCo model: a directory holding the task's XML, or the XML file; empty: the installed Gymnasium's "      \
+    "envs/mujoco/assets (or $GMI_MUJOCO_ASSETS)")
+
 struct EnvConfig {
-  std::string name = "CartPole-v1";  ///< registered environment id
-  int num_envs = 8;                  ///< parallel environments per GMI (rank)
-  int max_episode_steps = 0;         ///< time limit; 0 keeps the environment's Gymnasium default
-  // ---- host-simulated (MuJoCo) environments ----
-  int threads = 0;                   ///< worker threads per GMI; 0: the node's cores / its GMIs
-  bool async_halves = false;         ///< step one half of the envs while the device acts for the other
-  std::string model_path;            ///< model directory or XML file; "": Gymnasium's assets
-  /// Gymnasium v5 keyword arguments (env.frame_skip, env.ctrl_cost_weight, ...); unset (null):
-  /// the environment's default.
-  envs::mujoco::Kwargs kwargs;
-  /// The multi-agent Tag games' parameters (WarpDrive's constructor arguments as env.* keys;
-  /// null: the game's default).
-  envs::TagParams tag;
+  GMI_ENV_KEYS(GMI_KEY_MEMBER)
+  envs::mujoco::Kwargs kwargs;  ///< Gymnasium v5 keyword arguments (env.frame_skip, ...; GMI_MUJOCO_KWARGS)
+  envs::TagParams tag;          ///< the multi-agent Tag games' parameters (env.*; GMI_TAG_PARAMS)
 };
+
+#define GMI_POLICY_KEYS(X)                                                                                      \
+  X(std::vector<int>, actor_hidden, (std::vector<int>{64, 64}), widths(), "hidden layer widths of the actor MLP") \
+  X(std::vector<int>, critic_hidden, (std::vector<int>{64, 64}), widths(), "hidden layer widths of the critic MLP") \
+  X(std::string, activation, "tanh", one_of({"tanh", "relu", "elu"}), "hidden-layer activation")                \
+  X(double, log_std_init, 0.0, within(-20, 2),                                                                  \
+    "initial log standard deviation of the Gaussian head (continuous actions)")                                \
+  X(double, actor_output_gain, 0.01, positive(),                                                                \
+    "orthogonal-init gain of the actor's output layer (hidden layers: sqrt(2))")                               \
+  X(double, critic_output_gain, 1.0, positive(), "orthogonal-init gain of the critic's output layer")          \
+  X(std::vector<int>, q_hidden, (std::vector<int>{256, 256}), widths(),                                         \
+    "hidden layer widths of the Q networks (dqn, sac; PyTorch's default initialisation, as CleanRL); "          \
+    "policy.activation applies")
 
 struct PolicyConfig {
-  std::vector<int> actor_hidden = {64, 64};   ///< hidden layer widths of the actor MLP
-  std::vector<int> critic_hidden = {64, 64};  ///< hidden layer widths of the critic MLP
-  std::string activation = "tanh";            ///< tanh | relu | elu
-  double log_std_init = 0.0;                  ///< initial log std of the Gaussian head (continuous)
-  double actor_output_gain = 0.01;            ///< orthogonal-init gain of the actor's last layer
-  double critic_output_gain = 1.0;            ///< orthogonal-init gain of the critic's last layer
-  std::vector<int> q_hidden = {256, 256};     ///< hidden layer widths of the Q networks (DQN, SAC)
+  GMI_POLICY_KEYS(GMI_KEY_MEMBER)
 };
 
-/// PPO hyperparameters, with the meaning of CleanRL's ppo.py / ppo_continuous_action.py.
-struct PpoConfig {
-  int num_steps = 128;              ///< rollout length per env per iteration
-  double learning_rate = 2.5e-4;    ///< Adam step size (start value when annealed)
-  bool anneal_lr = true;            ///< linear decay of the learning rate to 0 over the run
-  double gamma = 0.99;              ///< discount
-  double gae_lambda = 0.95;         ///< GAE lambda
-  int num_minibatches = 4;          ///< minibatches per epoch
-  int update_epochs = 4;            ///< passes over the rollout per iteration
-  bool norm_adv = true;             ///< normalise advantages per minibatch
-  double clip_coef = 0.2;           ///< surrogate clipping
-  bool clip_vloss = true;           ///< clipped value loss
-  double ent_coef = 0.01;           ///< entropy bonus weight
-  double vf_coef = 0.5;             ///< value loss weight
-  double max_grad_norm = 0.5;       ///< global gradient-norm clip (<= 0: off)
-  std::optional<double> target_kl;  ///< stop the epochs early above this approx. KL (null: off)
-  double adam_eps = 1e-5;           ///< Adam epsilon
-  bool normalize_obs = false;       ///< running mean/std observation normalisation
-  bool normalize_reward = false;    ///< scale rewards by the std of the discounted return
-  double obs_clip = 10.0;           ///< clip normalised observations to [-c, c]
-  double reward_clip = 10.0;        ///< clip scaled rewards to [-c, c]
-  bool clip_actions = true;         ///< clip continuous actions to the action space before stepping
-  bool bootstrap_truncated = true;  ///< add gamma*V(final_obs) to the reward of truncated steps
-  std::vector<std::string> frozen_roles;  ///< multi-agent: roles whose policy acts but does not learn
-};
-
-/// Experience replay of the off-policy algorithms (kernels/rl/replay.hpp): one shard per GMI.
-struct ReplayConfig {
-  std::int64_t capacity = 1000000;  ///< transitions per GMI (CleanRL's buffer_size)
-  std::string storage = "device";   ///< device | host
-};
-
-/// DQN hyperparameters, with the meaning of CleanRL's dqn.py (step counts are one GMI's env steps).
-struct DqnConfig {
-  int num_steps = 0;                   ///< vector steps per iteration; 0: ceil(1000 / env.num_envs)
-  double learning_rate = 2.5e-4;       ///< Adam step size
-  double gamma = 0.99;                 ///< discount
-  double tau = 1.0;                    ///< target network update rate (1: copy)
-  std::int64_t target_network_frequency = 500;  ///< env steps between target updates
-  int batch_size = 128;                ///< transitions per gradient update
-  double start_e = 1.0;                ///< epsilon at the start
-  double end_e = 0.05;                 ///< epsilon at the end of the schedule
-  double exploration_fraction = 0.5;   ///< fraction of train.total_env_steps to decay epsilon over
-  std::int64_t learning_starts = 10000;  ///< env steps before the first update
-  std::int64_t train_frequency = 10;   ///< env steps per gradient update
-  int updates_per_step = 0;            ///< > 0: this many updates per vector step instead
-  bool double_q = false;               ///< double DQN target (online argmax, target value)
-  bool dueling = false;                ///< dueling head: Q = V + A - mean(A)
-  double max_grad_norm = 0.0;          ///< global gradient-norm clip (<= 0: off, as CleanRL)
-  double adam_eps = 1e-8;              ///< Adam epsilon (torch's default)
-};
-
-/// SAC hyperparameters, with the meaning of CleanRL's sac_continuous_action.py.
-struct SacConfig {
-  int num_steps = 0;                   ///< vector steps per iteration; 0: ceil(1000 / env.num_envs)
-  double policy_lr = 3e-4;             ///< actor's Adam step size
-  double q_lr = 1e-3;                  ///< Q networks' (and alpha's) Adam step size
-  double gamma = 0.99;
-  double tau = 0.005;                  ///< target networks' Polyak rate
-  int batch_size = 256;
-  std::int64_t learning_starts = 5000; ///< env steps with uniform random actions before learning
-  std::int64_t policy_frequency = 2;   ///< delayed actor updates: every k steps, k of them
-  std::int64_t target_network_frequency = 1;  ///< env steps between target updates
-  double alpha = 0.2;                  ///< entropy coefficient (ignored when autotuned: starts at 1)
-  bool autotune = true;                ///< learn alpha towards the target entropy
-  std::optional<double> target_entropy;  ///< null: -act_dim
-  int updates_per_step = 0;            ///< > 0: this many updates per vector step; 0: one per env step
-  double max_grad_norm = 0.0;          ///< gradient-norm clip: actor; Q1+Q2 jointly (<= 0: off)
-  double adam_eps = 1e-8;
-};
+#define GMI_TRAIN_KEYS(X)                                                                                       \
+  X(std::int64_t, total_env_steps, 500000, at_least(1), "stop after this many environment steps (all GMIs together)") \
+  X(std::int64_t, seed, 1, at_least(0), "seed of the run (weights, envs, sampling)")                           \
+  X(int, log_interval, 10, at_least(1), "print a progress line every N iterations")                            \
+  X(std::string, run_dir, "", any, "output directory; empty: runs/<config name>-<date>-<time>")                \
+  X(int, max_nonfinite_updates, 10, at_least(1),                                                                \
+    "stop the run (its last checkpoint intact) after this many updates in a row were skipped for a NaN or Inf " \
+    "gradient or loss")                                                                                         \
+  X(AutoSeconds, stall_timeout_s, {}, seconds_or_auto(),                                                        \
+    "stalled-GMI watchdog: a GMI that makes no progress (no rollout step, minibatch or phase ends) for this "   \
+    "many seconds logs the phase it is in and ends the job; auto: max(300, 20 x the slowest iteration so "      \
+    "far); off: no watchdog")
 
 struct TrainConfig {
-  std::int64_t total_env_steps = 500000;  ///< stop after this many env steps (all GMIs together)
-  std::int64_t seed = 1;                  ///< the run's seed (weights, envs, sampling)
-  int log_interval = 10;                  ///< progress line every N iterations (rank 0)
-  std::string run_dir;                    ///< output directory; empty: runs/<config>-<time>
-  int max_nonfinite_updates = 10;         ///< stop after this many skipped (NaN/Inf) updates in a row
-  AutoSeconds stall_timeout_s;            ///< watchdog: no progress for this long ends the job
+  GMI_TRAIN_KEYS(GMI_KEY_MEMBER)
 };
 
 /// When checkpoints are written (src/checkpoint/).
+#define GMI_CHECKPOINT_KEYS(X)                                                                                  \
+  X(int, interval, 100, at_least(0),                                                                            \
+    "write a checkpoint every N iterations (0: only on SIGTERM/SIGINT/SIGUSR1/SIGUSR2 and at the end)")        \
+  X(double, interval_minutes, 0, within(0, 1e9), "also write one when this many minutes passed since the last (0: off)") \
+  X(int, keep, 3, at_least(1), "newest checkpoints kept in <run_dir>/checkpoints")                             \
+  X(bool, at_end, true, any, "write a checkpoint when training finishes")                                       \
+  X(bool, replay, true, any,                                                                                    \
+    "keep the replay buffers in checkpoints (dqn, sac): a resume is then exact; false: smaller files, and a "   \
+    "resume refills the buffers from new experience")
+
 struct CheckpointConfig {
-  int interval = 100;           ///< every N iterations; 0: only on signals and at the end
-  double interval_minutes = 0;  ///< also when this many minutes passed since the last one; 0: off
-  int keep = 3;                 ///< newest checkpoints kept in <run_dir>/checkpoints
-  bool at_end = true;           ///< write one when training finishes
-  bool replay = true;           ///< keep the replay buffers (exact resume of off-policy runs)
+  GMI_CHECKPOINT_KEYS(GMI_KEY_MEMBER)
 };
+
+#define GMI_DEVICE_KEYS(X)                                                                                      \
+  X(std::string, matmul, "fp32", one_of({"fp32", "tf32", "bf16"}),                                              \
+    "float32 matrix products on GPUs: fp32 (cuBLAS FP32; the fused kernels' tensor-core layers, rollout step "  \
+    "and update, in 3xTF32), tf32 (one TF32 pass: 10-bit mantissas), or bf16 (cuBLAS rounds the operands to "   \
+    "bfloat16 and accumulates in fp32; weights, gradients and Adam stay fp32; the layered kernels run, the "    \
+    "fused ones have no BF16 path)")                                                                            \
+  X(std::string, fused_kernels, "auto", one_of({"auto", "on", "off"}),                                          \
+    "fused kernels for small networks (rollout step: actor, critic and sampling in one launch; update: "        \
+    "gather, forward, loss and backward per tile in shared memory) when the layers fit; auto: both on GPU "     \
+    "builds, layered on host builds")                                                                           \
+  X(std::string, graphs, "auto", one_of({"auto", "on", "off"}),                                                 \
+    "PPO's rollout (policy step and env step, every step) captured once into a CUDA graph and replayed each "   \
+    "iteration: one launch instead of two or more per step; same results as off. auto: on for environments "   \
+    "that step on the device (CUDA builds); on: also an error where it cannot apply (host-simulated or "        \
+    "multi-agent environments); host builds run without graphs")
 
 struct DeviceConfig {
-  std::string matmul = "fp32";  ///< fp32 | tf32 | bf16 (tensor cores for float32 GEMMs on GPUs)
-  std::string fused_kernels = "auto";  ///< auto | on | off: fused small-MLP kernels (see schema)
-  std::string graphs = "auto";         ///< auto | on | off: the rollout as one CUDA graph (see schema)
+  GMI_DEVICE_KEYS(GMI_KEY_MEMBER)
 };
 
-/// How ranks are placed on GPUs and how a GPU is shared among its GMIs (see the schema in config.cpp).
+/// How ranks are placed on GPUs and how a GPU is shared among its GMIs (src/gmi/).
+#define GMI_GMI_KEYS(X)                                                                                         \
+  X(std::string, backend, "auto", one_of({"auto", "mps", "none", "mig"}),                                       \
+    "how the GMIs of one GPU share it: mps (NVIDIA MPS, each GMI with its SM share and memory limit; the "      \
+    "node's first rank starts a daemon if none answers), none (time-sliced sharing, GMI-DRL's Direct-Share "    \
+    "baseline), mig (one pre-made MIG instance per rank, named by the launcher in CUDA_VISIBLE_DEVICES); auto: " \
+    "mps on CUDA builds when a GPU has several GMIs, else none")                                               \
+  X(int, per_gpu, 0, at_least(0),                                                                               \
+    "GMIs (ranks) per GPU; 0: a node's ranks spread evenly over its GPUs (uneven counts allowed, the first "    \
+    "GPUs take one more)")                                                                                      \
+  X(int, gpus_per_node, 0, at_least(0),                                                                         \
+    "GPUs used per node; 0: the visible GPUs on CUDA builds, 1 on host builds (set it there to exercise "       \
+    "multi-GPU layouts without GPUs)")                                                                          \
+  X(std::vector<double>, sm_share, {}, each(above_up_to(0, 100)),                                               \
+    "percentage of a GPU's SMs per GMI (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE): [] gives 100/m to each of a GPU's " \
+    "m GMIs, [p] gives p to all, [p0, p1, ...] one per slot on the GPU")                                        \
+  X(std::string, memory_limit, "", memory_size(),                                                               \
+    "device memory limit per GMI under MPS (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT), e.g. 16G or 1500M; empty: no "   \
+    "limit")                                                                                                    \
+  X(int, ranks_per_node, 0, at_least(0),                                                                        \
+    "0: ranks on one host form a node; k > 0: consecutive groups of k ranks act as nodes (emulates several "    \
+    "nodes on one machine, for tests)")                                                                         \
+  X(std::string, mps_dir, "", any,                                                                              \
+    "MPS pipe directory (logs in DIR-log); empty: $CUDA_MPS_PIPE_DIRECTORY if set, else a job-private "          \
+    "directory under $TMPDIR or /tmp")
+
 struct GmiConfig {
-  std::string backend = "auto";   ///< auto | mps | none | mig
-  int per_gpu = 0;                ///< GMIs per GPU; 0: the node's ranks spread evenly over its GPUs
-  int gpus_per_node = 0;          ///< 0: the visible GPUs (CUDA builds), 1 (host builds)
-  std::vector<double> sm_share;   ///< SM percentage per GMI: [] 100/m; [p] all; [p0..pm-1] by slot
-  std::string memory_limit;       ///< device memory per GMI under MPS, e.g. 16G; "" no limit
-  int ranks_per_node = 0;         ///< 0: ranks sharing a host form a node; k: emulate nodes of k ranks
-  std::string mps_dir;            ///< MPS pipe directory; "": $CUDA_MPS_PIPE_DIRECTORY or a job-private one
+  GMI_GMI_KEYS(GMI_KEY_MEMBER)
 };
 
 /// Gradient reduction over GMIs (mpi/reducers.hpp).
+#define GMI_REDUCE_KEYS(X)                                                                                      \
+  X(std::string, strategy, "auto", one_of({"auto", "mpr", "mrr", "har", "hybrid"}),                             \
+    "gradient averaging over GMIs: mpr (host-staged MPI_Allreduce over all GMIs), mrr (NCCL rings of the j-th " \
+    "GMI of every GPU, then across rings; needs GMIs per GPU <= GPUs), har (within each GPU, then NCCL among "  \
+    "one leader per GPU, then back), hybrid (hybrid_k GMIs per GPU in NCCL rings, the rest host-staged; paper " \
+    "003 Fig. 7c); auto: measure unit costs at start-up and take the least projected latency")                 \
+  X(int, hybrid_k, 1, at_least(1), "GMIs per GPU in NCCL rings for strategy hybrid")                            \
+  X(std::string, intra_gpu, "auto", one_of({"auto", "ipc", "mpi"}),                                             \
+    "HAR's step among the GMIs of one GPU: ipc (device buffers shared through CUDA IPC; an MPI shared-memory "  \
+    "window on host builds), mpi (host-staged MPI_Reduce/MPI_Bcast); auto: ipc")                                \
+  X(std::string, inter_gpu, "auto", one_of({"auto", "leaders", "rings"}),                                       \
+    "HAR's step among GPUs: leaders (NCCL all-reduce of the whole buffer among one GMI per GPU, the paper's "   \
+    "HAR), rings (every GMI all-reduces its 1/m slice of the GPU's sum with the GMI of its slot on every other " \
+    "GPU: m NCCL rings at once; needs reduce.intra_gpu ipc, GMIs that run side by side (gmi.backend mps; host " \
+    "builds) and the same GMI count on every GPU); auto: rings where they can run")                            \
+  X(int, auto_runs, 100, at_least(1), "timed runs per unit cost when strategy is auto (paper 003: 100)")       \
+  X(double, timeout_s, 120, above_up_to(0, 1e6),                                                                \
+    "longest wait of a GMI on others (reductions on the device, NCCL, MPI, the per-iteration statistics): when " \
+    "it runs out, the GMIs that still answer name the ones that do not, one line is printed and every rank "    \
+    "exits with status 3")
+
 struct ReduceConfig {
-  std::string strategy = "auto";  ///< auto | mpr | mrr | har | hybrid
-  int hybrid_k = 1;               ///< GMIs per GPU that join NCCL rings in the hybrid strategy
-  std::string intra_gpu = "auto"; ///< HAR's step within a GPU: auto | ipc | mpi
-  std::string inter_gpu = "auto"; ///< HAR's step among GPUs: auto | leaders | rings
-  int auto_runs = 100;            ///< timed runs per unit cost for strategy auto
-  double timeout_s = 120;         ///< a wait on other GMIs longer than this ends the job
+  GMI_REDUCE_KEYS(GMI_KEY_MEMBER)
+};
+
+/// The algorithms' sections (src/algos/<algo>/section.hpp), one value of each registered section
+/// type; a copy copies them.
+class SectionStore {
+ public:
+  SectionStore();  ///< every registered section at its defaults
+  template <class S>
+  S& get();
+  template <class S>
+  const S& get() const;
+
+ private:
+  std::any& slot(std::type_index type);
+  const std::any& slot(std::type_index type) const;
+  std::vector<std::any> slots_;  // in registration order (config::sections())
 };
 
 struct Config {
   std::string algo = "ppo";  ///< a registered algorithm (src/algos/registry.cpp)
   EnvConfig env;
   PolicyConfig policy;
-  PpoConfig ppo;
-  ReplayConfig replay;
-  DqnConfig dqn;
-  SacConfig sac;
   TrainConfig train;
   CheckpointConfig checkpoint;
   DeviceConfig device;
   GmiConfig gmi;
   ReduceConfig reduce;
+  /// An algorithm's section (`c.section<algos::PpoConfig>().gamma`); throws gmi::Error for a
+  /// section type that no registered algorithm declares.
+  template <class S>
+  S& section() {
+    return sections_.get<S>();
+  }
+  template <class S>
+  const S& section() const {
+    return sections_.get<S>();
+  }
 
   // ---- derived in derive(), never read from YAML ----
   int world_size = 1;               ///< number of GMIs (MPI ranks)
@@ -179,7 +217,48 @@ struct Config {
   std::int64_t minibatch_size = 0;  ///< batch_size / num_minibatches (PPO)
   std::int64_t num_iterations = 0;  ///< ceil(total_env_steps / (batch_size * world_size))
   std::string source;               ///< the file the config came from ("" for defaults)
+
+ private:
+  SectionStore sections_;
 };
+
+/// \brief A config section that an algorithm declares (src/algos/<algo>/section.hpp): its name,
+/// its type's defaults and its keys.  Registered with the algorithm (AlgorithmRules::sections).
+struct SectionDecl {
+  std::string name;                          ///< the YAML section (`ppo`)
+  std::type_index type = typeid(void);       ///< the struct holding its values
+  std::any defaults;                         ///< that struct at its defaults
+  std::function<std::vector<Field>()> keys;  ///< its schema entries, in its X-list's order
+};
+
+/// The section of type S called `name`, whose keys `declare` adds (GMI_CONFIG_KEYS(S, LIST)).
+template <class S>
+SectionDecl section(std::string name, void (*declare)(SectionKeys<S>&)) {
+  SectionDecl d;
+  d.type = typeid(S);
+  d.defaults = S{};
+  d.keys = [prefix = name + ".", declare] {
+    SectionKeys<S> k(prefix, [](Config& c) -> S& { return c.section<S>(); });
+    declare(k);
+    return std::move(k.fields());
+  };
+  d.name = std::move(name);
+  return d;
+}
+
+/// The registered sections, in registration order (an algorithm's, then the next one's; each once).
+const std::vector<SectionDecl>& sections();
+/// Index of the registered section of this type; throws gmi::Error if none.
+std::size_t section_index(std::type_index type);
+
+template <class S>
+S& SectionStore::get() {
+  return *std::any_cast<S>(&slot(typeid(S)));
+}
+template <class S>
+const S& SectionStore::get() const {
+  return *std::any_cast<S>(&slot(typeid(S)));
+}
 
 }  // namespace gmi::config
 
@@ -200,7 +279,9 @@ envs::EnvOverrides env_overrides(const Config& c);
 struct AlgorithmRules {
   std::string name;                   ///< the value of `algo`
   std::string summary;                ///< one line, for `algo`'s description
-  std::vector<std::string> sections;  ///< the config sections it reads besides the common ones
+  /// The config sections it reads besides the common ones (declared in its folder; a section two
+  /// algorithms read, such as replay, is registered once).
+  std::vector<SectionDecl> sections;
   bool multi_agent = false;           ///< trains the multi-agent games (one policy per role)
   bool captured_rollout = false;      ///< device.graphs can capture its rollout
   bool discrete_actions = true;       ///< trains on environments with discrete actions
@@ -213,6 +294,8 @@ struct AlgorithmRules {
 void register_algorithm(const AlgorithmRules& rules);
 /// The registered algorithms, in registration order.
 const std::vector<AlgorithmRules>& algorithms();
+/// "a, b and c" (conjunction "and"; "none" for no names): the names in an error line.
+std::string join_names(const std::vector<std::string>& names, const std::string& conjunction);
 /// Throws gmi::InputError "config SOURCE: KEY: WHAT", the one error line of a bad config.
 [[noreturn]] void fail(const Config& c, const std::string& key, const std::string& what);
 

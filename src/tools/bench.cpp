@@ -26,6 +26,8 @@
 #include "src/gmi/session.hpp"
 #include "src/runtime/mpi_command.hpp"
 #include "src/tools/roofline.hpp"
+#include "src/algos/ppo/section.hpp"
+#include "src/algos/replay_section.hpp"
 
 namespace gmi::tools {
 namespace {
@@ -79,7 +81,7 @@ class Server {
       : env_(envs::make_vec_env(cfg.env.name, cfg.env.num_envs, std::uint64_t(cfg.train.seed), env_offset,
                                 config::env_overrides(cfg))),
         N_(cfg.env.num_envs),
-        T_(cfg.ppo.num_steps),
+        T_(cfg.section<algos::PpoConfig>().num_steps),
         seed_(std::uint64_t(cfg.train.seed)),
         offset_(env_offset) {
     const envs::EnvSpec& spec = env_->spec();
@@ -229,9 +231,9 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
     const envs::EnvSpec& spec = trainer->env_spec();
     PpoShape s;
     s.num_envs = n;
-    s.num_steps = cfg.ppo.num_steps;
-    s.epochs = cfg.ppo.update_epochs;
-    s.minibatches = cfg.ppo.num_minibatches;
+    s.num_steps = cfg.section<algos::PpoConfig>().num_steps;
+    s.epochs = cfg.section<algos::PpoConfig>().update_epochs;
+    s.minibatches = cfg.section<algos::PpoConfig>().num_minibatches;
     s.obs_dim = spec.obs_dim;
     s.act_dim = spec.act_dim;
     s.continuous = !spec.discrete();
@@ -240,7 +242,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
     s.params = double(L.num_params);
     s.fused_update = algos::fused_wanted(cfg) && rl::FusedUpdate::supported(L);  // as the trainer decides
     s.reduction = world > 1;
-    s.normalize_obs = cfg.ppo.normalize_obs;
+    s.normalize_obs = cfg.section<algos::PpoConfig>().normalize_obs;
     s.device_env = spec.host_bytes_per_env == 0;
     r.phase_work = ppo_phase_work(s);
   }
@@ -432,9 +434,9 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
         << ",\n  \"seed\": " << base.train.seed << ",\n  " << layout_json(session)
         << ",\n  \"reduce\": " << json_string(reducer ? reducer->name() : "none") << ",\n  \"env\": \""
         << base.env.name << "\",\n  \"num_steps\": " << base.num_steps << ",\n  \"update_epochs\": "
-        << base.ppo.update_epochs << ",\n  \"num_minibatches\": " << base.ppo.num_minibatches
-        << ",\n  \"batch_size\": " << base.minibatch_size << ",\n  \"replay_storage\": \"" << base.replay.storage
-        << "\",\n  \"replay_capacity\": " << base.replay.capacity
+        << base.section<algos::PpoConfig>().update_epochs << ",\n  \"num_minibatches\": " << base.section<algos::PpoConfig>().num_minibatches
+        << ",\n  \"batch_size\": " << base.minibatch_size << ",\n  \"replay_storage\": \"" << base.section<algos::ReplayConfig>().storage
+        << "\",\n  \"replay_capacity\": " << base.section<algos::ReplayConfig>().capacity
         << ",\n  \"matmul\": \"" << base.device.matmul << "\",\n  \"warmup_iterations\": " << o.warmup
         << ",\n  \"timed_iterations\": " << o.iterations << ",\n  \"profiled_iterations\": " << profile
         << ",\n  \"peaks\": {\"model\": " << json_string(peaks.model) << ", \"source\": " << json_string(peaks.source)

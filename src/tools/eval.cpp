@@ -23,6 +23,7 @@
 #include "src/gmi/session.hpp"
 #include "src/io/h5.hpp"
 #include "src/runtime/mpi_command.hpp"
+#include "src/algos/replay_section.hpp"
 
 namespace gmi::tools {
 namespace {
@@ -143,7 +144,7 @@ EvalPlan plan_eval(const EvalOptions& o, int W, int rank) {
   ov.emplace_back("env.num_envs", std::to_string(E));
   ov.emplace_back("ppo.num_steps", "1");
   ov.emplace_back("ppo.num_minibatches", "1");
-  ov.emplace_back("replay.capacity", std::to_string(std::max<std::int64_t>(E, trained.replay.capacity)));
+  ov.emplace_back("replay.capacity", std::to_string(std::max<std::int64_t>(E, trained.section<algos::ReplayConfig>().capacity)));
   p.cfg = config::parse(saved, o.checkpoint, ov, W);
   p.envs = E;
   return p;

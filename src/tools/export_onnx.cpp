@@ -15,6 +15,7 @@
 #include "src/checkpoint/checkpoint.hpp"
 #include "src/config/config.hpp"
 #include "src/tools/export.hpp"
+#include "src/algos/ppo/section.hpp"
 
 namespace gmi::tools::detail {
 namespace {
@@ -110,13 +111,13 @@ void write_onnx(const ExportOptions& o) {
 
   // Observation normalisation as in training: clip((x - mean) / sqrt(var + 1e-8), -c, c).
   std::string x = "obs";
-  if (cfg.ppo.normalize_obs) {
+  if (cfg.section<algos::PpoConfig>().normalize_obs) {
     const std::vector<double>& s = c.state.obs_rms;  // [mean | var | count]
     std::vector<float> mean(od), std(od);
     for (int k = 0; k < od; ++k) mean[k] = float(s[k]), std[k] = float(std::sqrt(s[od + k] + 1e-8));
     x = b.node("Sub", {x, b.constant("obs_mean", mean, {od})}, "obs_centered");
     x = b.node("Div", {x, b.constant("obs_std", std, {od})}, "obs_scaled");
-    const float clip = float(cfg.ppo.obs_clip);
+    const float clip = float(cfg.section<algos::PpoConfig>().obs_clip);
     x = b.node("Clip", {x, b.constant("obs_clip_lo", {-clip}, {}), b.constant("obs_clip_hi", {clip}, {})},
                "obs_normalized");
   }
@@ -142,7 +143,7 @@ void write_onnx(const ExportOptions& o) {
   if (L.continuous()) {
     b.node("Identity", {x}, "action");
     b.value(false, "action", onnx::TensorProto::FLOAT, L.act_dim);
-    if (cfg.ppo.clip_actions) {
+    if (cfg.section<algos::PpoConfig>().clip_actions) {
       const std::string lo = b.constant("act_low", spec.act_low, {L.act_dim});
       const std::string hi = b.constant("act_high", spec.act_high, {L.act_dim});
       b.node("Max", {b.node("Min", {x, hi}, "action_below_high"), lo}, "env_action");
@@ -167,7 +168,7 @@ void write_onnx(const ExportOptions& o) {
   if (!f || !model.SerializeToOstream(&f)) throw InputError("--onnx " + o.onnx + ": cannot write");
   spdlog::info("wrote {}: actor of {} ({}; {} -> {} {}), opset {}{}", o.onnx, o.checkpoint, spec.name, od,
                L.continuous() ? L.act_dim : L.num_actions, L.continuous() ? "means" : "logits", o.opset,
-               cfg.ppo.normalize_obs ? ", observation normalisation included" : "");
+               cfg.section<algos::PpoConfig>().normalize_obs ? ", observation normalisation included" : "");
 }
 
 }  // namespace gmi::tools::detail

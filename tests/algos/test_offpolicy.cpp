@@ -13,6 +13,7 @@
 #include "src/algos/sac/sac.hpp"
 #include "src/algos/trainer.hpp"
 #include "src/config/config.hpp"
+#include "src/algos/replay_section.hpp"
 #include "tests/support/test_util.hpp"
 
 namespace {
@@ -154,7 +155,7 @@ TEST(OffPolicy, SaveAndLoadResumeExactly) {
   for (const auto& cfg : {dqn({{"replay.capacity", "30"}, {"dqn.tau", "0.3"}, {"dqn.double", "true"}}),
                           dqn({{"replay.storage", "host"}, {"dqn.dueling", "true"}}), sac({{"replay.capacity", "30"}}),
                           sac({{"replay.storage", "host"}, {"sac.policy_frequency", "3"}})}) {
-    SCOPED_TRACE(cfg.algo + " " + cfg.replay.storage);
+    SCOPED_TRACE(cfg.algo + " " + cfg.section<gmi::algos::ReplayConfig>().storage);
     auto straight = gmi::algos::make_trainer(cfg, 0);
     std::vector<IterationMetrics> a, b;
     for (int i = 0; i < 6; ++i) a.push_back(straight->iterate());

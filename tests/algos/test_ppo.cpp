@@ -6,6 +6,7 @@
 
 #include "src/algos/ppo/ppo.hpp"
 #include "src/config/config.hpp"
+#include "src/algos/ppo/section.hpp"
 #include "tests/support/test_util.hpp"
 
 namespace {
@@ -83,8 +84,8 @@ TEST(PpoTrainer, LearningRateAnnealsLinearly) {
   std::vector<gmi::algos::IterationMetrics> ms;
   const auto cfg = small("CartPole-v1");  // 1024 steps / 128 per iteration = 8 iterations
   train(cfg, 3, &ms);
-  EXPECT_DOUBLE_EQ(ms[0].learning_rate, cfg.ppo.learning_rate);
-  EXPECT_DOUBLE_EQ(ms[2].learning_rate, cfg.ppo.learning_rate * (1.0 - 2.0 / 8.0));
+  EXPECT_DOUBLE_EQ(ms[0].learning_rate, cfg.section<gmi::algos::PpoConfig>().learning_rate);
+  EXPECT_DOUBLE_EQ(ms[2].learning_rate, cfg.section<gmi::algos::PpoConfig>().learning_rate * (1.0 - 2.0 / 8.0));
 }
 
 TEST(PpoTrainer, FusedKernelsMatchLayeredPath) {

@@ -46,12 +46,16 @@ TEST(Registry, EveryRowIsComplete) {
     ASSERT_NE(a.settings, nullptr);
     EXPECT_FALSE(a.checkpoint.experience.empty());
     EXPECT_TRUE(a.rules.discrete_actions || a.rules.continuous_actions);
-    // Its config sections exist and hold keys.
+    // Its config sections exist, hold keys, and are in the schema with them.
     ASSERT_FALSE(a.rules.sections.empty());
-    for (const std::string& section : a.rules.sections) {
+    for (const gmi::config::SectionDecl& section : a.rules.sections) {
+      ASSERT_TRUE(section.keys) << section.name;
+      const std::vector<gmi::config::Field> declared = section.keys();
+      EXPECT_FALSE(declared.empty()) << "config section '" << section.name << "' declares no keys";
       int n = 0;
-      for (const std::string& k : keys) n += k.rfind(section + ".", 0) == 0;
-      EXPECT_GT(n, 0) << "config section '" << section << "' has no keys";
+      for (const std::string& k : keys) n += k.rfind(section.name + ".", 0) == 0;
+      EXPECT_EQ(n, int(declared.size())) << "config section '" << section.name << "' is not in the schema";
+      for (const gmi::config::Field& f : declared) EXPECT_FALSE(f.doc.empty()) << f.path << " has no description";
     }
     // Registered with the config: `algo` takes its name, and the reference lists it.
     EXPECT_NE(gmi::config::reference_markdown().find(a.rules.name + " ("), std::string::npos);

@@ -10,9 +10,11 @@
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
 #include "src/config/config.hpp"
+#include "src/algos/ppo/section.hpp"
 
 using gmi::InputError;
 using namespace gmi::config;
+using gmi::algos::PpoConfig;
 
 namespace {
 
@@ -31,17 +33,17 @@ std::string error_of(const std::string& yaml, const Overrides& ov = {}) {
 TEST(Config, DefaultsAreCleanRLs) {
   const Config c = parse("{}", "test.yaml");
   EXPECT_EQ(c.env.name, "CartPole-v1");
-  EXPECT_EQ(c.ppo.num_steps, 128);
-  EXPECT_DOUBLE_EQ(c.ppo.learning_rate, 2.5e-4);
-  EXPECT_DOUBLE_EQ(c.ppo.gamma, 0.99);
-  EXPECT_DOUBLE_EQ(c.ppo.gae_lambda, 0.95);
-  EXPECT_EQ(c.ppo.num_minibatches, 4);
-  EXPECT_EQ(c.ppo.update_epochs, 4);
-  EXPECT_DOUBLE_EQ(c.ppo.clip_coef, 0.2);
-  EXPECT_DOUBLE_EQ(c.ppo.ent_coef, 0.01);
-  EXPECT_DOUBLE_EQ(c.ppo.vf_coef, 0.5);
-  EXPECT_DOUBLE_EQ(c.ppo.max_grad_norm, 0.5);
-  EXPECT_FALSE(c.ppo.target_kl.has_value());
+  EXPECT_EQ(c.section<PpoConfig>().num_steps, 128);
+  EXPECT_DOUBLE_EQ(c.section<PpoConfig>().learning_rate, 2.5e-4);
+  EXPECT_DOUBLE_EQ(c.section<PpoConfig>().gamma, 0.99);
+  EXPECT_DOUBLE_EQ(c.section<PpoConfig>().gae_lambda, 0.95);
+  EXPECT_EQ(c.section<PpoConfig>().num_minibatches, 4);
+  EXPECT_EQ(c.section<PpoConfig>().update_epochs, 4);
+  EXPECT_DOUBLE_EQ(c.section<PpoConfig>().clip_coef, 0.2);
+  EXPECT_DOUBLE_EQ(c.section<PpoConfig>().ent_coef, 0.01);
+  EXPECT_DOUBLE_EQ(c.section<PpoConfig>().vf_coef, 0.5);
+  EXPECT_DOUBLE_EQ(c.section<PpoConfig>().max_grad_norm, 0.5);
+  EXPECT_FALSE(c.section<PpoConfig>().target_kl.has_value());
   EXPECT_EQ(c.policy.actor_hidden, (std::vector<int>{64, 64}));
 }
 
@@ -145,10 +147,10 @@ TEST(Config, LaterFilesLayOnEarlierOnes) {
   const Config c = load(std::vector<std::string>{base, top}, {{"ppo.gamma", "0.5"}});
   EXPECT_EQ(c.env.name, "Pendulum-v1");  // from the base, untouched by the overlay's env section
   EXPECT_EQ(c.env.num_envs, 128);        // the overlay wins
-  EXPECT_EQ(c.ppo.num_steps, 64);
+  EXPECT_EQ(c.section<PpoConfig>().num_steps, 64);
   EXPECT_EQ(c.gmi.per_gpu, 4);
   EXPECT_EQ(c.policy.actor_hidden, std::vector<int>({8}));  // a list is replaced, not merged
-  EXPECT_DOUBLE_EQ(c.ppo.gamma, 0.5);    // --set applies last
+  EXPECT_DOUBLE_EQ(c.section<PpoConfig>().gamma, 0.5);    // --set applies last
   EXPECT_EQ(c.source, base + " + " + top);
   EXPECT_EQ(c.batch_size, 128 * 64);     // derived from the merged values
   // An unknown key is named with the file that has it.
@@ -213,9 +215,9 @@ TEST(Config, OverridesApplyInOrderAndAreChecked) {
   const Config c = parse("ppo: {gamma: 0.9}", "test.yaml",
                          {{"ppo.gamma", "0.95"}, {"policy.actor_hidden", "[32, 16]"},
                           {"ppo.target_kl", "0.02"}, {"ppo.gamma", "0.97"}});
-  EXPECT_DOUBLE_EQ(c.ppo.gamma, 0.97);
+  EXPECT_DOUBLE_EQ(c.section<PpoConfig>().gamma, 0.97);
   EXPECT_EQ(c.policy.actor_hidden, (std::vector<int>{32, 16}));
-  EXPECT_DOUBLE_EQ(*c.ppo.target_kl, 0.02);
+  EXPECT_DOUBLE_EQ(*c.section<PpoConfig>().target_kl, 0.02);
   // A section absent from the file is created by the override.
   EXPECT_EQ(parse("{}", "t.yaml", {{"device.matmul", "tf32"}}).device.matmul, "tf32");
   EXPECT_EQ(parse("{}", "t.yaml", {{"device.matmul", "bf16"}}).device.matmul, "bf16");
@@ -245,8 +247,8 @@ TEST(Config, ResolvedYamlRoundTrips) {
   const Config b = parse(text, "resolved.yaml");
   EXPECT_EQ(to_yaml(b), text);
   EXPECT_EQ(b.env.name, "Pendulum-v1");
-  EXPECT_DOUBLE_EQ(b.ppo.learning_rate, 3.0e-4);
-  EXPECT_DOUBLE_EQ(*b.ppo.target_kl, 0.015);
+  EXPECT_DOUBLE_EQ(b.section<PpoConfig>().learning_rate, 3.0e-4);
+  EXPECT_DOUBLE_EQ(*b.section<PpoConfig>().target_kl, 0.015);
   EXPECT_EQ(b.train.run_dir, "runs/a b: c");
   // every key appears in the resolved text
   for (const auto& k : keys()) {

@@ -13,6 +13,7 @@
 #include "mpi/topology.hpp"
 #include "src/algos/ppo/ppo.hpp"
 #include "src/algos/trainer.hpp"
+#include "src/algos/ppo/section.hpp"
 #include "tests/support/mpi_util.hpp"
 
 namespace gmi {
@@ -45,9 +46,9 @@ int world_size() {
 TEST(DataParallel, AllGmisKeepIdenticalWeightsAndStatistics) {
   const int W = world_size();
   config::Config cfg = small(W);
-  cfg.ppo.normalize_obs = true;
-  cfg.ppo.normalize_reward = true;
-  cfg.ppo.target_kl = 0.001;  // stops epochs early; all GMIs must stop at the same minibatch
+  cfg.section<gmi::algos::PpoConfig>().normalize_obs = true;
+  cfg.section<gmi::algos::PpoConfig>().normalize_reward = true;
+  cfg.section<gmi::algos::PpoConfig>().target_kl = 0.001;  // stops epochs early; all GMIs must stop at the same minibatch
   mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{kTestGpus, 0}));
   // har twice: the second synchronises within the GPU through shared flags and has the trainer
   // compute its gradients in the reducer's buffer (GradientReducer::buffer).

@@ -7,41 +7,56 @@
 #include <optional>
 #include <string>
 
+#include "kernels/core/key_list.hpp"
+
 namespace gmi::envs::mujoco {
 
 using Range = std::array<double, 2>;
 
-/// Gymnasium v5 keyword arguments (the ones users change); unset: the environment's default.
+/// Gymnasium v5 keyword arguments (the ones users change), config keys env.<name>: X(type, name,
+/// default, check, description) (kernels/core/key_list.hpp); unset (null): the environment's default.
+#define GMI_MUJOCO_KW_ "; Gymnasium v5 keyword argument of the MuJoCo environments; null: the environment's default"
+#define GMI_MUJOCO_KWARGS(X)                                                                                 \
+  X(std::optional<int>, frame_skip, std::nullopt, or_null(at_least(1)), "MuJoCo steps per environment step" GMI_MUJOCO_KW_) \
+  X(std::optional<double>, forward_reward_weight, std::nullopt, or_null(at_least(0)),                        \
+    "weight of the forward-velocity reward" GMI_MUJOCO_KW_)                                                  \
+  X(std::optional<double>, ctrl_cost_weight, std::nullopt, or_null(at_least(0)), "weight of the control cost" GMI_MUJOCO_KW_) \
+  X(std::optional<double>, contact_cost_weight, std::nullopt, or_null(at_least(0)),                          \
+    "weight of the contact cost (Ant, Humanoid)" GMI_MUJOCO_KW_)                                             \
+  X(std::optional<double>, healthy_reward, std::nullopt, or_null(at_least(0)), "reward per step while healthy" GMI_MUJOCO_KW_) \
+  X(std::optional<double>, reset_noise_scale, std::nullopt, or_null(at_least(0)),                            \
+    "scale of the initial-state noise" GMI_MUJOCO_KW_)                                                       \
+  X(std::optional<bool>, terminate_when_unhealthy, std::nullopt, any,                                        \
+    "end the episode when the body leaves the healthy ranges" GMI_MUJOCO_KW_)                                \
+  X(std::optional<bool>, exclude_current_positions_from_observation, std::nullopt, any,                      \
+    "leave the root's x (and y) out of the observation" GMI_MUJOCO_KW_)                                      \
+  X(std::optional<bool>, include_cfrc_ext_in_observation, std::nullopt, any,                                 \
+    "external contact forces in the observation (Ant, Humanoid)" GMI_MUJOCO_KW_)                             \
+  X(std::optional<bool>, include_cinert_in_observation, std::nullopt, any,                                   \
+    "body inertias in the observation (Humanoid)" GMI_MUJOCO_KW_)                                            \
+  X(std::optional<bool>, include_cvel_in_observation, std::nullopt, any,                                     \
+    "body velocities in the observation (Humanoid)" GMI_MUJOCO_KW_)                                          \
+  X(std::optional<bool>, include_qfrc_actuator_in_observation, std::nullopt, any,                            \
+    "actuator forces in the observation (Humanoid)" GMI_MUJOCO_KW_)                                          \
+  X(std::optional<Range>, healthy_z_range, std::nullopt, any, "healthy range of the root's height" GMI_MUJOCO_KW_) \
+  X(std::optional<Range>, healthy_angle_range, std::nullopt, any,                                            \
+    "healthy range of the torso's angle (Hopper, Walker2d)" GMI_MUJOCO_KW_)                                  \
+  X(std::optional<Range>, healthy_state_range, std::nullopt, any,                                            \
+    "healthy range of every other state entry (Hopper)" GMI_MUJOCO_KW_)                                      \
+  X(std::optional<Range>, contact_force_range, std::nullopt, any,                                            \
+    "contact forces are clipped to this range (Ant)" GMI_MUJOCO_KW_)                                         \
+  X(std::optional<Range>, contact_cost_range, std::nullopt, any,                                             \
+    "the contact cost is clipped to this range (Humanoid)" GMI_MUJOCO_KW_)
+
 struct Kwargs {
-  std::optional<int> frame_skip;
-  std::optional<double> forward_reward_weight, ctrl_cost_weight, contact_cost_weight, healthy_reward,
-      reset_noise_scale;
-  std::optional<bool> terminate_when_unhealthy, exclude_current_positions_from_observation,
-      include_cfrc_ext_in_observation, include_cinert_in_observation, include_cvel_in_observation,
-      include_qfrc_actuator_in_observation;
-  std::optional<Range> healthy_z_range, healthy_angle_range, healthy_state_range, contact_force_range,
-      contact_cost_range;
+  GMI_MUJOCO_KWARGS(GMI_KEY_MEMBER)
 
   /// f(name, bool is_set) for every argument, in declaration order.
   template <class F>
   void for_each(F&& f) const {
-    f("frame_skip", frame_skip.has_value());
-    f("forward_reward_weight", forward_reward_weight.has_value());
-    f("ctrl_cost_weight", ctrl_cost_weight.has_value());
-    f("contact_cost_weight", contact_cost_weight.has_value());
-    f("healthy_reward", healthy_reward.has_value());
-    f("reset_noise_scale", reset_noise_scale.has_value());
-    f("terminate_when_unhealthy", terminate_when_unhealthy.has_value());
-    f("exclude_current_positions_from_observation", exclude_current_positions_from_observation.has_value());
-    f("include_cfrc_ext_in_observation", include_cfrc_ext_in_observation.has_value());
-    f("include_cinert_in_observation", include_cinert_in_observation.has_value());
-    f("include_cvel_in_observation", include_cvel_in_observation.has_value());
-    f("include_qfrc_actuator_in_observation", include_qfrc_actuator_in_observation.has_value());
-    f("healthy_z_range", healthy_z_range.has_value());
-    f("healthy_angle_range", healthy_angle_range.has_value());
-    f("healthy_state_range", healthy_state_range.has_value());
-    f("contact_force_range", contact_force_range.has_value());
-    f("contact_cost_range", contact_cost_range.has_value());
+#define GMI_MUJOCO_KWARG_VISIT_(type, name, def, check, doc) f(#name, name.has_value());
+    GMI_MUJOCO_KWARGS(GMI_MUJOCO_KWARG_VISIT_)
+#undef GMI_MUJOCO_KWARG_VISIT_
   }
 };
 

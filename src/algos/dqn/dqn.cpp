@@ -1,4 +1,6 @@
 #include "src/algos/dqn/dqn.hpp"
+#include "src/algos/replay_section.hpp"
+#include "src/algos/dqn/section.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -21,14 +23,14 @@ namespace {
 
 nn::MlpLayout DqnTrainer::network(const config::Config& cfg) {
   const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
-  return nn::MlpLayout(spec.obs_dim, cfg.policy.q_hidden, rl::q_outputs(spec.num_actions, cfg.dqn.dueling),
+  return nn::MlpLayout(spec.obs_dim, cfg.policy.q_hidden, rl::q_outputs(spec.num_actions, cfg.section<DqnConfig>().dueling),
                        nn::parse_activation(cfg.policy.activation), 0);
 }
 
 MemoryNeeds DqnTrainer::memory_needs(const config::Config& cfg) {
   const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
   const nn::MlpLayout q = network(cfg);
-  const double P = double(q.num_params), N = cfg.env.num_envs, B = cfg.dqn.batch_size, od = spec.obs_dim;
+  const double P = double(q.num_params), N = cfg.env.num_envs, B = cfg.section<DqnConfig>().batch_size, od = spec.obs_dim;
   double floats = 5 * P;                                   // params, gradients, Adam moments, target
   floats += N * (5 * od + 4);                              // one vector step's buffers
   floats += B * (2 * od + 3) + B * q.out();                // the sampled batch, the loss gradient
@@ -36,7 +38,7 @@ MemoryNeeds DqnTrainer::memory_needs(const config::Config& cfg) {
   const double replay = replay_bytes(cfg, spec.obs_dim, 1);
   MemoryNeeds m;
   m.drivers = {"replay.capacity", "env.num_envs", "dqn.batch_size", "policy.q_hidden"};
-  const bool on_device = cfg.replay.storage == "device";
+  const bool on_device = cfg.section<ReplayConfig>().storage == "device";
   m.device_bytes = 4 * floats + N * (od + 16) * 8 + (on_device ? replay : 0);
   if (!device_is_host()) m.host_bytes = 4 * 4 * P + N * (od + 16) * 8 + N * od * 4;
   if (!on_device) m.host_bytes += replay;
@@ -47,11 +49,11 @@ MemoryNeeds DqnTrainer::memory_needs(const config::Config& cfg) {
 
 DqnTrainer::DqnTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer)
     : OffPolicyTrainer(cfg, env_offset, reducer, network(cfg).num_params,
-                       UpdateSchedule{cfg.dqn.updates_per_step, cfg.dqn.learning_starts, cfg.dqn.train_frequency,
-                                      cfg.dqn.target_network_frequency}),
+                       UpdateSchedule{cfg.section<DqnConfig>().updates_per_step, cfg.section<DqnConfig>().learning_starts, cfg.section<DqnConfig>().train_frequency,
+                                      cfg.section<DqnConfig>().target_network_frequency}),
       q_(network(cfg)),
       n_(env_->spec().num_actions),
-      decay_env_steps_(cfg.dqn.exploration_fraction * double(cfg.train.total_env_steps)) {
+      decay_env_steps_(cfg.section<DqnConfig>().exploration_fraction * double(cfg.train.total_env_steps)) {
   std::vector<float> init(P_, 0.0f);
   nn::init_mlp_uniform(init, q_, std::uint64_t(cfg.train.seed), 0);
   to_device(params_, init, "DQN initial parameters");
@@ -62,19 +64,19 @@ DqnTrainer::DqnTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi:
   ws_act_ = nn::MlpWorkspace<float>(q_, N_);
   ws_q_ = nn::MlpWorkspace<float>(q_, B);
   ws_next_target_ = nn::MlpWorkspace<float>(q_, B);
-  if (cfg.dqn.double_q) ws_next_online_ = nn::MlpWorkspace<float>(q_, B);
+  if (cfg.section<DqnConfig>().double_) ws_next_online_ = nn::MlpWorkspace<float>(q_, B);
   space_.fence();
 }
 
 std::string DqnTrainer::describe() const {
-  const auto& d = cfg_.dqn;
+  const DqnConfig& d = cfg_.section<DqnConfig>();
   std::string hidden;
   for (int w : cfg_.policy.q_hidden) hidden += (hidden.empty() ? "" : "x") + std::to_string(w);
   return fmt::format(
       "dqn{}{}: Q network {} params ({} {}) | {} envs x {} steps per iteration per GMI | replay {} transitions per GMI "
       "({}, {:.1f} MiB) | batch {}, {} | target every {} env steps (tau {}) | epsilon {} -> {} over {:.0f} env steps",
-      d.double_q ? " (double)" : "", d.dueling ? " (dueling)" : "", P_, hidden, cfg_.policy.activation, N_, T_,
-      cfg_.replay.capacity, cfg_.replay.storage, rl::ReplayBuffer::bytes(replay_.spec()) / (1 << 20), d.batch_size,
+      d.double_ ? " (double)" : "", d.dueling ? " (dueling)" : "", P_, hidden, cfg_.policy.activation, N_, T_,
+      cfg_.section<ReplayConfig>().capacity, cfg_.section<ReplayConfig>().storage, rl::ReplayBuffer::bytes(replay_.spec()) / (1 << 20), d.batch_size,
       d.updates_per_step > 0 ? fmt::format("{} updates per vector step", d.updates_per_step)
                              : fmt::format("an update every {} env steps", d.train_frequency),
       d.target_network_frequency, d.tau, d.start_e, d.end_e, decay_env_steps_);
@@ -83,7 +85,7 @@ std::string DqnTrainer::describe() const {
 double DqnTrainer::epsilon(std::int64_t k) const {
   // CleanRL: linear_schedule(start_e, end_e, exploration_fraction * total_timesteps, global_step),
   // global_step counting the env steps of all GMIs.
-  const auto& d = cfg_.dqn;
+  const DqnConfig& d = cfg_.section<DqnConfig>();
   const double t = double(k) * N_ * cfg_.world_size;
   const double slope = (d.end_e - d.start_e) / decay_env_steps_;
   return std::max(slope * t + d.start_e, d.end_e);
@@ -94,7 +96,7 @@ const float* DqnTrainer::act(std::int64_t k) {
   rl::EpsilonGreedyArgs a;
   a.N = N_;
   a.num_actions = n_;
-  a.dueling = cfg_.dqn.dueling;
+  a.dueling = cfg_.section<DqnConfig>().dueling;
   last_epsilon_ = epsilon(k);
   a.epsilon = float(last_epsilon_);
   a.seed = std::uint64_t(cfg_.train.seed);
@@ -109,18 +111,18 @@ const float* DqnTrainer::act(std::int64_t k) {
 void DqnTrainer::update(std::int64_t, std::int64_t) {
   const int B = batch_size();
   nn::mlp_forward(space_, q_, target_.data(), batch_.next_obs.data(), B, ws_next_target_);
-  if (cfg_.dqn.double_q) nn::mlp_forward(space_, q_, params_.data(), batch_.next_obs.data(), B, ws_next_online_);
+  if (cfg_.section<DqnConfig>().double_) nn::mlp_forward(space_, q_, params_.data(), batch_.next_obs.data(), B, ws_next_online_);
   nn::mlp_forward(space_, q_, params_.data(), batch_.obs.data(), B, ws_q_);
   const Record r = record(0);
   rl::DqnLossArgs l;
   l.B = B;
   l.num_actions = n_;
-  l.dueling = cfg_.dqn.dueling;
-  l.double_q = cfg_.dqn.double_q;
-  l.gamma = float(cfg_.dqn.gamma);
+  l.dueling = cfg_.section<DqnConfig>().dueling;
+  l.double_q = cfg_.section<DqnConfig>().double_;
+  l.gamma = float(cfg_.section<DqnConfig>().gamma);
   l.q_out = ws_q_.output(q_);
   l.next_target = ws_next_target_.output(q_);
-  l.next_online = cfg_.dqn.double_q ? ws_next_online_.output(q_) : nullptr;
+  l.next_online = cfg_.section<DqnConfig>().double_ ? ws_next_online_.output(q_) : nullptr;
   l.actions = batch_.actions.data();
   l.rewards = batch_.rewards.data();
   l.terminated = batch_.terminated.data();
@@ -128,21 +130,21 @@ void DqnTrainer::update(std::int64_t, std::int64_t) {
   rl::dqn_loss(space_, l, r.stats);
   nn::mlp_backward(space_, q_, params_.data(), batch_.obs.data(), B, ws_q_, d_out_.data(), grads());
   optim::AdamArgs a;
-  a.lr = cfg_.dqn.learning_rate;
-  a.eps = cfg_.dqn.adam_eps;
-  a.max_grad_norm = cfg_.dqn.max_grad_norm;
+  a.lr = cfg_.section<DqnConfig>().learning_rate;
+  a.eps = cfg_.section<DqnConfig>().adam_eps;
+  a.max_grad_norm = cfg_.section<DqnConfig>().max_grad_norm;
   a.step = ++adam_step_;
   optimizer_step(0, P_, a, r);
 }
 
 void DqnTrainer::update_target(int times) {
-  optim::polyak(space_, P_, target_.data(), params_.data(), 1.0 - std::pow(1.0 - cfg_.dqn.tau, times));
+  optim::polyak(space_, P_, target_.data(), params_.data(), 1.0 - std::pow(1.0 - cfg_.section<DqnConfig>().tau, times));
 }
 
 void DqnTrainer::losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums, const std::vector<double>& counts) const {
   const double n = counts[0] * batch_size();
   m.losses = {n > 0 ? sums[0].v[0] / n : std::nan(""), n > 0 ? sums[0].v[1] / n : std::nan(""), last_epsilon_};
-  m.learning_rate = cfg_.dqn.learning_rate;
+  m.learning_rate = cfg_.section<DqnConfig>().learning_rate;
 }
 
 void DqnTrainer::save_extra(TrainerState& s) const {
@@ -166,7 +168,7 @@ void DqnTrainer::load_extra(const TrainerState& s) {
 }
 
 DqnPolicy::DqnPolicy(const config::Config& cfg, const std::vector<float>& params, int capacity)
-    : q_(DqnTrainer::network(cfg)), dueling_(cfg.dqn.dueling), epsilon_(float(cfg.dqn.end_e)) {
+    : q_(DqnTrainer::network(cfg)), dueling_(cfg.section<DqnConfig>().dueling), epsilon_(float(cfg.section<DqnConfig>().end_e)) {
   n_ = dueling_ ? q_.out() - 1 : q_.out();
   GMI_REQUIRE(params.size() == q_.num_params, "DQN policy: parameter count does not match the Q network");
   params_ = device_copy("gmi::dqn::policy_params", params);

@@ -8,12 +8,11 @@
 #include <vector>
 
 #include "kernels/nn/mlp.hpp"
+#include "src/algos/dqn/section.hpp"
 #include "src/algos/offpolicy.hpp"
 
 namespace gmi::algos {
 
-/// The dqn section's derive step (config::AlgorithmRules).
-void derive_dqn(config::Config& c);
 
 class DqnTrainer final : public OffPolicyTrainer {
  public:

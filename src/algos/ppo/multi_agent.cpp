@@ -1,4 +1,5 @@
 #include "src/algos/ppo/multi_agent.hpp"
+#include "src/algos/ppo/section.hpp"
 
 #include <fmt/format.h>
 
@@ -80,7 +81,7 @@ MultiAgentPpoTrainer::MultiAgentPpoTrainer(const config::Config& cfg, std::uint6
     roles_.push_back(std::make_unique<PpoTrainer>(cfg, role_spec(game_, r), N_ * agents,
                                                   role_rows_offset(env_offset, agents, r), role_seed(seed, r), reducer));
     params_.push_back(roles_.back()->layout().num_params);
-    const auto& frozen = cfg.ppo.frozen_roles;
+    const auto& frozen = cfg.section<PpoConfig>().frozen_roles;
     if (std::find(frozen.begin(), frozen.end(), game_.roles[r].name) != frozen.end()) roles_.back()->freeze();
   }
   spec_ = role_spec(game_, 0);
@@ -115,8 +116,8 @@ std::string MultiAgentPpoTrainer::describe() const {
   }
   return fmt::format("ppo, multi-agent ({} agents per env; one policy per role: {}) | {} envs x {} steps per GMI, {} "
                      "minibatches, {} epochs | {} kernels",
-                     game_.num_agents(), roles, N_, cfg_.ppo.num_steps, cfg_.ppo.num_minibatches,
-                     cfg_.ppo.update_epochs, kernels());
+                     game_.num_agents(), roles, N_, cfg_.section<PpoConfig>().num_steps, cfg_.section<PpoConfig>().num_minibatches,
+                     cfg_.section<PpoConfig>().update_epochs, kernels());
 }
 
 std::vector<float> MultiAgentPpoTrainer::params_host() const {
@@ -134,7 +135,7 @@ void MultiAgentPpoTrainer::inject_nonfinite_gradient() {
 
 IterationMetrics MultiAgentPpoTrainer::iterate() {
   const auto t0 = Clock::now();
-  const int R = int(roles_.size()), T = cfg_.ppo.num_steps;
+  const int R = int(roles_.size()), T = cfg_.section<PpoConfig>().num_steps;
   for (auto& role : roles_) role->begin_iteration();
   mpi::progress().phase("rollout");
   std::vector<const float*> actions(R);

@@ -18,6 +18,7 @@
 #include "mpi/deadline.hpp"
 #include "mpi/progress.hpp"
 #include "src/algos/optimizer_step.hpp"
+#include "src/algos/ppo/section.hpp"
 
 namespace gmi::algos {
 namespace {
@@ -49,9 +50,9 @@ bool fused_wanted(const config::Config& c) {
 
 ActorOptions actor_options(const config::Config& cfg, const envs::EnvSpec& spec) {
   ActorOptions ao;
-  ao.normalize_obs = cfg.ppo.normalize_obs;
-  ao.obs_clip = float(cfg.ppo.obs_clip);
-  ao.clip_actions = cfg.ppo.clip_actions;
+  ao.normalize_obs = cfg.section<PpoConfig>().normalize_obs;
+  ao.obs_clip = float(cfg.section<PpoConfig>().obs_clip);
+  ao.clip_actions = cfg.section<PpoConfig>().clip_actions;
   ao.act_low = spec.act_low;
   ao.act_high = spec.act_high;
   ao.fused = fused_wanted(cfg);
@@ -83,7 +84,7 @@ MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg) {
 
 MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg, const envs::EnvSpec& spec, int rows) {
   const nn::ActorCriticLayout L(policy_spec(cfg, spec));
-  const double N = rows, TN = double(cfg.ppo.num_steps) * N, B = TN / cfg.ppo.num_minibatches;
+  const double N = rows, TN = double(cfg.section<PpoConfig>().num_steps) * N, B = TN / cfg.section<PpoConfig>().num_minibatches;
   const double od = L.obs_dim, ad = L.act_dim, P = double(L.num_params);
   auto workspace = [](const nn::MlpLayout& m, double cap) { return nn::MlpWorkspace<float>::size(m, cap); };
   double floats = 4 * P;                                   // params, gradients, Adam moments
@@ -129,12 +130,12 @@ PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
 PpoTrainer::PpoTrainer(const config::Config& cfg, const envs::EnvSpec& role, int rows, std::uint64_t row_offset,
                        std::uint64_t init_seed, mpi::GradientReducer* reducer)
     : cfg_(cfg), spec_(role), reducer_(reducer), env_offset_(row_offset) {
-  GMI_REQUIRE(rows > 0 && std::int64_t(rows) * cfg.ppo.num_steps % cfg.ppo.num_minibatches == 0,
+  GMI_REQUIRE(rows > 0 && std::int64_t(rows) * cfg.section<PpoConfig>().num_steps % cfg.section<PpoConfig>().num_minibatches == 0,
               "PPO role: the rows do not split into ppo.num_minibatches");
   N_ = rows;
   cfg_.env.num_envs = rows;
-  cfg_.batch_size = std::int64_t(rows) * cfg.ppo.num_steps;
-  cfg_.minibatch_size = cfg_.batch_size / cfg.ppo.num_minibatches;
+  cfg_.batch_size = std::int64_t(rows) * cfg.section<PpoConfig>().num_steps;
+  cfg_.minibatch_size = cfg_.batch_size / cfg.section<PpoConfig>().num_minibatches;
   init(init_seed);
   space_.fence();
 }
@@ -144,7 +145,7 @@ void PpoTrainer::init(std::uint64_t seed) {
   const envs::EnvSpec& spec = spec_;
   const nn::ActorCriticSpec acs = policy_spec(cfg, spec);
   layout_ = nn::ActorCriticLayout(acs);
-  T_ = cfg.ppo.num_steps;
+  T_ = cfg.section<PpoConfig>().num_steps;
   od_ = spec.obs_dim;
   ad_ = spec.act_dim;
   B_ = int(cfg.minibatch_size);
@@ -183,7 +184,7 @@ void PpoTrainer::init(std::uint64_t seed) {
   if (!spec.discrete()) to_device(act_low_, spec.act_low, "act_low"), to_device(act_high_, spec.act_high, "act_high");
 
   adv_moments_ = View1<rl::Moments>("gmi::ppo::adv_moments", 1);
-  const int updates = cfg.ppo.update_epochs * cfg.ppo.num_minibatches;
+  const int updates = cfg.section<PpoConfig>().update_epochs * cfg.section<PpoConfig>().num_minibatches;
   loss_stats_ = View1<rl::LossStats>("gmi::ppo::loss_stats", updates);
   grad_norms_ = View1<float>("gmi::ppo::grad_norms", updates);
 
@@ -246,7 +247,7 @@ TrainerState PpoTrainer::save_state() const {
   s.obs = to_host(Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_)));
   s.return_acc = to_host(return_acc_);
   if (env_) s.env = env_->save_state(space_);
-  s.rng = {{"next_action_step", iteration_ * T_}, {"next_shuffle", iteration_ * cfg_.ppo.update_epochs}};
+  s.rng = {{"next_action_step", iteration_ * T_}, {"next_shuffle", iteration_ * cfg_.section<PpoConfig>().update_epochs}};
   return s;
 }
 
@@ -286,8 +287,8 @@ std::string PpoTrainer::describe() const {
   const auto& L = layout_;
   return fmt::format("ppo: policy {} params ({}) | {} envs x {} steps = {} samples/iteration per GMI, {} minibatches "
                      "of {}, {} epochs | {} kernels",
-                     L.num_params, cfg_.policy.activation, N_, T_, cfg_.batch_size, cfg_.ppo.num_minibatches,
-                     cfg_.minibatch_size, cfg_.ppo.update_epochs, kernels());
+                     L.num_params, cfg_.policy.activation, N_, T_, cfg_.batch_size, cfg_.section<PpoConfig>().num_minibatches,
+                     cfg_.minibatch_size, cfg_.section<PpoConfig>().update_epochs, kernels());
 }
 
 std::string PpoTrainer::kernels() const {
@@ -298,8 +299,8 @@ std::string PpoTrainer::kernels() const {
 }
 
 const float* PpoTrainer::policy_input(const float* raw_obs, int n) {
-  if (!cfg_.ppo.normalize_obs) return raw_obs;
-  obs_rms_.normalize(space_, raw_obs, policy_in_.data(), n, float(cfg_.ppo.obs_clip));
+  if (!cfg_.section<PpoConfig>().normalize_obs) return raw_obs;
+  obs_rms_.normalize(space_, raw_obs, policy_in_.data(), n, float(cfg_.section<PpoConfig>().obs_clip));
   return policy_in_.data();
 }
 
@@ -323,10 +324,10 @@ void PpoTrainer::act(int t, int lo, int hi) {
   s.step = step;
   s.step_base = step_base;
   s.env_offset = env_offset_ + std::uint64_t(lo);
-  s.clip_actions = cfg_.ppo.clip_actions;
+  s.clip_actions = cfg_.section<PpoConfig>().clip_actions;
   s.tf32 = cfg_.device.matmul == "tf32";
-  s.obs_rms = cfg_.ppo.normalize_obs ? &obs_rms_ : nullptr;
-  s.obs_clip = float(cfg_.ppo.obs_clip);
+  s.obs_rms = cfg_.section<PpoConfig>().normalize_obs ? &obs_rms_ : nullptr;
+  s.obs_clip = float(cfg_.section<PpoConfig>().obs_clip);
   s.act_low = act_low_.data();
   s.act_high = act_high_.data();
   s.actions = actions;
@@ -427,7 +428,7 @@ void PpoTrainer::scale_rewards() {
   // is accumulated per env through the rollout (reset at episode ends) and the statistics are
   // updated with this rollout before its rewards are scaled.
   const int T = T_, N = N_;
-  const float gamma = float(cfg_.ppo.gamma);
+  const float gamma = float(cfg_.section<PpoConfig>().gamma);
   auto acc = return_acc_;
   auto rew = rewards_;
   auto term = terminated_;
@@ -446,7 +447,7 @@ void PpoTrainer::scale_rewards() {
       });
   ret_rms_.update(space_, advantages_.data(), std::int64_t(T) * N, host_sum());
   auto st = ret_rms_.state();
-  const float clip = float(cfg_.ppo.reward_clip);
+  const float clip = float(cfg_.section<PpoConfig>().reward_clip);
   Kokkos::parallel_for(
       "gmi::ppo::scale_rewards", Range(space_, 0, T * N), KOKKOS_LAMBDA(const int j) {
         const float scale = float(1.0 / math::sqrt(st(1) + 1e-8));
@@ -471,13 +472,13 @@ void PpoTrainer::bootstrap_truncated() {
       },
       count);
   const int od = od_;
-  const float gamma = float(cfg_.ppo.gamma);
+  const float gamma = float(cfg_.section<PpoConfig>().gamma);
   auto fin = final_obs_;
   auto gathered = policy_in_;
   auto rew = rewards_;
-  const bool norm = cfg_.ppo.normalize_obs;
+  const bool norm = cfg_.section<PpoConfig>().normalize_obs;
   auto st = obs_rms_.state();
-  const float clip = float(cfg_.ppo.obs_clip);
+  const float clip = float(cfg_.section<PpoConfig>().obs_clip);
   for (int c0 = 0; c0 < count; c0 += N_) {
     const int n = std::min(N_, count - c0);
     Kokkos::parallel_for(
@@ -499,11 +500,11 @@ rl::PpoLossArgs<float> PpoTrainer::loss_args() const {
   la.B = B_;
   la.num_actions = layout_.num_actions;
   la.act_dim = ad_;
-  la.clip_coef = float(cfg_.ppo.clip_coef);
-  la.ent_coef = float(cfg_.ppo.ent_coef);
-  la.vf_coef = float(cfg_.ppo.vf_coef);
-  la.clip_vloss = cfg_.ppo.clip_vloss;
-  la.norm_adv = cfg_.ppo.norm_adv;
+  la.clip_coef = float(cfg_.section<PpoConfig>().clip_coef);
+  la.ent_coef = float(cfg_.section<PpoConfig>().ent_coef);
+  la.vf_coef = float(cfg_.section<PpoConfig>().vf_coef);
+  la.clip_vloss = cfg_.section<PpoConfig>().clip_vloss;
+  la.norm_adv = cfg_.section<PpoConfig>().norm_adv;
   la.log_std = layout_.continuous() ? params_.data() + layout_.log_std : nullptr;
   la.actions = mb_actions_.data();
   la.old_logp = mb_logp_.data();
@@ -525,8 +526,8 @@ void PpoTrainer::fused_gradients(const rl::Permutation& perm, std::uint32_t base
   fa.base = base;
   fa.params = params_.data();
   fa.obs = obs_.data();
-  fa.obs_stats = cfg_.ppo.normalize_obs ? obs_rms_.state().data() : nullptr;
-  fa.obs_clip = float(cfg_.ppo.obs_clip);
+  fa.obs_stats = cfg_.section<PpoConfig>().normalize_obs ? obs_rms_.state().data() : nullptr;
+  fa.obs_clip = float(cfg_.section<PpoConfig>().obs_clip);
   fa.actions = actions_.data();
   fa.logp = logp_.data();
   fa.adv = advantages_.data();
@@ -549,8 +550,8 @@ void PpoTrainer::fused_gradients(const rl::Permutation& perm, std::uint32_t base
 void PpoTrainer::layered_gradients(const rl::Permutation& perm, std::uint32_t base, int k, float* grads,
                                    rl::PpoLossArgs<float> la) {
   const int B = B_, od = od_, ad = ad_;
-  const bool norm = cfg_.ppo.normalize_obs;
-  const float clip = float(cfg_.ppo.obs_clip);
+  const bool norm = cfg_.section<PpoConfig>().normalize_obs;
+  const float clip = float(cfg_.section<PpoConfig>().obs_clip);
   auto st = obs_rms_.state();
   auto obs = obs_;
   auto act = actions_;
@@ -606,19 +607,19 @@ bool PpoTrainer::kl_above_target(int k) {
     reducer_->allreduce_sum_host(&kl, 1);
     kl /= reducer_->size();
   }
-  return kl > *cfg_.ppo.target_kl;
+  return kl > *cfg_.section<PpoConfig>().target_kl;
 }
 
 void PpoTrainer::update(IterationMetrics& m) {
-  const int E = cfg_.ppo.update_epochs, M = cfg_.ppo.num_minibatches;
+  const int E = cfg_.section<PpoConfig>().update_epochs, M = cfg_.section<PpoConfig>().num_minibatches;
   const std::uint32_t TN = std::uint32_t(T_) * N_;
   // Gradients go where the reducer reads them without a copy, when it has such a buffer.
   float* grads = reducer_ && reducer_->buffer() ? reducer_->buffer() : grads_.data();
   const rl::PpoLossArgs<float> la = loss_args();
   optim::AdamArgs aa;
   aa.lr = lr_;
-  aa.eps = cfg_.ppo.adam_eps;
-  aa.max_grad_norm = cfg_.ppo.max_grad_norm;
+  aa.eps = cfg_.section<PpoConfig>().adam_eps;
+  aa.max_grad_norm = cfg_.section<PpoConfig>().max_grad_norm;
   int k = 0;
   for (int epoch = 0; epoch < E; ++epoch) {
     const rl::Permutation perm(TN, std::uint64_t(cfg_.train.seed), std::uint64_t(iteration_) * E + epoch);
@@ -636,14 +637,14 @@ void PpoTrainer::update(IterationMetrics& m) {
                      inject_nonfinite_, KOKKOS_LAMBDA() { return ls->pg + ls->v + ls->entropy; }, reducer_,
                      grad_norms_.data() + k, aa, phases_);
     }
-    if (cfg_.ppo.target_kl && kl_above_target(k)) break;
+    if (cfg_.section<PpoConfig>().target_kl && kl_above_target(k)) break;
   }
   m.updates = k;
 }
 
 void PpoTrainer::begin_iteration() {
-  const double frac = cfg_.ppo.anneal_lr ? 1.0 - double(iteration_) / double(cfg_.num_iterations) : 1.0;
-  lr_ = frac * cfg_.ppo.learning_rate;
+  const double frac = cfg_.section<PpoConfig>().anneal_lr ? 1.0 - double(iteration_) / double(cfg_.num_iterations) : 1.0;
+  lr_ = frac * cfg_.section<PpoConfig>().learning_rate;
 }
 
 IterationMetrics PpoTrainer::iterate() {
@@ -680,11 +681,11 @@ IterationMetrics PpoTrainer::learn(const envs::EpisodeStats& es, double time_rol
   }
 
   mark(Phase::Other);
-  if (cfg_.ppo.normalize_reward) scale_rewards();
-  if (cfg_.ppo.bootstrap_truncated) bootstrap_truncated();
+  if (cfg_.section<PpoConfig>().normalize_reward) scale_rewards();
+  if (cfg_.section<PpoConfig>().bootstrap_truncated) bootstrap_truncated();
   rl::gae<float>(space_, T_, N_, rewards_.data(), terminated_.data(), truncated_.data(),
-                 values_.data(), last_values_.data(), float(cfg_.ppo.gamma),
-                 float(cfg_.ppo.gae_lambda), advantages_.data(), returns_.data());
+                 values_.data(), last_values_.data(), float(cfg_.section<PpoConfig>().gamma),
+                 float(cfg_.section<PpoConfig>().gae_lambda), advantages_.data(), returns_.data());
 
   // explained variance of the rollout's value predictions
   double explained_variance = 0;
@@ -709,7 +710,7 @@ IterationMetrics PpoTrainer::learn(const envs::EpisodeStats& es, double time_rol
   inject_nonfinite_ = false;
 
   // Observation statistics learn from this rollout only after the update used the frozen ones.
-  if (cfg_.ppo.normalize_obs) obs_rms_.update(space_, obs_.data(), std::int64_t(T_) * N_, host_sum());
+  if (cfg_.section<PpoConfig>().normalize_obs) obs_rms_.update(space_, obs_.data(), std::int64_t(T_) * N_, host_sum());
   next_rollout_start();
 
   auto stats = Kokkos::create_mirror_view_and_copy(HostSpace(), loss_stats_);

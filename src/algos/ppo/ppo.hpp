@@ -18,6 +18,7 @@
 #include "kernels/rl/ppo_loss.hpp"
 #include "kernels/rl/shuffle.hpp"
 #include "mpi/gradient_reducer.hpp"
+#include "src/algos/ppo/section.hpp"
 #include "src/algos/trainer.hpp"
 #include "src/config/config.hpp"
 
@@ -31,8 +32,6 @@ ActorOptions actor_options(const config::Config& cfg, const envs::EnvSpec& spec)
 /// Whether `cfg` (device.fused_kernels, and the device) asks for the fused kernels where they fit.
 bool fused_wanted(const config::Config& cfg);
 
-/// The ppo section's derive step: num_steps, the batch and its minibatches (config::AlgorithmRules).
-void derive_ppo(config::Config& c);
 
 class PpoTrainer final : public Trainer {
  public:

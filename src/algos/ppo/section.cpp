@@ -1,17 +1,40 @@
-// The ppo section's derive step (registered in src/algos/registry.cpp).
+// The ppo section: its keys and its derive step (registered in src/algos/registry.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <climits>
 
 #include "kernels/envs/registry.hpp"
-#include "src/algos/ppo/ppo.hpp"
+#include "src/algos/ppo/section.hpp"
 
 namespace gmi::algos {
 
+config::SectionDecl ppo_section() { return config::section<PpoConfig>("ppo", GMI_CONFIG_KEYS(PpoConfig, GMI_PPO_KEYS)); }
+
+namespace {
+/// ppo.frozen_roles names roles of the multi-agent game, and is empty for other environments.
+void check_frozen_roles(const config::Config& c) {
+  const std::vector<std::string>& frozen = c.section<PpoConfig>().frozen_roles;
+  if (!envs::is_multi_agent(c.env.name)) {
+    if (!frozen.empty()) config::fail(c, "ppo.frozen_roles", c.env.name + " has no roles (a single-agent environment)");
+    return;
+  }
+  const envs::MultiAgentSpec game = envs::multi_agent_spec(c.env.name, config::env_overrides(c));
+  for (const std::string& r : frozen) {
+    std::string names;
+    bool found = false;
+    for (const auto& role : game.roles) found = found || role.name == r, names += " " + role.name;
+    if (!found)
+      config::fail(c, "ppo.frozen_roles", "'" + r + "' is not a role of " + c.env.name + " (its roles:" + names + ")");
+  }
+}
+}  // namespace
+
 void derive_ppo(config::Config& c) {
-  c.num_steps = c.ppo.num_steps;
-  c.batch_size = std::int64_t(c.env.num_envs) * c.ppo.num_steps;
+  check_frozen_roles(c);
+  const PpoConfig& ppo = c.section<PpoConfig>();
+  c.num_steps = ppo.num_steps;
+  c.batch_size = std::int64_t(c.env.num_envs) * ppo.num_steps;
   if (c.batch_size > INT_MAX)
     config::fail(c, "env.num_envs",
                  fmt::format("env.num_envs * ppo.num_steps = {} exceeds {} samples per GMI", c.batch_size, INT_MAX));
@@ -26,11 +49,11 @@ void derive_ppo(config::Config& c) {
                    fmt::format("env.num_envs * agents of a role ({}) * ppo.num_steps = {} exceeds {} samples per GMI",
                                agents, role_batch, INT_MAX));
   }
-  if (c.batch_size % c.ppo.num_minibatches != 0)
+  if (c.batch_size % ppo.num_minibatches != 0)
     config::fail(c, "ppo.num_minibatches",
-                 fmt::format("{} does not divide the batch env.num_envs * ppo.num_steps = {}", c.ppo.num_minibatches,
+                 fmt::format("{} does not divide the batch env.num_envs * ppo.num_steps = {}", ppo.num_minibatches,
                              c.batch_size));
-  c.minibatch_size = c.batch_size / c.ppo.num_minibatches;
+  c.minibatch_size = c.batch_size / ppo.num_minibatches;
 }
 
 }  // namespace gmi::algos

@@ -1,4 +1,6 @@
 #include "src/algos/sac/sac.hpp"
+#include "src/algos/replay_section.hpp"
+#include "src/algos/sac/section.hpp"
 
 #include <fmt/format.h>
 
@@ -52,7 +54,7 @@ SacNetworks SacTrainer::networks(const config::Config& cfg) {
 MemoryNeeds SacTrainer::memory_needs(const config::Config& cfg) {
   const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
   const SacNetworks n = networks(cfg);
-  const double P = double(n.num_params), N = cfg.env.num_envs, B = cfg.sac.batch_size, od = spec.obs_dim,
+  const double P = double(n.num_params), N = cfg.env.num_envs, B = cfg.section<SacConfig>().batch_size, od = spec.obs_dim,
                A = spec.act_dim;
   double floats = 4 * P + double(n.q_size);                  // params, gradients, Adam moments, targets
   floats += N * (5 * od + 2 * A + 2);                        // one vector step's buffers
@@ -62,7 +64,7 @@ MemoryNeeds SacTrainer::memory_needs(const config::Config& cfg) {
   const double replay = replay_bytes(cfg, spec.obs_dim, spec.act_dim);
   MemoryNeeds m;
   m.drivers = {"replay.capacity", "env.num_envs", "sac.batch_size", "policy.q_hidden", "policy.actor_hidden"};
-  const bool on_device = cfg.replay.storage == "device";
+  const bool on_device = cfg.section<ReplayConfig>().storage == "device";
   m.device_bytes = 4 * floats + N * (od + 16) * 8 + (on_device ? replay : 0);
   if (!device_is_host()) m.host_bytes = 4 * 4 * P + N * (od + 16) * 8 + N * od * 4;
   if (!on_device) m.host_bytes += replay;
@@ -73,19 +75,19 @@ MemoryNeeds SacTrainer::memory_needs(const config::Config& cfg) {
 
 SacTrainer::SacTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer)
     : OffPolicyTrainer(cfg, env_offset, reducer, networks(cfg).num_params,
-                       UpdateSchedule{cfg.sac.updates_per_step, cfg.sac.learning_starts, 1,
-                                      cfg.sac.target_network_frequency}),
+                       UpdateSchedule{cfg.section<SacConfig>().updates_per_step, cfg.section<SacConfig>().learning_starts, 1,
+                                      cfg.section<SacConfig>().target_network_frequency}),
       nets_(networks(cfg)) {
   const envs::EnvSpec& spec = env_->spec();
   const int A = ad_;
-  target_entropy_ = float(cfg.sac.target_entropy ? *cfg.sac.target_entropy : -double(A));
+  target_entropy_ = float(cfg.section<SacConfig>().target_entropy ? *cfg.section<SacConfig>().target_entropy : -double(A));
   // Weights as torch.nn.Linear's defaults; log_alpha 0 when tuned (alpha starts at 1, as CleanRL),
   // else log(sac.alpha), never updated.
   std::vector<float> init(P_, 0.0f);
   nn::init_mlp_uniform(init, nets_.actor, std::uint64_t(cfg.train.seed), 0);
   nn::init_mlp_uniform(init, nets_.q1, std::uint64_t(cfg.train.seed), 1);
   nn::init_mlp_uniform(init, nets_.q2, std::uint64_t(cfg.train.seed), 2);
-  init[nets_.log_alpha] = cfg.sac.autotune ? 0.0f : float(std::log(cfg.sac.alpha));
+  init[nets_.log_alpha] = cfg.section<SacConfig>().autotune ? 0.0f : float(std::log(cfg.section<SacConfig>().alpha));
   to_device(params_, init, "SAC initial parameters");
   target_ = View1<float>("gmi::sac::target", nets_.q_size);
   Kokkos::deep_copy(target_, Kokkos::subview(params_, std::make_pair(nets_.q_begin, nets_.q_begin + nets_.q_size)));
@@ -111,11 +113,11 @@ SacTrainer::SacTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi:
 }
 
 std::string SacTrainer::describe() const {
-  const auto& c = cfg_.sac;
+  const SacConfig& c = cfg_.section<SacConfig>();
   return fmt::format(
       "sac: actor {} + twin Q {} params ({}) | {} envs x {} steps per iteration per GMI | replay {} transitions per "
       "GMI ({}, {:.1f} MiB) | batch {}, {} | actor every {} step(s), target tau {} every {} | alpha {}",
-      nets_.actor.num_params, nets_.q_size, cfg_.policy.activation, N_, T_, cfg_.replay.capacity, cfg_.replay.storage,
+      nets_.actor.num_params, nets_.q_size, cfg_.policy.activation, N_, T_, cfg_.section<ReplayConfig>().capacity, cfg_.section<ReplayConfig>().storage,
       rl::ReplayBuffer::bytes(replay_.spec()) / (1 << 20), c.batch_size,
       c.updates_per_step > 0 ? fmt::format("{} updates per vector step", c.updates_per_step)
                              : std::string("an update every env step"),
@@ -125,7 +127,7 @@ std::string SacTrainer::describe() const {
 
 const float* SacTrainer::act(std::int64_t k) {
   const std::uint64_t seed = std::uint64_t(cfg_.train.seed);
-  if (k * N_ < cfg_.sac.learning_starts) {
+  if (k * N_ < cfg_.section<SacConfig>().learning_starts) {
     rl::uniform_actions(space_, N_, ad_, seed, std::uint64_t(k), env_offset_, act_low_.data(), act_high_.data(),
                         actions_.data());
     return actions_.data();
@@ -181,7 +183,7 @@ void SacTrainer::update(std::int64_t u, std::int64_t g) {
     const Record r = record(kCritic);
     rl::SacCriticArgs c;
     c.B = B;
-    c.gamma = float(cfg_.sac.gamma);
+    c.gamma = float(cfg_.section<SacConfig>().gamma);
     c.log_alpha = log_alpha;
     c.q1 = ws_q_.output(nets_.q1);
     c.q2 = c.q1 + B;
@@ -195,19 +197,19 @@ void SacTrainer::update(std::int64_t u, std::int64_t g) {
     rl::sac_critic_loss(space_, c, r.stats);
     nn::mlp_backward_batched(space_, nets_.q1, params_.data(), qs, 2, qin_.data(), B, ws_q_, d_q_.data(), grads());
     optim::AdamArgs a;
-    a.lr = cfg_.sac.q_lr;
-    a.eps = cfg_.sac.adam_eps;
-    a.max_grad_norm = cfg_.sac.max_grad_norm;
+    a.lr = cfg_.section<SacConfig>().q_lr;
+    a.eps = cfg_.section<SacConfig>().adam_eps;
+    a.max_grad_norm = cfg_.section<SacConfig>().max_grad_norm;
     a.step = ++step_q_;
     optimizer_step(nets_.q_begin, nets_.q_size, a, r);
   }
   // Delayed actor (and alpha) updates: at every policy_frequency-th step, that many of them
   // (CleanRL: global_step % policy_frequency == 0; with updates_per_step, the update count).
-  const std::int64_t pf = cfg_.sac.policy_frequency;
+  const std::int64_t pf = cfg_.section<SacConfig>().policy_frequency;
   if ((g >= 0 ? g : u) % pf != 0) return;
   for (int rep = 0; rep < int(pf); ++rep) {
     actor_update(u, rep);
-    if (cfg_.sac.autotune) alpha_update(u, rep);
+    if (cfg_.section<SacConfig>().autotune) alpha_update(u, rep);
   }
 }
 
@@ -241,9 +243,9 @@ void SacTrainer::actor_update(std::int64_t u, int rep) {
   rl::sac_actor_out_grad(space_, s);
   nn::mlp_backward(space_, nets_.actor, params_.data(), batch_.obs.data(), B, ws_actor_, d_actor_.data(), grads());
   optim::AdamArgs a;
-  a.lr = cfg_.sac.policy_lr;
-  a.eps = cfg_.sac.adam_eps;
-  a.max_grad_norm = cfg_.sac.max_grad_norm;
+  a.lr = cfg_.section<SacConfig>().policy_lr;
+  a.eps = cfg_.section<SacConfig>().adam_eps;
+  a.max_grad_norm = cfg_.section<SacConfig>().max_grad_norm;
   a.step = ++step_actor_;
   optimizer_step(0, nets_.actor.num_params, a, r);
 }
@@ -256,14 +258,14 @@ void SacTrainer::alpha_update(std::int64_t u, int rep) {
   rl::sac_alpha_grad(space_, B, logp_.data(), target_entropy_, params_.data() + nets_.log_alpha,
                      grads() + nets_.log_alpha, r.stats);
   optim::AdamArgs a;
-  a.lr = cfg_.sac.q_lr;
-  a.eps = cfg_.sac.adam_eps;
+  a.lr = cfg_.section<SacConfig>().q_lr;
+  a.eps = cfg_.section<SacConfig>().adam_eps;
   a.step = ++step_alpha_;
   optimizer_step(nets_.log_alpha, 1, a, r);
 }
 
 void SacTrainer::update_target(int times) {
-  optim::polyak(space_, nets_.q_size, target_.data(), params_.data() + nets_.q_begin, 1.0 - std::pow(1.0 - cfg_.sac.tau, times));
+  optim::polyak(space_, nets_.q_size, target_.data(), params_.data() + nets_.q_begin, 1.0 - std::pow(1.0 - cfg_.section<SacConfig>().tau, times));
 }
 
 void SacTrainer::losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums, const std::vector<double>& counts) const {
@@ -276,7 +278,7 @@ void SacTrainer::losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums,
   const double alpha_loss = counts[kAlpha] > 0 ? sums[kAlpha].v[0] / counts[kAlpha] : std::nan("");
   m.losses = {mean(kCritic, 0), mean(kCritic, 1), mean(kCritic, 2), mean(kCritic, 3),
               mean(kActor, 0),  -mean(kActor, 1), std::exp(double(log_alpha)), alpha_loss};
-  m.learning_rate = cfg_.sac.q_lr;
+  m.learning_rate = cfg_.section<SacConfig>().q_lr;
 }
 
 void SacTrainer::skipped(int kind) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/nn/mlp.hpp"
+#include "src/algos/sac/section.hpp"
 #include "src/algos/offpolicy.hpp"
 
 namespace gmi::algos {
@@ -28,8 +29,6 @@ struct SacNetworks {
   int obs_dim = 0, act_dim = 0;
 };
 
-/// The sac section's derive step (config::AlgorithmRules).
-void derive_sac(config::Config& c);
 
 class SacTrainer final : public OffPolicyTrainer {
  public:
