@@ -23,6 +23,8 @@
 
 namespace gmi::algos {
 
+struct StateBuffers;  // src/algos/trainer_state.hpp
+
 /// The actor-critic that `cfg`'s policy.* keys describe for an environment of spec `env`.
 nn::ActorCriticSpec policy_spec(const config::Config& cfg, const envs::EnvSpec& env);
 /// How a PPO actor of `cfg` acts on envs of `spec` (normalisation, clipping, fused kernels,
@@ -114,6 +116,8 @@ class PpoTrainer final : public Trainer {
   void fused_gradients(const rl::Permutation& perm, std::uint32_t base, int k, float* grads,
                        const rl::PpoLossArgs<float>& la);
   const float* policy_input(const float* raw_obs, int n);
+  /// The buffers save_state and load_state copy (src/algos/trainer_state.hpp).
+  StateBuffers state_buffers() const;
   /// Everything the two constructors share (spec_, N_, env_offset_ set).
   void init(std::uint64_t init_seed);
   void next_rollout_start();
