@@ -13,7 +13,7 @@
 ///    (as NCCL's kernels do); the data moves in ordinary kernels that never wait.  A gate holds
 ///    one warp slot of one SM and a GPU has at most 32 GMIs, so whatever a gate waits for can
 ///    always become resident: no kernel needs its blocks to be co-resident with another
-///    process's (the design before 2026-11-24 did, see README "Failure behaviour").
+///    process's (the design before 2026-11-24 did, see src/checkpoint/README.md#failure-behaviour).
 ///    reduce(): gate 'arrive' (every GMI has started the call), every GMI sums its slice of the
 ///    buffer over all GMIs (slot order), reading the others' input buffers in place, into the
 ///    leader's buffer (then gate 'done': the leader waits until every slice is in) or into its

@@ -15,6 +15,7 @@
 #include "mpi/progress.hpp"
 #include "src/algos/optimizer_step.hpp"
 #include "src/algos/replay_section.hpp"
+#include "src/algos/trainer_state.hpp"
 
 namespace gmi::algos {
 namespace {
@@ -253,37 +254,39 @@ void OffPolicyTrainer::finish_iteration(IterationMetrics& m) {
 
 std::vector<float> OffPolicyTrainer::params_host() const { return to_host(params_); }
 
+StateBuffers OffPolicyTrainer::state_buffers() const {
+  StateBuffers b;
+  b.params = params_;
+  b.adam_m = adam_m_;
+  b.adam_v = adam_v_;
+  b.obs = obs_;
+  b.env = env_.get();
+  return b;
+}
+
 TrainerState OffPolicyTrainer::save_state() const {
-  space_.fence();
-  TrainerState s;
+  TrainerState s = save_buffers(space_, state_buffers());
   s.iteration = iteration_;
   s.nonfinite_streak = *std::max_element(nonfinite_streaks_.begin(), nonfinite_streaks_.end());
-  s.params = to_host(params_);
-  s.adam_m = to_host(adam_m_);
-  s.adam_v = to_host(adam_v_);
   s.counters = {{"updates", updates_}, {"target_updates", target_updates_}, {"refill_until", refill_until_}};
   for (std::size_t kind = 0; kind < nonfinite_streaks_.size(); ++kind)
     s.counters.emplace_back(fmt::format("nonfinite_streak_{}", kind), nonfinite_streaks_[kind]);
   s.rng = {{"next_explore_step", iteration_ * T_}, {"next_replay_draw", updates_}};
-  s.obs = to_host(obs_);
-  s.env = env_->save_state(space_);
   if (cfg_.checkpoint.replay) s.replay = replay_.save_state(space_);
   save_extra(s);
   return s;
 }
 
 void OffPolicyTrainer::load_shared_state(const TrainerState& s, std::uint64_t first_episode) {
-  space_.fence();
-  to_device(params_, s.params, "params");
-  to_device(adam_m_, s.adam_m, "adam_m");
-  to_device(adam_v_, s.adam_v, "adam_v");
+  const StateBuffers b = state_buffers();
+  load_shared_buffers(space_, b, s);
   iteration_ = s.iteration;
   for (std::size_t kind = 0; kind < nonfinite_streaks_.size(); ++kind)
     nonfinite_streaks_[kind] = int(s.counter(fmt::format("nonfinite_streak_{}", kind)));
   updates_ = s.counter("updates");
   target_updates_ = s.counter("target_updates");
   load_extra(s);
-  env_->reset_all(space_, obs_.data(), first_episode);
+  restart_episodes(space_, b, first_episode);
   // The replay shard starts empty (a trainer that ran before forgets what it held): no updates
   // until it holds what learning_starts asked for (at least a batch) again.
   replay_.clear();
@@ -296,8 +299,7 @@ void OffPolicyTrainer::load_shared_state(const TrainerState& s, std::uint64_t fi
 
 void OffPolicyTrainer::load_state(const TrainerState& s) {
   load_shared_state(s, 0);
-  to_device(obs_, s.obs, "obs");
-  env_->load_state(space_, s.env);
+  load_own_buffers(space_, state_buffers(), s);
   if (s.replay) {
     replay_.load_state(space_, *s.replay);
     refill_until_ = s.counter("refill_until");

@@ -34,6 +34,8 @@
 
 namespace gmi::algos {
 
+struct StateBuffers;  // src/algos/trainer_state.hpp
+
 /// When updates happen (see the file comment).
 struct UpdateSchedule {
   int updates_per_step = 0;              ///< U; 0: one per update_frequency env steps
@@ -141,6 +143,8 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   rl::ReplayBatch batch_;
 
  private:
+  /// The buffers save_state and load_state copy (src/algos/trainer_state.hpp).
+  StateBuffers state_buffers() const;
   /// The update and target events of vector step k, in order.
   void learn(std::int64_t k);
   void finish_iteration(IterationMetrics& m);

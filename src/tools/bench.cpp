@@ -466,21 +466,169 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
   });
 }
 
+namespace {
+
+/// --sizes and --strategies, checked (InputError naming the option).
+void check_reduce_options(const ReduceBenchOptions& o) {
+  for (long long n : o.sizes)
+    if (n < 1 || n > (1ll << 30)) throw InputError(fmt::format("--sizes: {} is not a float count in [1, 2^30]", n));
+  const std::vector<std::string> known = {"mpr", "mrr", "har-ipc", "har-ipc-barriers", "har-mpi", "hybrid", "floor", "auto"};
+  for (const auto& s : o.strategies)
+    if (std::find(known.begin(), known.end(), s) == known.end())
+      throw InputError("--strategies: unknown '" + s +
+                       "' (expected mpr, mrr, har-ipc, har-ipc-barriers, har-mpi, hybrid, floor, auto)");
+}
+
+/// A strategy bench-reduce times: a reducer, or the floor (a device group without GMIs).
+struct ReduceEntry {
+  std::string label;
+  std::unique_ptr<mpi::GradientReducer> r;
+  std::unique_ptr<mpi::DeviceGroup> floor;
+};
+
+/// Every strategy of --strategies the layout can run, in order ("auto" is reported apart).
+std::vector<ReduceEntry> reduce_entries(const ReduceBenchOptions& o, const mpi::Communicators& comms,
+                                        const mpi::ReducerOptions& base, std::size_t max_n) {
+  const mpi::Layout& L = comms.layout();
+  std::vector<ReduceEntry> entries;
+  for (const auto& s : o.strategies) {
+    if (s == "floor") {
+      // NCCL among one GMI per GPU: what the hardware allows without GMIs.
+      if (L.num_gpus >= 2)
+        entries.push_back({"floor (ring among GPU leaders)", nullptr,
+                           std::make_unique<mpi::DeviceGroup>(comms.leaders(), mpi::ring_transport(), max_n)});
+      continue;
+    }
+    if (s == "auto") continue;
+    if (s == "hybrid") {
+      for (int k = 1; k <= L.max_gmis_per_gpu(); ++k) {
+        mpi::ReducerOptions h = base;
+        h.hybrid_k = k;
+        entries.push_back({fmt::format("hybrid k={}", k), mpi::make_strategy(comms, "hybrid", h), nullptr});
+      }
+      continue;
+    }
+    mpi::ReducerOptions opt = base;
+    std::string name = s;
+    if (s.rfind("har-", 0) == 0) {
+      opt.intra_gpu = s == "har-mpi" ? "mpi" : "ipc";
+      // har-ipc synchronises as the backend implies (device flags under MPS); har-ipc-barriers
+      // always as time-sliced GMIs must (host barriers and interprocess events).
+      if (s == "har-ipc-barriers") opt.concurrent_gmis = false;
+      name = "har";
+    }
+    const std::string why = mpi::unsupported_reason(L, name, opt);
+    if (!why.empty()) {
+      spdlog::info("skipping {}: {}", s, why);
+      continue;
+    }
+    entries.push_back({s, mpi::make_strategy(comms, name, opt), nullptr});
+  }
+  return entries;
+}
+
+/// One call of e: the reducer's mean, or the floor's sum, of `n` floats at `data`.
+void reduce_once(ReduceEntry& e, const ExecSpace& space, float* data, std::size_t n) {
+  if (e.r) e.r->allreduce_mean(space, data, n);
+  else e.floor->allreduce_sum(space, data, n);
+}
+
+/// One checked call of e's reducer before it is timed: GMI g contributes g % 7 + 1 everywhere
+/// (sums of small integers are exact in any order), so every element must come back as one value.
+void check_reducer(ReduceEntry& e, const ExecSpace& space, float* data, long long n, const instances::Session& session) {
+  const int W = session.comms().layout().size();
+  float sum = 0;
+  for (int g = 0; g < W; ++g) sum += float(g % 7 + 1);
+  const float want = sum * (1.0f / float(W));
+  Kokkos::deep_copy(space, Unmanaged1(data, std::size_t(n)), float(session.me().gmi_rank % 7 + 1));
+  reduce_once(e, space, data, std::size_t(n));
+  space.fence();
+  std::vector<float> got(static_cast<std::size_t>(n));
+  Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(got.data(), got.size()),
+                    Unmanaged1(data, std::size_t(n)));
+  const auto bad = std::find_if(got.begin(), got.end(), [&](float x) { return x != want; });
+  if (bad != got.end())
+    throw Error(fmt::format("bench-reduce: {} at {} floats returned {} at element {} on GMI {}, expected {}", e.label,
+                            n, *bad, bad - got.begin(), session.me().gmi_rank, want));
+}
+
+struct ReducePoint {
+  std::string label;
+  long long n;
+  double us;
+};
+
+/// Every entry at every size: checked once (reducers), warmed up, then timed (microseconds per
+/// call, the slowest GMI's), one log line per point.
+std::vector<ReducePoint> time_entries(const ReduceBenchOptions& o, std::vector<ReduceEntry>& entries,
+                                      const instances::Session& session, const ExecSpace& space, View1<float> buf) {
+  std::vector<ReducePoint> points;
+  spdlog::info("{:<32} {:>10} {:>12} {:>10}", "strategy", "floats", "latency us", "GB/s alg");
+  for (auto& e : entries)
+    for (long long n : o.sizes) {
+      // Where a trainer computes its gradient: the reducer's own buffer when it offers one.
+      float* data = e.r && e.r->buffer() ? e.r->buffer() : buf.data();
+      if (e.r) check_reducer(e, space, data, n, session);
+      for (int i = 0; i < o.warmup; ++i) reduce_once(e, space, data, std::size_t(n));
+      space.fence();
+      mpi::blocking_barrier();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < o.runs; ++i) {
+        reduce_once(e, space, data, std::size_t(n));
+        space.fence();
+      }
+      const double us = 1e6 * max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) / o.runs;
+      points.push_back({e.label, n, us});
+      spdlog::info("{:<32} {:>10} {:>12.1f} {:>10.2f}", e.label, n, us, 4.0 * double(n) / us / 1e3);
+    }
+  return points;
+}
+
+/// What auto picks for each size (with --strategies auto and more than one GMI), logged.
+std::vector<std::pair<long long, std::string>> auto_picks(const ReduceBenchOptions& o, const mpi::Communicators& comms,
+                                                          const mpi::ReducerOptions& base, int auto_runs) {
+  std::vector<std::pair<long long, std::string>> picks;
+  if (std::find(o.strategies.begin(), o.strategies.end(), "auto") != o.strategies.end() && comms.layout().size() > 1)
+    for (long long n : o.sizes) {
+      mpi::ReducerOptions a = base;
+      a.elements = std::size_t(n);
+      a.auto_runs = auto_runs;
+      mpi::ReducerChoice c = mpi::make_reducer(comms, a);
+      picks.emplace_back(n, c.reducer->name());
+      spdlog::info("auto at {} floats: {} (projected {:.1f} us; IP {:.1f} us, RP {:.1f} us, within-GPU {:.1f} us)", n,
+                   c.reducer->name(), 1e6 * c.projections.front().seconds, 1e6 * c.costs.ip, 1e6 * c.costs.rp,
+                   1e6 * c.costs.local);
+    }
+  return picks;
+}
+
+void write_reduce_json(const ReduceBenchOptions& o, const std::string& device, const instances::Session& session,
+                       const std::vector<ReducePoint>& points,
+                       const std::vector<std::pair<long long, std::string>>& picks) {
+  std::ofstream j = open_json(o.json_path);
+  j << "{\n  \"benchmark\": \"gradient_reduction\",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION
+    << "\",\n  \"device\": " << json_string(device) << ",\n  " << layout_json(session)
+    << ",\n  \"runs\": " << o.runs << ",\n  \"results\": [\n";
+  for (std::size_t i = 0; i < points.size(); ++i)
+    j << fmt::format("    {{\"strategy\": {}, \"floats\": {}, \"latency_us\": {:.2f}}}{}\n",
+                     json_string(points[i].label), points[i].n, points[i].us, i + 1 < points.size() ? "," : "");
+  j << "  ],\n  \"auto\": [";
+  for (std::size_t i = 0; i < picks.size(); ++i)
+    j << fmt::format("{}{{\"floats\": {}, \"choice\": {}}}", i ? ", " : "", picks[i].first, json_string(picks[i].second));
+  j << "]\n}\n";
+  spdlog::info("wrote {}", o.json_path);
+}
+
+}  // namespace
+
 int run_reduce_bench(const ReduceBenchOptions& o, int* argc, char*** argv) {
   return runtime::run_mpi_command(argc, argv, "info", [&](mpi::Environment& mpi) {
     const config::Config cfg = config::load(o.config_path, config::parse_overrides(o.sets), mpi.size());
-    for (long long n : o.sizes)
-      if (n < 1 || n > (1ll << 30)) throw InputError(fmt::format("--sizes: {} is not a float count in [1, 2^30]", n));
-    const std::vector<std::string> known = {"mpr", "mrr", "har-ipc", "har-ipc-barriers", "har-mpi", "hybrid", "floor", "auto"};
-    for (const auto& s : o.strategies)
-      if (std::find(known.begin(), known.end(), s) == known.end())
-        throw InputError("--strategies: unknown '" + s +
-                         "' (expected mpr, mrr, har-ipc, har-ipc-barriers, har-mpi, hybrid, floor, auto)");
+    check_reduce_options(o);
     instances::Session session(cfg, mpi);
     const std::string table = session.layout_table();
     const std::string device = instances::device_description();
     const mpi::Communicators& comms = session.comms();
-    const mpi::Layout& L = comms.layout();
     spdlog::info("gmi_drl {} bench-reduce | {} | {} runs per point", GMI_DRL_VERSION, device, o.runs);
     spdlog::info("layout: {}", table);
     const std::size_t max_n = std::size_t(*std::max_element(o.sizes.begin(), o.sizes.end()));
@@ -488,120 +636,12 @@ int run_reduce_bench(const ReduceBenchOptions& o, int* argc, char*** argv) {
     View1<float> buf("gmi::bench::reduce", max_n);
     Kokkos::deep_copy(buf, 1.0f);
 
-    // Every strategy the layout can run: (label, factory).
-    struct Entry {
-      std::string label;
-      std::unique_ptr<mpi::GradientReducer> r;
-      std::unique_ptr<mpi::DeviceGroup> floor;
-    };
-    std::vector<Entry> entries;
     mpi::ReducerOptions base = session.reducer_options(max_n);
     base.strategy = "auto";
-    for (const auto& s : o.strategies) {
-      if (s == "floor") {
-        // NCCL among one GMI per GPU: what the hardware allows without GMIs.
-        if (L.num_gpus >= 2)
-          entries.push_back({"floor (ring among GPU leaders)", nullptr,
-                             std::make_unique<mpi::DeviceGroup>(comms.leaders(), mpi::ring_transport(), max_n)});
-        continue;
-      }
-      if (s == "auto") continue;
-      if (s == "hybrid") {
-        for (int k = 1; k <= L.max_gmis_per_gpu(); ++k) {
-          mpi::ReducerOptions h = base;
-          h.hybrid_k = k;
-          entries.push_back({fmt::format("hybrid k={}", k), mpi::make_strategy(comms, "hybrid", h), nullptr});
-        }
-        continue;
-      }
-      mpi::ReducerOptions opt = base;
-      std::string name = s;
-      if (s.rfind("har-", 0) == 0) {
-        opt.intra_gpu = s == "har-mpi" ? "mpi" : "ipc";
-        // har-ipc synchronises as the backend implies (device flags under MPS); har-ipc-barriers
-        // always as time-sliced GMIs must (host barriers and interprocess events).
-        if (s == "har-ipc-barriers") opt.concurrent_gmis = false;
-        name = "har";
-      }
-      const std::string why = mpi::unsupported_reason(L, name, opt);
-      if (!why.empty()) {
-        spdlog::info("skipping {}: {}", s, why);
-        continue;
-      }
-      entries.push_back({s, mpi::make_strategy(comms, name, opt), nullptr});
-    }
-    struct Point {
-      std::string label;
-      long long n;
-      double us;
-    };
-    std::vector<Point> points;
-    spdlog::info("{:<32} {:>10} {:>12} {:>10}", "strategy", "floats", "latency us", "GB/s alg");
-    for (auto& e : entries)
-      for (long long n : o.sizes) {
-        // Where a trainer computes its gradient: the reducer's own buffer when it offers one.
-        float* data = e.r && e.r->buffer() ? e.r->buffer() : buf.data();
-        auto op = [&] {
-          if (e.r) e.r->allreduce_mean(space, data, std::size_t(n));
-          else e.floor->allreduce_sum(space, data, std::size_t(n));
-        };
-        if (e.r) {
-          // One checked call first: GMI g contributes g % 7 + 1 everywhere (sums of small
-          // integers are exact in any order), so every element must come back as one value.
-          const int W = L.size();
-          float sum = 0;
-          for (int g = 0; g < W; ++g) sum += float(g % 7 + 1);
-          const float want = sum * (1.0f / float(W));
-          Kokkos::deep_copy(space, Unmanaged1(data, std::size_t(n)), float(session.me().gmi_rank % 7 + 1));
-          op();
-          space.fence();
-          std::vector<float> got(static_cast<std::size_t>(n));
-          Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(got.data(), got.size()),
-                            Unmanaged1(data, std::size_t(n)));
-          const auto bad = std::find_if(got.begin(), got.end(), [&](float x) { return x != want; });
-          if (bad != got.end())
-            throw Error(fmt::format("bench-reduce: {} at {} floats returned {} at element {} on GMI {}, expected {}",
-                                    e.label, n, *bad, bad - got.begin(), session.me().gmi_rank, want));
-        }
-        for (int i = 0; i < o.warmup; ++i) op();
-        space.fence();
-        mpi::blocking_barrier();
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < o.runs; ++i) {
-          op();
-          space.fence();
-        }
-        const double us = 1e6 * max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) / o.runs;
-        points.push_back({e.label, n, us});
-        spdlog::info("{:<32} {:>10} {:>12.1f} {:>10.2f}", e.label, n, us, 4.0 * double(n) / us / 1e3);
-      }
-    // What auto picks for each size.
-    std::vector<std::pair<long long, std::string>> picks;
-    if (std::find(o.strategies.begin(), o.strategies.end(), "auto") != o.strategies.end() && L.size() > 1)
-      for (long long n : o.sizes) {
-        mpi::ReducerOptions a = base;
-        a.elements = std::size_t(n);
-        a.auto_runs = cfg.reduce.auto_runs;
-        mpi::ReducerChoice c = mpi::make_reducer(comms, a);
-        picks.emplace_back(n, c.reducer->name());
-        spdlog::info("auto at {} floats: {} (projected {:.1f} us; IP {:.1f} us, RP {:.1f} us, within-GPU {:.1f} us)", n,
-                     c.reducer->name(), 1e6 * c.projections.front().seconds, 1e6 * c.costs.ip, 1e6 * c.costs.rp,
-                     1e6 * c.costs.local);
-      }
-    if (!o.json_path.empty() && mpi.rank() == 0) {
-      std::ofstream j = open_json(o.json_path);
-      j << "{\n  \"benchmark\": \"gradient_reduction\",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION
-        << "\",\n  \"device\": " << json_string(device) << ",\n  " << layout_json(session)
-        << ",\n  \"runs\": " << o.runs << ",\n  \"results\": [\n";
-      for (std::size_t i = 0; i < points.size(); ++i)
-        j << fmt::format("    {{\"strategy\": {}, \"floats\": {}, \"latency_us\": {:.2f}}}{}\n",
-                         json_string(points[i].label), points[i].n, points[i].us, i + 1 < points.size() ? "," : "");
-      j << "  ],\n  \"auto\": [";
-      for (std::size_t i = 0; i < picks.size(); ++i)
-        j << fmt::format("{}{{\"floats\": {}, \"choice\": {}}}", i ? ", " : "", picks[i].first, json_string(picks[i].second));
-      j << "]\n}\n";
-      spdlog::info("wrote {}", o.json_path);
-    }
+    std::vector<ReduceEntry> entries = reduce_entries(o, comms, base, max_n);
+    const std::vector<ReducePoint> points = time_entries(o, entries, session, space, buf);
+    const std::vector<std::pair<long long, std::string>> picks = auto_picks(o, comms, base, cfg.reduce.auto_runs);
+    if (!o.json_path.empty() && mpi.rank() == 0) write_reduce_json(o, device, session, points, picks);
     return 0;
   });
 }

@@ -14,6 +14,7 @@
 #include "kernels/nn/init.hpp"
 #include "kernels/optim/polyak.hpp"
 #include "kernels/rl/q_learning.hpp"
+#include "src/algos/trainer_state.hpp"
 
 namespace gmi::algos {
 namespace {
@@ -155,16 +156,13 @@ void DqnTrainer::save_extra(TrainerState& s) const {
 
 void DqnTrainer::load_extra(const TrainerState& s) {
   adam_step_ = s.adam_step;
-  const std::vector<float>* t = s.tensor("target_params");
-  GMI_REQUIRE(t && t->size() == P_, "DQN state: target_params missing or of the wrong size");
-  to_device(target_, *t, "DQN target_params");
-  const std::vector<double>* decay = s.tensor64("epsilon_decay_env_steps");
-  GMI_REQUIRE(decay && decay->size() == 1, "DQN state: epsilon_decay_env_steps missing or of the wrong size");
-  if ((*decay)[0] != decay_env_steps_)
+  to_device(target_, required_tensor(s, "target_params", P_, "DQN"), "DQN target_params");
+  const double decay = required_tensor64(s, "epsilon_decay_env_steps", 1, "DQN")[0];
+  if (decay != decay_env_steps_)
     spdlog::info("epsilon decays over {:.0f} env steps, as in the run this resumes (this config's "
                  "dqn.exploration_fraction * train.total_env_steps = {:.0f})",
-                 (*decay)[0], decay_env_steps_);
-  decay_env_steps_ = (*decay)[0];
+                 decay, decay_env_steps_);
+  decay_env_steps_ = decay;
 }
 
 DqnPolicy::DqnPolicy(const config::Config& cfg, const std::vector<float>& params, int capacity)

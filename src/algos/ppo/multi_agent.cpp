@@ -11,6 +11,7 @@
 #include "kernels/envs/registry.hpp"
 #include "mpi/deadline.hpp"
 #include "mpi/progress.hpp"
+#include "src/algos/trainer_state.hpp"
 
 namespace gmi::algos {
 namespace {
@@ -226,11 +227,8 @@ TrainerState MultiAgentPpoTrainer::role_state(const TrainerState& s, int r, bool
   t.params = slice(s.params, at, params_[r], "params");
   t.adam_m = slice(s.adam_m, at, params_[r], "adam_m");
   t.adam_v = slice(s.adam_v, at, params_[r], "adam_v");
-  const std::vector<double>* obs_rms = s.tensor64(name + "_obs_rms");
-  const std::vector<double>* ret_rms = s.tensor64(name + "_ret_rms");
-  GMI_REQUIRE(obs_rms && ret_rms, "multi-agent state: normalisers of role '" + name + "' missing");
-  t.obs_rms = *obs_rms;
-  t.ret_rms = *ret_rms;
+  t.obs_rms = required_tensor64(s, name + "_obs_rms", kAnySize, "multi-agent");  // sizes: the role's load checks
+  t.ret_rms = required_tensor64(s, name + "_ret_rms", kAnySize, "multi-agent");
   if (!own) return t;
   std::size_t width = 0, before = 0;
   for (int q = 0; q < int(roles_.size()); ++q) {

@@ -19,6 +19,7 @@
 #include "mpi/progress.hpp"
 #include "src/algos/optimizer_step.hpp"
 #include "src/algos/ppo/section.hpp"
+#include "src/algos/trainer_state.hpp"
 
 namespace gmi::algos {
 namespace {
@@ -233,45 +234,41 @@ std::vector<double> PpoTrainer::normalizer_state_host() const {
   return out;
 }
 
+StateBuffers PpoTrainer::state_buffers() const {
+  StateBuffers b;
+  b.params = params_;
+  b.adam_m = adam_m_;
+  b.adam_v = adam_v_;
+  b.obs_rms = obs_rms_.state();
+  b.ret_rms = ret_rms_.state();
+  b.obs = Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_));  // step 0's rows
+  b.return_acc = return_acc_;
+  b.env = env_.get();
+  return b;
+}
+
 TrainerState PpoTrainer::save_state() const {
-  space_.fence();
-  TrainerState s;
+  TrainerState s = save_buffers(space_, state_buffers());
   s.iteration = iteration_;
   s.adam_step = adam_step_;
   s.nonfinite_streak = nonfinite_streak_;
-  s.params = to_host(params_);
-  s.adam_m = to_host(adam_m_);
-  s.adam_v = to_host(adam_v_);
-  s.obs_rms = to_host(obs_rms_.state());
-  s.ret_rms = to_host(ret_rms_.state());
-  s.obs = to_host(Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_)));
-  s.return_acc = to_host(return_acc_);
-  if (env_) s.env = env_->save_state(space_);
   s.rng = {{"next_action_step", iteration_ * T_}, {"next_shuffle", iteration_ * cfg_.section<PpoConfig>().update_epochs}};
   return s;
 }
 
 void PpoTrainer::load_shared_state(const TrainerState& s, std::uint64_t first_episode) {
-  space_.fence();
-  to_device(params_, s.params, "params");
-  to_device(adam_m_, s.adam_m, "adam_m");
-  to_device(adam_v_, s.adam_v, "adam_v");
-  to_device(obs_rms_.state(), s.obs_rms, "obs_rms");
-  to_device(ret_rms_.state(), s.ret_rms, "ret_rms");
+  const StateBuffers b = state_buffers();
+  load_shared_buffers(space_, b, s);
   iteration_ = s.iteration;
   adam_step_ = s.adam_step;
   nonfinite_streak_ = s.nonfinite_streak;
-  Kokkos::deep_copy(return_acc_, 0.0f);
-  if (env_) env_->reset_all(space_, obs_.data(), first_episode);
+  restart_episodes(space_, b, first_episode);
   space_.fence();
 }
 
 void PpoTrainer::load_state(const TrainerState& s) {
   load_shared_state(s, 0);
-  to_device(Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_)), s.obs, "PPO state obs");
-  to_device(return_acc_, s.return_acc, "return_acc");
-  if (env_) env_->load_state(space_, s.env);
-  space_.fence();
+  load_own_buffers(space_, state_buffers(), s);
 }
 
 std::vector<float> PpoTrainer::params_host() const {

@@ -24,6 +24,8 @@
 
 namespace gmi::algos {
 
+struct StateBuffers;  // src/algos/trainer_state.hpp
+
 /// The actor-critic that `cfg`'s policy.* keys describe for an environment of spec `env`.
 nn::ActorCriticSpec policy_spec(const config::Config& cfg, const envs::EnvSpec& env);
 /// How a PPO actor of `cfg` acts on envs of `spec` (normalisation, clipping, fused kernels,
@@ -85,6 +87,8 @@ class PpoTrainer final : public Trainer {
   envs::StepOutputs step_outputs(int t) const;
   float* obs_at(int t) const;
   const float* actions_at(int t) const;
+  /// Actions, log-probabilities and values of rows [lo, hi) at step t of the rollout (act_step).
+  void act(int t, int lo, int hi);
   /// After the last step: V(s_T) for the bootstrap.
   void finish_rollout();
   /// Advantages, the epochs of minibatch updates and the statistics, given the episodes that
@@ -94,22 +98,25 @@ class PpoTrainer final : public Trainer {
   void freeze() { frozen_ = true; }
   bool frozen() const { return frozen_; }
 
-  // ---- phases, public because CUDA device lambdas may not live in private member functions ----
-  void rollout();
-  /// Actions, log-probabilities and values of envs [lo, hi) at step t of the rollout.
-  void act(int t, int lo, int hi);
+  // ---- phases that launch device lambdas: public, as CUDA requires of their enclosing functions ----
   void bootstrap_truncated();
   void scale_rewards();
   void update(IterationMetrics& m);
-  /// One minibatch's gradient into `grads` and its loss statistics into loss_stats_[k]: through
-  /// the fused kernels, or gathered and run through the layered ones.
-  void fused_gradients(const rl::Permutation& perm, std::uint32_t base, int k, float* grads,
-                       const rl::PpoLossArgs<float>& la);
+  /// One minibatch's gradient into `grads` and its loss statistics into loss_stats_[k], gathered
+  /// and run through the layered kernels (fused_gradients: through the fused ones).
   void layered_gradients(const rl::Permutation& perm, std::uint32_t base, int k, float* grads,
                          rl::PpoLossArgs<float> la);
 
  private:
+  /// The rollout of an iteration: act() and the env step, num_steps times.
+  void rollout();
+  /// One minibatch's gradient into `grads` and its loss statistics into loss_stats_[k] through the
+  /// fused kernels (rl::FusedUpdate).
+  void fused_gradients(const rl::Permutation& perm, std::uint32_t base, int k, float* grads,
+                       const rl::PpoLossArgs<float>& la);
   const float* policy_input(const float* raw_obs, int n);
+  /// The buffers save_state and load_state copy (src/algos/trainer_state.hpp).
+  StateBuffers state_buffers() const;
   /// Everything the two constructors share (spec_, N_, env_offset_ set).
   void init(std::uint64_t init_seed);
   void next_rollout_start();

@@ -12,6 +12,7 @@
 #include "kernels/nn/init.hpp"
 #include "kernels/optim/polyak.hpp"
 #include "kernels/rl/sac_loss.hpp"
+#include "src/algos/trainer_state.hpp"
 
 namespace gmi::algos {
 namespace {
@@ -298,9 +299,7 @@ void SacTrainer::load_extra(const TrainerState& s) {
   step_q_ = s.adam_step;
   step_actor_ = s.counter("adam_step_actor");
   step_alpha_ = s.counter("adam_step_alpha");
-  const std::vector<float>* t = s.tensor("target_q");
-  GMI_REQUIRE(t && t->size() == nets_.q_size, "SAC state: target_q missing or of the wrong size");
-  to_device(target_, *t, "SAC target_q");
+  to_device(target_, required_tensor(s, "target_q", nets_.q_size, "SAC"), "SAC target_q");
 }
 
 SacPolicy::SacPolicy(const config::Config& cfg, const envs::EnvSpec& spec, const std::vector<float>& params,
