@@ -34,9 +34,10 @@ struct EpisodeTotals {
 
 /// \brief N envs' step and episode counters and statistics, in device Views.
 ///
-/// Copy it into a kernel and call its device members for env e from one thread (in a team: inside
-/// Kokkos::single).  Agent a of env e has running return ret(e, a); a finished episode's returns
-/// are added per group (bank_return): the sum over a role's agents, or the one agent's return.
+/// Copy it into a kernel; the counter members (start, go_on, bank_return, finish) run for env e on
+/// one thread (in a team: inside Kokkos::single).  Agent a of env e has running return ret(e, a)
+/// (a team thread per agent); a finished episode's returns are added per group (bank_return): the
+/// sum over a role's agents, or the one agent's return.
 struct Episodes {
   View1<int> elapsed;            ///< [N] steps of the current episode (TimeLimit)
   View1<std::uint64_t> episode;  ///< [N] episodes started by this env so far (reset counter)
