@@ -5,9 +5,10 @@
 ///
 /// An environment is a copyable struct (see cartpole.hpp) with SoA state in Views and
 /// KOKKOS_INLINE_FUNCTION `reset(i, bits)`, `step(i, action, terminated) -> reward` and
-/// `observe(i, out)`.  VecEnv<Env> adds what every environment shares: the elapsed-step counter and
-/// truncation, termination/truncation kept apart, automatic reset with the true next observation
-/// kept in `final_obs`, and per-env episode statistics that are reduced only when asked for.
+/// `observe(i, out)`.  VecEnv<Env> adds what every environment shares: termination/truncation kept
+/// apart, automatic reset with the true next observation kept in `final_obs`, and (episodes.hpp,
+/// shared with the multi-agent environments) the time limit, the episode counter and per-env
+/// episode statistics that are reduced only when asked for.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@
 #include "kernels/core/kokkos.hpp"
 #include "kernels/core/random.hpp"
 #include "kernels/envs/env_spec.hpp"
+#include "kernels/envs/episodes.hpp"
 
 namespace gmi::envs {
 
@@ -128,55 +130,33 @@ class VecEnv final : public VecEnvBase {
   /// \param seed          the run's seed (Philox key)
   /// \param global_offset global index of this rank's first env
   VecEnv(int num_envs, std::uint64_t seed, std::uint64_t global_offset, const Params& params)
-      : env_(num_envs, params),
-        seed_(seed),
-        offset_(global_offset),
-        elapsed_("gmi::envs::VecEnv::elapsed", num_envs),
-        episode_("gmi::envs::VecEnv::episode", num_envs),
-        ep_return_("gmi::envs::VecEnv::ep_return", num_envs),
-        ep_length_("gmi::envs::VecEnv::ep_length", num_envs),
-        done_return_("gmi::envs::VecEnv::done_return", num_envs),
-        done_length_("gmi::envs::VecEnv::done_length", num_envs),
-        done_count_("gmi::envs::VecEnv::done_count", num_envs) {
+      : env_(num_envs, params), seed_(seed), offset_(global_offset) {
     spec_ = Env::spec(params);
     num_envs_ = num_envs;
+    eps_ = Episodes("gmi::envs::VecEnv", num_envs, spec_.max_episode_steps, 1, 1);
   }
 
   Env& env() { return env_; }
 
   void reset_all(const ExecSpace& space, float* obs, std::uint64_t first_episode = 0) override {
     auto env = env_;
-    auto elapsed = elapsed_;
-    auto episode = episode_;
-    auto ep_return = ep_return_;
-    auto ep_length = ep_length_;
+    auto eps = eps_;
     const std::uint64_t seed = seed_, offset = offset_;
     constexpr int od = Env::kObsDim;
     Kokkos::parallel_for(
         "gmi::envs::VecEnv::reset_all", Range(space, 0, num_envs_), KOKKOS_LAMBDA(const int i) {
-          episode(i) = first_episode;
-          elapsed(i) = 0;
-          ep_return(i) = 0.0f;
-          ep_length(i) = 0;
+          eps.start(i, first_episode);
+          eps.ret(i) = 0.0f;
           env.reset(i, rng::philox(seed, first_episode, rng::tag(rng::kEnvReset, offset + i)));
           env.observe(i, obs + std::size_t(i) * od);
         });
-    Kokkos::deep_copy(space, done_return_, 0.0);
-    Kokkos::deep_copy(space, done_length_, 0.0);
-    Kokkos::deep_copy(space, done_count_, 0.0);
+    eps_.clear_done(space);
   }
 
   void step(const ExecSpace& space, const float* actions, const StepOutputs& out) override {
     auto env = env_;
-    auto elapsed = elapsed_;
-    auto episode = episode_;
-    auto ep_return = ep_return_;
-    auto ep_length = ep_length_;
-    auto done_return = done_return_;
-    auto done_length = done_length_;
-    auto done_count = done_count_;
+    auto eps = eps_;
     const std::uint64_t seed = seed_, offset = offset_;
-    const int max_steps = spec_.max_episode_steps;
     constexpr int od = Env::kObsDim;
     constexpr int ad = Env::kActDim;
     const StepOutputs o = out;
@@ -186,48 +166,31 @@ class VecEnv final : public VecEnvBase {
           for (int k = 0; k < ad; ++k) a[k] = actions[std::size_t(i) * ad + k];
           bool terminated = false;
           const float r = env.step(i, a, terminated);
-          const int steps = elapsed(i) + 1;
-          const bool truncated = steps >= max_steps;
+          const int t = eps.step_number(i);
+          const bool truncated = eps.truncates(t);
           o.reward[i] = r;
           o.terminated[i] = terminated;
           o.truncated[i] = truncated;
-          const float ret = ep_return(i) + r;
-          const int len = ep_length(i) + 1;
+          eps.ret(i) += r;
           if (terminated || truncated) {
             env.observe(i, o.final_obs + std::size_t(i) * od);
-            done_return(i) += ret;
-            done_length(i) += len;
-            done_count(i) += 1.0;
-            const std::uint64_t k = ++episode(i);
+            eps.bank_return(i, 0, eps.ret(i));
+            eps.ret(i) = 0.0f;
+            const std::uint64_t k = eps.finish(i, t);
             env.reset(i, rng::philox(seed, k, rng::tag(rng::kEnvReset, offset + i)));
-            elapsed(i) = 0;
-            ep_return(i) = 0.0f;
-            ep_length(i) = 0;
           } else {
-            elapsed(i) = steps;
-            ep_return(i) = ret;
-            ep_length(i) = len;
+            eps.go_on(i, t);
           }
           env.observe(i, o.next_obs + std::size_t(i) * od);
         });
   }
 
   EpisodeStats take_episode_stats(const ExecSpace& space) override {
-    auto done_return = done_return_;
-    auto done_length = done_length_;
-    auto done_count = done_count_;
+    const EpisodeTotals t = eps_.take(space, "gmi::envs::VecEnv");
     EpisodeStats s;
-    Kokkos::parallel_reduce(
-        "gmi::envs::VecEnv::episode_stats", Range(space, 0, num_envs_),
-        KOKKOS_LAMBDA(const int i, double& r, double& l, double& c) {
-          r += done_return(i);
-          l += done_length(i);
-          c += done_count(i);
-        },
-        s.return_sum, s.length_sum, s.count);
-    Kokkos::deep_copy(space, done_return_, 0.0);
-    Kokkos::deep_copy(space, done_length_, 0.0);
-    Kokkos::deep_copy(space, done_count_, 0.0);
+    s.return_sum = t.returns[0];
+    s.length_sum = t.length;
+    s.count = t.count;
     return s;
   }
 
@@ -244,29 +207,22 @@ class VecEnv final : public VecEnvBase {
   }
 
  private:
-  /// f(name, view, is_rng) for the environment's arrays and VecEnv's own.
+  /// f(name, view, is_rng) for the environment's arrays and the episode bookkeeping's.
   template <class F>
   void for_each_array(F&& f) const {
     env_.for_each_state([&](const char* name, auto view) { f(name, view, false); });
-    f("elapsed", elapsed_, false);
-    f("episode", episode_, true);
-    f("ep_return", ep_return_, false);
-    f("ep_length", ep_length_, false);
-    f("done_return", done_return_, false);
-    f("done_length", done_length_, false);
-    f("done_count", done_count_, false);
+    eps_.for_each_array([&](const char* name, auto view, int, bool is_rng) {
+      f(name, view, is_rng);
+      // Checkpoints keep the episode length after the return; it always equals the step count
+      // (saved from it, restored into it).
+      if (std::string(name) == "ep_return") f("ep_length", eps_.elapsed, false);
+    });
   }
 
   Env env_;
   std::uint64_t seed_;
   std::uint64_t offset_;
-  View1<int> elapsed_;             ///< steps in the current episode (TimeLimit)
-  View1<std::uint64_t> episode_;   ///< episodes started by this env so far (reset counter)
-  View1<float> ep_return_;         ///< undiscounted return of the current episode
-  View1<int> ep_length_;
-  View1<double> done_return_;      ///< sums over episodes finished since the last take
-  View1<double> done_length_;
-  View1<double> done_count_;
+  Episodes eps_;  ///< time limit, episode counter, running return, finished-episode sums
 };
 
 }  // namespace gmi::envs

@@ -32,6 +32,9 @@ import numpy as np
 
 import gymnasium as gym
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from env_registry import registered_envs  # noqa: E402
+
 ATOL = 1e-4  # float32 arithmetic on our side, float64 in Gymnasium
 RTOL = 1e-4
 # A state component this close to a termination threshold may fall on either side in float32
@@ -161,15 +164,7 @@ def make_ref(name):
 
 def registered_device_envs(env_list):
     """The device environments of the registry, from the `gmi_env_list` tool."""
-    p = subprocess.run([env_list], capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"compare_gymnasium: {env_list} failed with status {p.returncode}:\n{p.stderr}")
-    names = []
-    for line in p.stdout.splitlines():
-        name, kind = line.split("\t")[:2]
-        if kind == "device":
-            names.append(name)
-    return names
+    return list(registered_envs(env_list, "device"))
 
 
 class Failures:

@@ -13,7 +13,10 @@ reward, terminated and truncated (Gymnasium's 1000-step TimeLimit, counted here)
 
 Also: our keyword arguments against Gymnasium's (a second run with other v5 arguments).
 
-Usage: compare_mujoco.py --gmi PATH/TO/gmi_drl --workdir DIR [--steps 1000] [--envs 3]
+Every MuJoCo task of the registry (`gmi_env_list`) must have a case in CASES below: adding a task =
+its header, its registry line, its case here.
+
+Usage: compare_mujoco.py --gmi PATH/TO/gmi_drl --env-list PATH/TO/gmi_env_list --workdir DIR [--steps 1000] [--envs 3]
 Exit status 0 when everything agrees, 1 with one line per mismatch otherwise.
 """
 import argparse
@@ -26,11 +29,15 @@ import numpy as np
 
 import gymnasium as gym
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from env_registry import registered_envs, unmatched  # noqa: E402
+
 RTOL = 1e-5
 ATOL = 1e-6
 MAX_REPORTED = 20
 
-# (task, gmi_drl --set arguments, the same as Gymnasium keyword arguments)
+# (task, gmi_drl --set arguments, the same as Gymnasium keyword arguments); at least one per
+# registered task, the first with its defaults
 CASES = [
     ("Hopper-v5", [], {}),
     ("HalfCheetah-v5", [], {}),
@@ -122,14 +129,24 @@ def run_case(a, case_no, name, sets, kwargs, report):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gmi", required=True)
+    ap.add_argument("--env-list", required=True, help="path of the gmi_env_list executable (the registry)")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--envs", type=int, default=3)
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
     report = Report()
-    for no, (name, sets, kwargs) in enumerate(CASES):
-        run_case(a, no, name, sets, kwargs, report)
+    tasks = registered_envs(a.env_list, "mujoco")
+    for line in unmatched(tasks, {c[0] for c in CASES}, "tests/envs/compare_mujoco.py"):
+        report.add(line)
+    for name, why in tasks.items():
+        if why:
+            report.add(f"{name}: this build cannot run it ({why})")
+            continue
+        # A case's number seeds its actions and its run.
+        for no, (case_name, sets, kwargs) in enumerate(CASES):
+            if case_name == name:
+                run_case(a, no, name, sets, kwargs, report)
     if report.lines:
         print(f"compare_mujoco: {len(report.lines)} mismatch(es)")
         sys.exit(1)

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Runs `gmi_drl env --random-actions` for both Tag games in several settings
-and replays every environment's 200 steps in the independent NumPy reference (tag_reference.py):
+"""Runs `gmi_drl env --random-actions` for every multi-agent game of the registry (`gmi_env_list`:
+both Tag games) in several settings and replays every environment's 200 steps in the independent NumPy reference (tag_reference.py):
 the state before every step, every observation (after resets too), final observation, reward
 and terminated/truncated flag must agree (gridworld exactly, continuous within 1e-5).  At each
 reset the reference takes the new episode's initial state from the file, after checking that it
 is a valid start.  Also checks that the parameters the program resolved are WarpDrive's defaults
-plus the settings (the file's params attribute).
+plus the settings (the file's params attribute).  A registered multi-agent game without a setting
+in SETTINGS below fails.
 
-    compare_tag.py --gmi build/cpu/bin/gmi_drl --workdir /tmp/tag
+    compare_tag.py --gmi build/cpu/bin/gmi_drl --env-list build/cpu/bin/gmi_env_list --workdir /tmp/tag
 """
 import argparse
 import json
@@ -21,6 +22,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tag_reference as ref  # noqa: E402
+from env_registry import registered_envs, unmatched  # noqa: E402
 
 STEPS = 200
 
@@ -206,6 +208,7 @@ def compare(label, game, envs, seed, settings, want_reset, exe, workdir, steps=S
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gmi", required=True, help="the gmi_drl program")
+    ap.add_argument("--env-list", required=True, help="the gmi_env_list program (the registry)")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--only", default="", help="run only settings whose label contains this")
     ap.add_argument("--steps", type=int, default=STEPS, help="steps per setting (fewer: no episode end required)")
@@ -213,9 +216,15 @@ def main():
                     help="largest difference allowed (default: 0 for the gridworld, 1e-5 for the continuous game)")
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
-    for s in SETTINGS:
-        if a.only in s[0]:
-            compare(*s, a.gmi, a.workdir, a.steps, a.tolerance)
+    games = registered_envs(a.env_list, "multi-agent")
+    problems = unmatched(games, {s[1] for s in SETTINGS}, "tests/envs/compare_tag.py")
+    problems += [f"{g}: this build cannot run it ({why})" for g, why in games.items() if why]
+    if problems:
+        sys.exit("compare_tag: FAILED\n" + "\n".join(problems))
+    for game in games:
+        for s in SETTINGS:
+            if s[1] == game and a.only in s[0]:
+                compare(*s, a.gmi, a.workdir, a.steps, a.tolerance)
 
 
 if __name__ == "__main__":

@@ -173,17 +173,15 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
       : game_(game),
         layout_(spec),
         seed_(seed),
-        offset_(global_offset),
-        elapsed_("gmi::envs::MultiAgentVecEnv::elapsed", num_envs),
-        episode_("gmi::envs::MultiAgentVecEnv::episode", num_envs),
-        ep_return_("gmi::envs::MultiAgentVecEnv::ep_return", std::size_t(num_envs) * layout_.agents),
-        ep_events_(std::string("gmi::envs::MultiAgentVecEnv::ep_") + Game::kEvents, num_envs),
-        done_return_("gmi::envs::MultiAgentVecEnv::done_return", std::size_t(num_envs) * layout_.roles),
-        done_length_("gmi::envs::MultiAgentVecEnv::done_length", num_envs),
-        done_episodes_("gmi::envs::MultiAgentVecEnv::done_episodes", num_envs),
-        done_events_(std::string("gmi::envs::MultiAgentVecEnv::done_") + Game::kEvents, num_envs) {
+        offset_(global_offset) {
     spec_ = spec;
     num_envs_ = num_envs;
+    EpisodeNames names;
+    names.elapsed = "timestep";
+    names.done_count = "done_episodes";
+    names.events = Game::kEvents;
+    eps_ = Episodes("gmi::envs::MultiAgentVecEnv", num_envs, spec.max_episode_steps, layout_.agents, layout_.roles,
+                    names);
   }
 
   Game& game() { return game_; }
@@ -191,31 +189,20 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
   void reset_all(const ExecSpace& space, float* const* obs_per_role, std::uint64_t first_episode = 0) override {
     const RolePtrs<float> obs = gather<float>(obs_per_role);
     auto game = game_;
-    auto elapsed = elapsed_;
-    auto episode = episode_;
-    auto ep_return = ep_return_;
-    auto ep_events = ep_events_;
+    auto eps = eps_;
     const RoleLayout lay = layout_;
     const std::uint64_t seed = seed_, offset = offset_;
     Kokkos::parallel_for(
         std::string(Game::kKernelName) + "::reset_all", team_per_env(space, num_envs_, lay.agents),
         KOKKOS_LAMBDA(const TeamMember& m) {
           const int e = m.league_rank();
-          Kokkos::single(Kokkos::PerTeam(m), [&] {
-            episode(e) = first_episode;
-            elapsed(e) = 0;
-            ep_events(e) = 0;
-          });
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(m, lay.agents),
-                               [&](int a) { ep_return(std::size_t(e) * lay.agents + a) = 0.0f; });
+          Kokkos::single(Kokkos::PerTeam(m), [&] { eps.start(e, first_episode); });
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(m, lay.agents), [&](int a) { eps.ret(e, a) = 0.0f; });
           game.reset(m, e, seed, first_episode, offset + e);
           m.team_barrier();
           game.observe(m, e, 0, obs);
         });
-    Kokkos::deep_copy(space, done_return_, 0.0);
-    Kokkos::deep_copy(space, done_length_, 0.0);
-    Kokkos::deep_copy(space, done_episodes_, 0.0);
-    Kokkos::deep_copy(space, done_events_, 0.0);
+    eps_.clear_done(space);
   }
 
   void step(const ExecSpace& space, const float* const* actions_per_role, const StepOutputs* out_per_role) override {
@@ -230,27 +217,17 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
       trunc.p[r] = out_per_role[r].truncated;
     }
     auto game = game_;
-    auto elapsed = elapsed_;
-    auto episode = episode_;
-    auto ep_return = ep_return_;
-    auto ep_events = ep_events_;
-    auto done_return = done_return_;
-    auto done_length = done_length_;
-    auto done_episodes = done_episodes_;
-    auto done_events = done_events_;
+    auto eps = eps_;
     const RoleLayout lay = layout_;
     const std::uint64_t seed = seed_, offset = offset_;
-    const int max_steps = spec_.max_episode_steps;
     Kokkos::parallel_for(
         std::string(Game::kKernelName) + "::step", team_per_env(space, num_envs_, lay.agents),
         KOKKOS_LAMBDA(const TeamMember& m) {
           const int e = m.league_rank();
-          const std::size_t base = std::size_t(e) * lay.agents;
-          const int t = elapsed(e) + 1;
-          const std::uint64_t ep = episode(e);
-          const int events_before = ep_events(e);
+          const int t = eps.step_number(e);
+          const std::uint64_t ep = eps.episode(e);
           const GameStep s = game.advance(m, e, t, act, rew);
-          const bool terminated = s.terminated, truncated = t >= max_steps;
+          const bool terminated = s.terminated, truncated = eps.truncates(t);
           const bool done = terminated || truncated;
           m.team_barrier();
           game.observe(m, e, t, done ? fin : obs);
@@ -261,33 +238,23 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
             const std::size_t row = lay.row(e, a, r);
             term.p[r][row] = terminated;
             trunc.p[r][row] = truncated;
-            ep_return(base + a) += rew.p[r][row];
+            eps.ret(e, a) += rew.p[r][row];
           });
           m.team_barrier();
           if (!done) {
-            Kokkos::single(Kokkos::PerTeam(m), [&] {
-              elapsed(e) = t;
-              ep_events(e) = events_before + s.events;
-            });
+            Kokkos::single(Kokkos::PerTeam(m), [&] { eps.go_on(e, t, s.events); });
             return;
           }
           for (int r = 0; r < lay.roles; ++r) {
             double sum = 0.0;
             Kokkos::parallel_reduce(
                 Kokkos::TeamThreadRange(m, lay.first[r], lay.first[r] + lay.count[r]),
-                [&](int a, double& acc) { acc += ep_return(base + a); }, sum);
-            Kokkos::single(Kokkos::PerTeam(m), [&] { done_return(std::size_t(e) * lay.roles + r) += sum; });
+                [&](int a, double& acc) { acc += eps.ret(e, a); }, sum);
+            Kokkos::single(Kokkos::PerTeam(m), [&] { eps.bank_return(e, r, sum); });
           }
-          Kokkos::single(Kokkos::PerTeam(m), [&] {
-            done_length(e) += t;
-            done_episodes(e) += 1.0;
-            done_events(e) += events_before + s.events;
-            episode(e) = ep + 1;
-            elapsed(e) = 0;
-            ep_events(e) = 0;
-          });
+          Kokkos::single(Kokkos::PerTeam(m), [&] { eps.finish(e, t, s.events); });
           m.team_barrier();
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(m, lay.agents), [&](int a) { ep_return(base + a) = 0.0f; });
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(m, lay.agents), [&](int a) { eps.ret(e, a) = 0.0f; });
           game.reset(m, e, seed, ep + 1, offset + e);
           m.team_barrier();
           game.observe(m, e, 0, obs);
@@ -295,38 +262,17 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
   }
 
   std::vector<EpisodeStats> take_episode_stats(const ExecSpace& space) override {
-    auto done_return = done_return_;
-    auto done_length = done_length_;
-    auto done_episodes = done_episodes_;
-    auto done_events = done_events_;
-    double length = 0.0, episodes = 0.0, events = 0.0;
-    Kokkos::parallel_reduce(
-        std::string(Game::kKernelName) + "::episode_stats", Range(space, 0, num_envs_),
-        KOKKOS_LAMBDA(const int e, double& l, double& c, double& g) {
-          l += done_length(e);
-          c += done_episodes(e);
-          g += done_events(e);
-        },
-        length, episodes, events);
+    const EpisodeTotals t = eps_.take(space, Game::kKernelName);
     std::vector<EpisodeStats> out;
-    const int roles = layout_.roles;
-    for (int r = 0; r < roles; ++r) {
-      double ret = 0.0;
-      Kokkos::parallel_reduce(
-          std::string(Game::kKernelName) + "::episode_returns", Range(space, 0, num_envs_),
-          KOKKOS_LAMBDA(const int e, double& acc) { acc += done_return(std::size_t(e) * roles + r); }, ret);
+    for (int r = 0; r < layout_.roles; ++r) {
       EpisodeStats s;
       const double agents = layout_.count[r];
-      s.return_sum = ret;
-      s.length_sum = length * agents;
-      s.count = episodes * agents;
-      for (const double d : spec_.stat_divisors) s.term_sums.push_back(events * agents / d);
+      s.return_sum = t.returns[r];
+      s.length_sum = t.length * agents;
+      s.count = t.count * agents;
+      for (const double d : spec_.stat_divisors) s.term_sums.push_back(t.events * agents / d);
       out.push_back(s);
     }
-    Kokkos::deep_copy(space, done_return_, 0.0);
-    Kokkos::deep_copy(space, done_length_, 0.0);
-    Kokkos::deep_copy(space, done_episodes_, 0.0);
-    Kokkos::deep_copy(space, done_events_, 0.0);
     return out;
   }
 
@@ -348,7 +294,7 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
     game_.physical_state([&](const char* name, auto view, int width) {
       out.push_back(save_state_array(space, name, view, false, width));
     });
-    out.push_back(save_state_array(space, "timestep", elapsed_, false));
+    out.push_back(save_state_array(space, "timestep", eps_.elapsed, false));
     return out;
   }
 
@@ -360,34 +306,21 @@ class MultiAgentVecEnv final : public MultiAgentVecEnvBase {
     return p;
   }
 
-  /// f(name, view, width, is_rng): the game's arrays, then the step and episode counters and the
-  /// running and finished-episode statistics.
+  /// f(name, view, width, is_rng): the game's arrays, then the episode bookkeeping's (the step and
+  /// episode counters, the running and finished-episode statistics).
   template <class F>
   void for_each_array(F&& f) const {
     game_.for_each_state([&](const char* name, auto view, int width) { f(name, view, width, false); });
-    f("timestep", elapsed_, 1, false);
-    f("episode", episode_, 1, true);
-    f("ep_return", ep_return_, layout_.agents, false);
-    const std::string ep_events = std::string("ep_") + Game::kEvents, done_events = std::string("done_") + Game::kEvents;
-    f(ep_events.c_str(), ep_events_, 1, false);
-    f("done_return", done_return_, layout_.roles, false);
-    f("done_length", done_length_, 1, false);
-    f("done_episodes", done_episodes_, 1, false);
-    f(done_events.c_str(), done_events_, 1, false);
+    eps_.for_each_array(f);
   }
 
   Game game_;
   RoleLayout layout_;
   std::uint64_t seed_;
   std::uint64_t offset_;
-  View1<int> elapsed_;             ///< steps of the current episode (WarpDrive's _timestep_)
-  View1<std::uint64_t> episode_;   ///< episodes started by this env so far (reset counter)
-  View1<float> ep_return_;         ///< [N * agents] undiscounted return of the current episode
-  View1<int> ep_events_;           ///< the game's events (GameStep::events) in the current episode
-  View1<double> done_return_;      ///< [N * roles] sums over episodes finished since the last take
-  View1<double> done_length_;
-  View1<double> done_episodes_;
-  View1<double> done_events_;
+  /// Time limit, episode counter (timestep: WarpDrive's _timestep_), returns per agent, finished
+  /// episodes' returns per role, lengths, counts and the game's events (GameStep::events).
+  Episodes eps_;
 };
 
 }  // namespace gmi::envs
