@@ -69,9 +69,14 @@ struct DeviceGroup::Impl {
         abort();
         give_up(fmt::format("NCCL {} among {}", op, ranks_text(world)), world, d.elapsed());
       }
-      // A launch settles in microseconds: poll hard for the first millisecond (sleeping here cost
-      // every NCCL call ~100 us on 2 H200s), then let the core go.
-      if (spin > 64 && d.elapsed() > 1e-3) std::this_thread::sleep_for(std::chrono::microseconds(50));
+      // A launch settles in microseconds, and NCCL's own threads finish it: poll, but yield the
+      // core at every turn (a rank bound to one core, as mpirun binds 2 ranks, shares it with
+      // them: spinning here kept them off it for a time slice, ~1 ms per call on 2 H100s), and
+      // sleep after a millisecond (sleeping at once cost every call ~100 us on 2 H200s).
+      if (spin > 64 && d.elapsed() > 1e-3)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      else
+        std::this_thread::yield();
     }
     check();  // aborted by the device watch: the failure is flagged
     throw Error("NCCL communicator aborted");

@@ -19,12 +19,12 @@
 namespace gmi {
 namespace {
 
-// GPU builds keep every GMI of the test on its one GPU (NCCL: one rank per GPU per communicator).
-#if defined(GMI_HAVE_CUDA)
-constexpr int kTestGpus = 1;
-#else
-constexpr int kTestGpus = 2;
-#endif
+// Host builds emulate 2 GPUs.  GPU builds use the GPUs the test main put the ranks on
+// (GMI_TEST_GPUS: 1, every GMI on the test's GPU, or 2 for the *_2gpus entries; 0 when the node
+// shows fewer, and the tests skip).
+int test_gpus() { return test::test_gpus(2); }
+#define GMI_SKIP_WITHOUT_GPUS() \
+  if (test_gpus() == 0) GTEST_SKIP() << "GMI_TEST_GPUS asks for more GPUs than this node shows"
 
 config::Config small(int world) {
   config::Config c = config::parse(
@@ -44,12 +44,13 @@ int world_size() {
 }
 
 TEST(DataParallel, AllGmisKeepIdenticalWeightsAndStatistics) {
+  GMI_SKIP_WITHOUT_GPUS();
   const int W = world_size();
   config::Config cfg = small(W);
   cfg.section<gmi::algos::PpoConfig>().normalize_obs = true;
   cfg.section<gmi::algos::PpoConfig>().normalize_reward = true;
   cfg.section<gmi::algos::PpoConfig>().target_kl = 0.001;  // stops epochs early; all GMIs must stop at the same minibatch
-  mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{kTestGpus, 0}));
+  mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{test_gpus(), 0}));
   // har twice: the second synchronises within the GPU through shared flags and has the trainer
   // compute its gradients in the reducer's buffer (GradientReducer::buffer).
   for (const auto& [s, flags] : std::vector<std::pair<std::string, bool>>{
@@ -102,10 +103,11 @@ void expect_identical_weights(const config::Config& cfg, const mpi::Communicator
 }
 
 TEST(DataParallel, OffPolicyGmisKeepIdenticalWeights) {
+  GMI_SKIP_WITHOUT_GPUS();
   // Each GMI fills its own replay shard from its own envs and samples its own batches; DQN's one
   // optimiser and SAC's three (Q, actor, alpha) each average their gradient first.
   const int W = world_size();
-  mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{kTestGpus, 0}));
+  mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{test_gpus(), 0}));
   for (const char* algo : {"dqn", "sac"}) {
     const config::Config cfg = config::parse(
         std::string("algo: ") + algo +
@@ -119,8 +121,9 @@ TEST(DataParallel, OffPolicyGmisKeepIdenticalWeights) {
 }
 
 TEST(DataParallel, MultiAgentRolesKeepIdenticalWeights) {
+  GMI_SKIP_WITHOUT_GPUS();
   // Each GMI plays its own Tag games; every role's minibatch gradients are averaged over GMIs.
-  mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{kTestGpus, 0}));
+  mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{test_gpus(), 0}));
   const config::Config cfg = config::parse(
       "env: {name: TagContinuous-v0, num_envs: 4, num_runners: 4, episode_length: 12, tagging_distance: 0.2}\n"
       "policy: {actor_hidden: [16], critic_hidden: [16]}\n"
@@ -131,6 +134,7 @@ TEST(DataParallel, MultiAgentRolesKeepIdenticalWeights) {
 }
 
 TEST(DataParallel, IdenticalDataOnEveryGmiGivesTheSingleGmiResult) {
+  GMI_SKIP_WITHOUT_GPUS();
   // Same environments everywhere (offset 0): the mean of W equal gradients, summed in slot order
   // and scaled by 1/W, is that gradient exactly for W = 1, 2 and 4 (x + x, 3x + x and the
   // scaling by a power of two are exact; 3x rounds but its error is too small to survive + x
@@ -139,12 +143,15 @@ TEST(DataParallel, IdenticalDataOnEveryGmiGivesTheSingleGmiResult) {
   const int W = world_size();
   if (W != 1 && W != 2 && W != 4) GTEST_SKIP() << "exact only for 1, 2 or 4 GMIs";
   config::Config cfg = small(W);
-  mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{1, 0}));
+  // One GPU on host builds; on GPU builds the test's GPUs (over 2 GPUs the sums 2x and 4x are
+  // exact too).
+  const int gpus = test::test_gpus(1);
+  mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{gpus, 0}));
   mpi::ReducerOptions o;
   o.elements = algos::PpoTrainer::policy_layout(cfg).num_params;
   o.concurrent_gmis = true;  // gradients computed in the reducer's shared buffer
   auto reducer = mpi::make_strategy(comms, "har", o);
-  if (W > 1) {
+  if (W > gpus) {  // GMIs that share a GPU compute their gradients in the shared buffer
     EXPECT_NE(reducer->buffer(), nullptr);
   }
   algos::PpoTrainer dp(cfg, 0, reducer.get());

@@ -25,20 +25,25 @@ struct Case {
   int ranks_per_node;
 };
 
-// GPU builds run every GMI of the test on the one GPU the test process was given (NCCL refuses
-// two ranks of one communicator on one GPU), so they cover the single-GPU layouts; host builds
-// emulate 1-4 GPUs.
+// Host builds emulate 1-4 GPUs.  GPU builds lay the GMIs over exactly the GPUs the test main put
+// the ranks on (GMI_TEST_GPUS: 1, every GMI on the test's GPU, or 2 for the *_2gpus entries; 0
+// when the node shows fewer, and the tests skip): NCCL refuses two ranks of one communicator on
+// one GPU, and a layout must match where the ranks really are.
 #if defined(GMI_HAVE_CUDA)
-constexpr int kMaxTestGpus = 1;
+constexpr bool kRealGpus = true;
 #else
-constexpr int kMaxTestGpus = 4;
+constexpr bool kRealGpus = false;
 #endif
+int max_test_gpus() { return test::test_gpus(4); }
+#define GMI_SKIP_WITHOUT_GPUS() \
+  if (max_test_gpus() == 0) GTEST_SKIP() << "GMI_TEST_GPUS asks for more GPUs than this node shows"
 
 std::vector<Case> cases(int W) {
   std::vector<Case> c;
-  for (int g = 1; g <= std::min(W, kMaxTestGpus); ++g) {
+  const int G = max_test_gpus();
+  for (int g = kRealGpus ? G : 1; g <= std::min(W, G); ++g) {
     c.push_back({g, 0});
-    if (W >= 4 && W % 2 == 0 && kMaxTestGpus > 1) c.push_back({g, W / 2});  // two emulated nodes
+    if (!kRealGpus && W >= 4 && W % 2 == 0 && G > 1) c.push_back({g, W / 2});  // two emulated nodes
   }
   return c;
 }
@@ -78,6 +83,7 @@ void check(GradientReducer& r, int n, int rounds, const std::string& what, bool 
 }
 
 TEST(Reducers, EveryStrategyOnEveryLayoutAveragesExactlyAndIdentically) {
+  GMI_SKIP_WITHOUT_GPUS();
   int W = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &W);
   const std::vector<int> sizes = {1, 5, 1000, 65537};
@@ -144,6 +150,7 @@ void expect_input_error(const Communicators& comms, const ReducerOptions& o, con
 }
 
 TEST(Reducers, ForcedStrategyTheLayoutCannotRunIsAnInputError) {
+  if (kRealGpus && max_test_gpus() != 1) GTEST_SKIP() << "a one-GPU layout; the ranks are on several GPUs";
   int W = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &W);
   // All ranks on one GPU: mrr would put two ranks of one NCCL communicator on one GPU.
@@ -166,7 +173,8 @@ TEST(Reducers, ForcedStrategyTheLayoutCannotRunIsAnInputError) {
 TEST(Reducers, HarRunsRingsWhereTheLayoutAllowsThem) {
   int W = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &W);
-  if (W < 4 || W % 2 != 0 || kMaxTestGpus < 2) GTEST_SKIP() << "needs an even rank count >= 4 on a host build";
+  if (W < 4 || W % 2 != 0 || max_test_gpus() != (kRealGpus ? 2 : 4))
+    GTEST_SKIP() << "needs an even rank count >= 4 on two GPUs (or emulated ones)";
   ReducerOptions o;
   o.elements = 100;
   o.concurrent_gmis = true;
@@ -178,7 +186,7 @@ TEST(Reducers, HarRunsRingsWhereTheLayoutAllowsThem) {
   o.inter_gpu = "leaders";
   EXPECT_EQ(make_strategy(ce, "har", o)->name(), "har (ipc)");
   // Three GPUs: uneven GMI counts, so auto falls back to leaders and forced rings is an error.
-  if (W % 3 != 0) {
+  if (W % 3 != 0 && !kRealGpus) {
     const Layout uneven = plan_layout(gather_node_names(0), LayoutRequest{3, 0});
     Communicators cu(uneven);
     o.inter_gpu = "auto";
@@ -190,10 +198,11 @@ TEST(Reducers, HarRunsRingsWhereTheLayoutAllowsThem) {
 }
 
 TEST(Reducers, HostSumAddsOverAllGmis) {
+  GMI_SKIP_WITHOUT_GPUS();
   int W = 1, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &W);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  Communicators comms(plan_layout(gather_node_names(0), LayoutRequest{kMaxTestGpus > 1 ? 2 : 1, 0}));
+  Communicators comms(plan_layout(gather_node_names(0), LayoutRequest{kRealGpus ? max_test_gpus() : 2, 0}));
   ReducerOptions o;
   o.elements = 4;
   auto r = make_strategy(comms, "har", o);

@@ -2,10 +2,35 @@
 // Helpers for tests run under mpiexec.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 namespace gmi::test {
+
+/// GPUs an MPI test's GMIs are on, as GMI_TEST_GPUS asks (default 1); GPU builds only.  With
+/// more than one, the test main has put every rank on its GPU of plan_layout({that many, 0}),
+/// the ranks spread evenly in rank order (the gpu-labelled ctest entries *_2gpus set 2).
+inline int requested_gpus() {
+  const char* v = std::getenv("GMI_TEST_GPUS");
+  return v ? std::max(1, std::atoi(v)) : 1;
+}
+/// GPUs this node shows (set by the test main; -1: not asked).
+inline int& visible_gpus() {
+  static int n = -1;
+  return n;
+}
+/// The GPUs a test lays its GMIs over: `host_gpus` emulated ones on host builds; on GPU builds
+/// requested_gpus(), or 0 when the node has fewer (the test then skips).
+inline int test_gpus([[maybe_unused]] int host_gpus) {
+#if defined(GMI_HAVE_CUDA)
+  const int want = requested_gpus();
+  return want > 1 && visible_gpus() < want ? 0 : want;
+#else
+  return host_gpus;
+#endif
+}
 
 /// True when every rank of MPI_COMM_WORLD holds the same bytes in `v` (FNV-1a hash, min == max).
 /// Collective.
