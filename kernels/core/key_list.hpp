@@ -17,6 +17,6 @@
 ///   list in kernels/ names a check without including src/.
 /// - `doc` is the one-line description, the only one: the reference (`gmi_drl config reference`,
 ///   config/README.md), the strict parser and the resolved config are generated from the list
-///   (src/config/config.cpp, GMI_CONFIG_KEYS).
+///   (GMI_CONFIG_KEYS in src/config/keys.hpp, the schema in src/config/config.cpp).
 
 #define GMI_KEY_MEMBER(type, name, def, check, doc) type name = def;

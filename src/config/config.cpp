@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <mutex>
 #include <sstream>
 #include <tuple>
 
@@ -195,8 +196,10 @@ Schema build_schema() {
 
 /// The schema of the algorithms registered now (built again after a registration).
 const Schema& current_schema() {
+  static std::mutex mu;
   static Schema s;
   static int built = -1;
+  std::lock_guard<std::mutex> lock(mu);
   if (built != registry_generation()) {
     s = build_schema();
     built = registry_generation();

@@ -74,10 +74,11 @@ inline auto at_least(double lo) {
 inline auto positive() {
   return check([](double v) { return v > 0; }, "> 0");
 }
-/// lo <= v <= hi.
-inline auto within(double lo, double hi) {
+/// lo <= v <= hi; `words` replaces "in [lo, hi]" where lo only keeps v away from 0
+/// (`within(1e-12, 1, "in (0, 1]")`).
+inline auto within(double lo, double hi, std::string words = "") {
   return check([lo, hi](double v) { return v >= lo && v <= hi; },
-               "in [" + number_text(lo) + ", " + number_text(hi) + "]");
+               words.empty() ? "in [" + number_text(lo) + ", " + number_text(hi) + "]" : std::move(words));
 }
 /// lo < v <= hi.
 inline auto above_up_to(double lo, double hi) {

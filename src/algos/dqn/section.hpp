@@ -14,15 +14,15 @@ namespace gmi::algos {
   X(int, num_steps, 0, at_least(0),                                                                           \
     "vector steps (every env of the GMI once) per iteration: one metrics row, the checkpoint and signal "     \
     "granularity; 0: ceil(1000 / env.num_envs)")                                                              \
-  X(double, learning_rate, 2.5e-4, above_up_to(0, 1), "Adam learning rate")                                   \
+  X(double, learning_rate, 2.5e-4, within(1e-12, 1, "in (0, 1]"), "Adam learning rate")                                   \
   X(double, gamma, 0.99, within(0, 1), "discount factor")                                                     \
-  X(double, tau, 1.0, above_up_to(0, 1), "target network update rate (1: copy the Q network)")               \
+  X(double, tau, 1.0, within(1e-12, 1, "in (0, 1]"), "target network update rate (1: copy the Q network)")               \
   X(std::int64_t, target_network_frequency, 500, at_least(1),                                                 \
     "env steps between target network updates" GMI_DQN_PER_GMI_)                                             \
   X(int, batch_size, 128, at_least(1), "transitions per gradient update (sampled from this GMI's replay)")    \
   X(double, start_e, 1.0, within(0, 1), "exploration epsilon at the start")                                   \
   X(double, end_e, 0.05, within(0, 1), "exploration epsilon after the decay")                                 \
-  X(double, exploration_fraction, 0.5, above_up_to(0, 1),                                                     \
+  X(double, exploration_fraction, 0.5, within(1e-12, 1, "in (0, 1]"),                                                     \
     "fraction of train.total_env_steps over which epsilon decays linearly from start_e to end_e")             \
   X(std::int64_t, learning_starts, 10000, at_least(0), "env steps before the first update" GMI_DQN_PER_GMI_) \
   X(std::int64_t, train_frequency, 10, at_least(1), "env steps per gradient update" GMI_DQN_PER_GMI_)        \

@@ -12,14 +12,14 @@ namespace gmi::algos {
 
 #define GMI_PPO_KEYS(X)                                                                                        \
   X(int, num_steps, 128, at_least(1), "rollout length per environment per iteration")                        \
-  X(double, learning_rate, 2.5e-4, above_up_to(0, 1), "Adam learning rate (initial value if annealed)")      \
+  X(double, learning_rate, 2.5e-4, within(1e-12, 1, "in (0, 1]"), "Adam learning rate (initial value if annealed)")      \
   X(bool, anneal_lr, true, any, "decay the learning rate linearly to 0 over the run")                         \
   X(double, gamma, 0.99, within(0, 1), "discount factor")                                                     \
   X(double, gae_lambda, 0.95, within(0, 1), "GAE lambda")                                                     \
   X(int, num_minibatches, 4, at_least(1), "minibatches per epoch; must divide env.num_envs * ppo.num_steps") \
   X(int, update_epochs, 4, at_least(1), "passes over the rollout per iteration")                             \
   X(bool, norm_adv, true, any, "normalise advantages within each minibatch")                                  \
-  X(double, clip_coef, 0.2, above_up_to(0, 10), "surrogate clipping coefficient")                            \
+  X(double, clip_coef, 0.2, within(1e-6, 10, "in (0, 10]"), "surrogate clipping coefficient")                            \
   X(bool, clip_vloss, true, any, "clip the value loss like the surrogate")                                    \
   X(double, ent_coef, 0.01, at_least(0), "entropy bonus coefficient")                                         \
   X(double, vf_coef, 0.5, at_least(0), "value loss coefficient")                                              \

@@ -14,10 +14,10 @@ namespace gmi::algos {
   X(int, num_steps, 0, at_least(0),                                                                           \
     "vector steps (every env of the GMI once) per iteration: one metrics row, the checkpoint and signal "     \
     "granularity; 0: ceil(1000 / env.num_envs)")                                                              \
-  X(double, policy_lr, 3e-4, above_up_to(0, 1), "the actor's Adam learning rate")                             \
-  X(double, q_lr, 1e-3, above_up_to(0, 1), "the Q networks' (and alpha's) Adam learning rate")               \
+  X(double, policy_lr, 3e-4, within(1e-12, 1, "in (0, 1]"), "the actor's Adam learning rate")                             \
+  X(double, q_lr, 1e-3, within(1e-12, 1, "in (0, 1]"), "the Q networks' (and alpha's) Adam learning rate")               \
   X(double, gamma, 0.99, within(0, 1), "discount factor")                                                     \
-  X(double, tau, 0.005, above_up_to(0, 1), "target networks' Polyak rate")                                   \
+  X(double, tau, 0.005, within(1e-12, 1, "in (0, 1]"), "target networks' Polyak rate")                                   \
   X(int, batch_size, 256, at_least(1), "transitions per gradient update (sampled from this GMI's replay)")    \
   X(std::int64_t, learning_starts, 5000, at_least(0),                                                         \
     "env steps with uniformly random actions and no updates" GMI_SAC_PER_GMI_)                                \
