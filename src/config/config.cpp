@@ -123,12 +123,8 @@ auto memory_size() -> Check<std::function<bool(const std::string&)>> {
 }
 
 auto registered_env() -> Check<std::function<bool(const std::string&)>> {
-  std::vector<std::string> names = envs::all_env_names();
-  std::string words = choices_text(names);
-  return {[names = std::move(names)](const std::string& v) {
-            return std::find(names.begin(), names.end(), v) != names.end();
-          },
-          std::move(words)};
+  auto c = one_of(envs::all_env_names());
+  return {std::move(c.ok), std::move(c.words)};
 }
 
 }  // namespace checks
@@ -602,10 +598,7 @@ std::string value_text(const Config& c, const std::string& key) {
   return f->get(c);
 }
 
-std::vector<std::string> tag_keys() {
-  schema();
-  return tag_paths();
-}
+std::vector<std::string> tag_keys() { return tag_paths(); }
 
 std::vector<std::string> keys() {
   std::vector<std::string> k;

@@ -23,8 +23,6 @@ namespace {
 // (GMI_TEST_GPUS: 1, every GMI on the test's GPU, or 2 for the *_2gpus entries; 0 when the node
 // shows fewer, and the tests skip).
 int test_gpus() { return test::test_gpus(2); }
-#define GMI_SKIP_WITHOUT_GPUS() \
-  if (test_gpus() == 0) GTEST_SKIP() << "GMI_TEST_GPUS asks for more GPUs than this node shows"
 
 config::Config small(int world) {
   config::Config c = config::parse(
@@ -44,7 +42,7 @@ int world_size() {
 }
 
 TEST(DataParallel, AllGmisKeepIdenticalWeightsAndStatistics) {
-  GMI_SKIP_WITHOUT_GPUS();
+  GMI_SKIP_WITHOUT_TEST_GPUS();
   const int W = world_size();
   config::Config cfg = small(W);
   cfg.section<gmi::algos::PpoConfig>().normalize_obs = true;
@@ -103,7 +101,7 @@ void expect_identical_weights(const config::Config& cfg, const mpi::Communicator
 }
 
 TEST(DataParallel, OffPolicyGmisKeepIdenticalWeights) {
-  GMI_SKIP_WITHOUT_GPUS();
+  GMI_SKIP_WITHOUT_TEST_GPUS();
   // Each GMI fills its own replay shard from its own envs and samples its own batches; DQN's one
   // optimiser and SAC's three (Q, actor, alpha) each average their gradient first.
   const int W = world_size();
@@ -121,7 +119,7 @@ TEST(DataParallel, OffPolicyGmisKeepIdenticalWeights) {
 }
 
 TEST(DataParallel, MultiAgentRolesKeepIdenticalWeights) {
-  GMI_SKIP_WITHOUT_GPUS();
+  GMI_SKIP_WITHOUT_TEST_GPUS();
   // Each GMI plays its own Tag games; every role's minibatch gradients are averaged over GMIs.
   mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{test_gpus(), 0}));
   const config::Config cfg = config::parse(
@@ -134,7 +132,7 @@ TEST(DataParallel, MultiAgentRolesKeepIdenticalWeights) {
 }
 
 TEST(DataParallel, IdenticalDataOnEveryGmiGivesTheSingleGmiResult) {
-  GMI_SKIP_WITHOUT_GPUS();
+  GMI_SKIP_WITHOUT_TEST_GPUS();
   // Same environments everywhere (offset 0): the mean of W equal gradients, summed in slot order
   // and scaled by 1/W, is that gradient exactly for W = 1, 2 and 4 (x + x, 3x + x and the
   // scaling by a power of two are exact; 3x rounds but its error is too small to survive + x

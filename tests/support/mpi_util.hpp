@@ -32,6 +32,14 @@ inline int test_gpus([[maybe_unused]] int host_gpus) {
 #endif
 }
 
+}  // namespace gmi::test
+
+/// In a TEST: skip when GMI_TEST_GPUS asks for more GPUs than the node shows (GPU builds).
+#define GMI_SKIP_WITHOUT_TEST_GPUS() \
+  if (::gmi::test::test_gpus(1) == 0) GTEST_SKIP() << "GMI_TEST_GPUS asks for more GPUs than this node shows"
+
+namespace gmi::test {
+
 /// True when every rank of MPI_COMM_WORLD holds the same bytes in `v` (FNV-1a hash, min == max).
 /// Collective.
 template <class T>
