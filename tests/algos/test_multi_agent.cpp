@@ -108,6 +108,22 @@ TEST(MultiAgent, SaveAndLoadResumeExactly) {
   }
 }
 
+// Each role keeps its own kernels across a restart with device.fused_kernels: auto (the role's
+// `kernel_paths` counter, under the role's name in the game's state).
+TEST(MultiAgent, AutoKeepsEachRolesKernelsOnResume) {
+  auto first = gmi::algos::make_trainer(tag("TagContinuous-v0", {{"device.fused_kernels", "on"}}), 0);
+  first->iterate();
+  const auto mid = first->save_state();
+  EXPECT_EQ(mid.counter("tagger_kernel_paths"), 3);  // fused rollout and update
+  EXPECT_EQ(mid.counter("runner_kernel_paths"), 3);
+  auto resumed = gmi::algos::make_trainer(tag("TagContinuous-v0", {{"device.fused_kernels", "auto"}}), 0);
+  resumed->load_state(mid);
+  EXPECT_EQ(resumed->kernels(), first->kernels());
+  first->iterate();
+  resumed->iterate();
+  EXPECT_EQ(resumed->params_host(), first->params_host());
+}
+
 TEST(MultiAgent, ConfigErrorsNameTheKey) {
   const auto error = gmi::test::config_error;
   EXPECT_EQ(error({{"env.name", "TagContinuous-v0"}, {"algo", "sac"}}),

@@ -127,3 +127,47 @@ TEST(PpoTrainer, RolloutGraphGivesTheSameRunAsDirectLaunches) {
       }
     }
 }
+
+// device.fused_kernels: auto chooses its kernels once per run (timing them on GPUs) and a restart
+// keeps the checkpointed run's choice, so that it is exact whichever path the timing would pick now.
+TEST(PpoTrainer, AutoKeepsTheKernelsOfTheCheckpointedRun) {
+  for (const char* env : {"CartPole-v1", "Pendulum-v1"})
+    for (const char* chosen : {"on", "off"}) {
+      SCOPED_TRACE(std::string(env) + " run started with fused_kernels " + chosen);
+      const auto cfg = [&](const char* mode) {
+        return small(env, {{"device.fused_kernels", mode}, {"ppo.normalize_obs", "true"}});
+      };
+      gmi::algos::PpoTrainer first(cfg(chosen), 0);
+      first.iterate();
+      first.iterate();
+      const gmi::algos::TrainerState saved = first.save_state();
+      gmi::algos::PpoTrainer resumed(cfg("auto"), 0);
+      resumed.load_state(saved);
+      EXPECT_EQ(resumed.kernels(), first.kernels());
+      EXPECT_EQ(resumed.fused_update(), std::string(chosen) == "on");
+      first.iterate();
+      resumed.iterate();
+      EXPECT_EQ(resumed.params_host(), first.params_host());  // bitwise: the same kernels
+      EXPECT_EQ(resumed.kernels(), first.kernels());          // no timing on the resumed run
+    }
+}
+
+// Without a checkpoint, auto runs the layered kernels on host builds (nothing timed) and, on GPUs,
+// times both paths of each phase on the first iteration, says what each took, and keeps the faster.
+TEST(PpoTrainer, AutoTimesTheKernelPathsOnGpus) {
+  gmi::algos::PpoTrainer t(small("Pendulum-v1", {{"device.fused_kernels", "auto"}}), 0);
+  const auto m = t.iterate();
+  EXPECT_TRUE(std::isfinite(m.losses[1]));
+  if (gmi::device_is_host()) {
+    EXPECT_EQ(t.kernels(), "layered");
+    EXPECT_EQ(t.kernel_trials(), "");
+    return;
+  }
+  EXPECT_EQ(t.kernels().find("auto"), std::string::npos) << t.kernels();  // chosen
+  EXPECT_NE(t.kernel_trials().find("gradients fused"), std::string::npos) << t.kernel_trials();
+  EXPECT_NE(t.kernel_trials().find("policy steps fused"), std::string::npos) << t.kernel_trials();
+  // the next iterations run on the chosen kernels, without timing again
+  const std::string trials = t.kernel_trials();
+  t.iterate();
+  EXPECT_EQ(t.kernel_trials(), trials);
+}

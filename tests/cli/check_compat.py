@@ -103,6 +103,16 @@ def check(a):
         # The stored config drives the resume (no --config): exactly what a user resuming does.
         run([a.gmi, "--run-dir", d, "--resume", mid])
         old, new = arrays(end), arrays(ckpt(d, 4))
+        # Counters added since (the kernels a run chose, `kernel_paths`) may be new; the old ones
+        # must be there with the same values.
+        counters = [dict(zip(c["algo.counter_names"].decode().split(",") if c["algo.counter_names"] else [],
+                             c.pop("algo/counters").tolist())) for c in (old, new)]
+        for c in (old, new):
+            c.pop("algo.counter_names")
+        added = sorted(set(counters[1]) - set(counters[0]))
+        if any(not k.endswith("kernel_paths") for k in added) or \
+                any(counters[1].get(k) != v for k, v in counters[0].items()):
+            sys.exit(f"check_compat: {name}: counters differ: {counters[0]} vs {counters[1]}")
         missing = sorted(set(old) ^ set(new))
         if missing:
             sys.exit(f"check_compat: {name}: datasets/attributes differ between the old and the resumed run: {missing}")

@@ -146,3 +146,40 @@ def test_bench_table_phases(tmp_path):
     path.write_text(json.dumps({"device": "host", "results": [{"num_envs": 8}]}))
     p = run(BENCH_TABLE, "--phases", str(path))
     assert p.returncode != 0 and p.stderr.strip().count("\n") == 0 and "no per-phase results" in p.stderr
+
+
+def test_peer_ledger_add_and_render(tmp_path):
+    ledger = tmp_path / "peers.json"
+    ledger.write_text(json.dumps([{"date": "2026-11-25", "device": "H100", "workload": "ppo/CartPole-v1/64x64/4096",
+                                   "precision": "fp32", "unit": "env-steps/s", "peer": "old", "peer_value": 1.0,
+                                   "gmi_drl_value": 2.0, "same_call": True, "command": "x"}]))
+    gmi = tmp_path / "gmi.json"
+    gmi.write_text(json.dumps({"device": "NVIDIA H100", "results": [
+        {"num_envs": 4096, "env_steps_per_s": 3.0e6, "kernels": "fused"},
+        {"num_envs": 65536, "env_steps_per_s": 9.0e6, "kernels": "layered"},
+        {"num_envs": 8, "env_steps_per_s": 1.0}]}))
+    peer = tmp_path / "peer.jsonl"
+    peer.write_text('{"jax": "0.11.2"}\nnot json\n'
+                    '{"num_envs": 4096, "hidden": [512, 512], "steps_per_s": 9.9e9}\n'
+                    '{"num_envs": 4096, "hidden": [256, 256], "steps_per_s": 1.5e6}\n'
+                    '{"num_envs": 65536, "hidden": "256,256", "steps_per_s": 6.0e6}\n')
+    r = run(os.path.join(ROOT, "postprocess", "peers", "ledger.py"), "--ledger", str(ledger), "add", "--gmi", str(gmi),
+            "--peer", str(peer), "--workload", "ppo/SyntheticHumanoid-v0/256x256", "--hidden", "256x256",
+            "--precision", "tf32", "--peer-name", "PureJaxRL", "--command", "bench", "--date", "2026-11-26")
+    assert r.returncode == 0, r.stderr
+    assert "no peer line for num_envs 8" in r.stderr
+    rows = json.loads(ledger.read_text())
+    assert len(rows) == 3 and rows[0]["peer"] == "old"  # older entries stay
+    assert rows[1]["workload"] == "ppo/SyntheticHumanoid-v0/256x256/4096"
+    assert rows[1]["peer_value"] == 1.5e6 and rows[1]["gmi_drl_value"] == 3.0e6  # the 256x256 line, not 512x512
+    assert rows[2]["peer_value"] == 6.0e6 and rows[2]["gmi_drl_kernels"] == "layered" and rows[2]["same_call"]
+    r = run(os.path.join(ROOT, "postprocess", "peers", "ledger.py"), "--ledger", str(ledger), "render", "--since",
+            "2026-11-26")
+    assert r.returncode == 0, r.stderr
+    assert "### ppo/SyntheticHumanoid" in r.stdout and "| 2.00x |" in r.stdout and "1.50x" in r.stdout
+    assert "old" not in r.stdout
+    more = tmp_path / "more.json"
+    more.write_text(json.dumps([dict(rows[1], workload="ppo/x/1")]))
+    r = run(os.path.join(ROOT, "postprocess", "peers", "ledger.py"), "--ledger", str(ledger), "merge", str(more))
+    assert r.returncode == 0, r.stderr
+    assert [e["workload"] for e in json.loads(ledger.read_text())][-1] == "ppo/x/1"

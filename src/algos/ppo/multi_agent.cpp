@@ -121,6 +121,25 @@ std::string MultiAgentPpoTrainer::describe() const {
                      cfg_.section<PpoConfig>().update_epochs, kernels());
 }
 
+std::string MultiAgentPpoTrainer::kernels() const {
+  std::string out;
+  bool same = true;
+  for (std::size_t r = 0; r < roles_.size(); ++r) {
+    same = same && roles_[r]->kernels() == roles_[0]->kernels();
+    out += (r ? "; " : "") + game_.roles[r].name + ": " + roles_[r]->kernels();
+  }
+  return same ? roles_[0]->kernels() : out;
+}
+
+std::string MultiAgentPpoTrainer::kernel_trials() const {
+  std::string out;
+  for (std::size_t r = 0; r < roles_.size(); ++r) {
+    const std::string t = roles_[r]->kernel_trials();
+    if (!t.empty()) out += (out.empty() ? "" : " | ") + game_.roles[r].name + ": " + roles_[r]->kernels() + ", " + t;
+  }
+  return out;
+}
+
 std::vector<float> MultiAgentPpoTrainer::params_host() const {
   std::vector<float> all;
   for (const auto& role : roles_) {
@@ -194,6 +213,7 @@ TrainerState MultiAgentPpoTrainer::save_state() const {
     s.adam_v.insert(s.adam_v.end(), rs[r].adam_v.begin(), rs[r].adam_v.end());
     s.counters.emplace_back(name + "_adam_step", rs[r].adam_step);
     s.counters.emplace_back(name + "_nonfinite_streak", rs[r].nonfinite_streak);
+    for (const auto& [counter, value] : rs[r].counters) s.counters.emplace_back(name + "_" + counter, value);
     s.tensors64.emplace_back(name + "_obs_rms", rs[r].obs_rms);
     s.tensors64.emplace_back(name + "_ret_rms", rs[r].ret_rms);
     s.nonfinite_streak = std::max(s.nonfinite_streak, rs[r].nonfinite_streak);
@@ -224,6 +244,8 @@ TrainerState MultiAgentPpoTrainer::role_state(const TrainerState& s, int r, bool
   t.iteration = s.iteration;
   t.adam_step = s.counter(name + "_adam_step");
   t.nonfinite_streak = int(s.counter(name + "_nonfinite_streak"));
+  for (const auto& [counter, value] : s.counters)  // the role's own (its kernel_paths)
+    if (counter.rfind(name + "_", 0) == 0) t.counters.emplace_back(counter.substr(name.size() + 1), value);
   t.params = slice(s.params, at, params_[r], "params");
   t.adam_m = slice(s.adam_m, at, params_[r], "adam_m");
   t.adam_v = slice(s.adam_v, at, params_[r], "adam_v");

@@ -39,7 +39,10 @@ class MultiAgentPpoTrainer final : public Trainer {
   /// The game's name, the first role's spaces, and the per-episode statistics as reward terms.
   const envs::EnvSpec& env_spec() const override { return spec_; }
   std::vector<std::string> loss_columns() const override;
-  std::string kernels() const override { return roles_.front()->kernels(); }
+  /// The roles' kernels (named by role where they differ).
+  std::string kernels() const override;
+  /// Every role's kernel_trials(), named by role.
+  std::string kernel_trials() const override;
   std::string describe() const override;
   std::vector<float> params_host() const override;
 

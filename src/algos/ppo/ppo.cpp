@@ -1,6 +1,8 @@
 #include "src/algos/ppo/ppo.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cmath>
@@ -25,6 +27,8 @@ namespace gmi::algos {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+/// The checkpoint counter of the kernels a run uses: bit 0 the fused rollout, bit 1 the fused update.
+constexpr const char* kPathsCounter = "kernel_paths";
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -36,13 +40,14 @@ View1<T> alloc(const char* label, std::size_t n) {
 
 }  // namespace
 
-/// device.fused_kernels: "on" uses every fused kernel that fits.  "auto" follows measurements on
-/// an H100 (postprocess/results/2026-11-2[12]_h100_*): since the fused step stages each layer's
-/// weights in shared memory it beats the layered step at 4096 to 65536 envs per GMI (22.2 vs
-/// 27.5 ms per rollout at 65536); the fused update (two kernels per minibatch, no per-sample
-/// device-memory traffic) is used on GPUs whenever the networks fit; host builds are faster with
-/// OpenBLAS.
-/// device.matmul bf16 has no fused kernel: it runs the layered (cuBLAS) kernels.
+/// device.fused_kernels: "on" uses every fused kernel that fits, "off" none.  "auto": on GPUs, a
+/// trainer times both paths of each phase on its first iteration and keeps the faster
+/// (PpoTrainer::choose_paths): the fused kernels stage each layer in shared memory, which wins for
+/// narrow networks (CartPole 2x64: 22.2 vs 27.5 ms per rollout of 65536 envs on an H100) and loses
+/// for wide ones (continuous Tag 256x256: the fused update 5.8x slower end to end).  Serving and
+/// eval (ActorOptions) use the fused step wherever it fits.  Host builds run the layered kernels
+/// under auto (OpenBLAS is faster there).  device.matmul bf16 has no fused kernel: it runs the
+/// layered (cuBLAS) kernels.
 bool fused_wanted(const config::Config& c) {
   const std::string& mode = c.device.fused_kernels;
   if (c.device.matmul == "bf16") return false;  // config::derive rejects bf16 with fused_kernels on
@@ -92,10 +97,12 @@ MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg, const envs::EnvS
   floats += TN * (2 * od + ad + 6) + N * (2 * od + ad + 3);  // rollout storage and per-env rows
   floats += workspace(L.actor, N) + workspace(L.critic, N);  // the rollout's layered workspaces
   if (!device_is_host() && rl::fused_act_supported(L) && fused_wanted(cfg)) floats += P;  // its fragment copies (<= P)
-  const bool fused = rl::FusedUpdate::supported(L) && fused_wanted(cfg);  // as the trainer decides
+  // the update's buffers: auto keeps both paths' until its first iteration has timed them
+  const bool fused = rl::FusedUpdate::supported(L) && fused_wanted(cfg);
+  const bool layered = !fused || cfg.device.fused_kernels == "auto";
   if (fused)  // per-team partial sums and accumulators (upper bound); padded weights and their fragment copies
     floats += 2.0 * std::min(B / 32 + 1, 2048.0) * P + 3 * P;
-  else
+  if (layered)
     floats += B * (od + 2 * ad + L.actor_out() + 6) + workspace(L.actor, B) + workspace(L.critic, B);
   double bytes = 4 * floats + 2 * TN;         // + terminated, truncated
   bytes += N * (od + 16) * 8;                 // environment state (generous)
@@ -189,12 +196,10 @@ void PpoTrainer::init(std::uint64_t seed) {
   loss_stats_ = View1<rl::LossStats>("gmi::ppo::loss_stats", updates);
   grad_norms_ = View1<float>("gmi::ppo::grad_norms", updates);
 
-  fused_rollout_ = rl::fused_act_supported(layout_) && fused_wanted(cfg);
-  fused_update_ = rl::FusedUpdate::supported(layout_) && fused_wanted(cfg);
-  // GPUs with tensor-core layers: the rollout's hidden layers read fragment-native weights,
-  // written once per rollout (rl::fused_act_prepare, in rollout()); elsewhere every layer is staged
-  if (fused_rollout_ && rl::fused_act_fragments_help() && rl::fused_act_fragment_floats(layout_) > 0)
-    act_frag_ = View1<float>("gmi::ppo::act_fragments", rl::fused_act_fragment_floats(layout_));
+  const bool fuse_rollout = rl::fused_act_supported(layout_) && fused_wanted(cfg);
+  const bool fuse_update = rl::FusedUpdate::supported(layout_) && fused_wanted(cfg);
+  paths_open_ = cfg.device.fused_kernels == "auto" && (fuse_rollout || fuse_update);
+  use_paths(fuse_rollout, fuse_update, paths_open_);
   async_halves_ = env_ && cfg.env.async_halves && env_->can_step_async() && N_ >= 2;
   // device.graphs (config::derive rejects "on" where it cannot apply): device envs only.
   const bool device_env = env_ && spec_.host_bytes_per_env == 0 && !env_->can_step_async();
@@ -204,9 +209,34 @@ void PpoTrainer::init(std::uint64_t seed) {
   }
   actor_roll_ = nn::MlpWorkspace<float>(layout_.actor, N_);
   critic_roll_ = nn::MlpWorkspace<float>(layout_.critic, N_);
-  if (fused_update_) {
+  obs_rms_ = rl::RunningMeanStd(od_);
+  ret_rms_ = rl::RunningMeanStd(1);
+}
+
+void PpoTrainer::use_paths(bool fused_rollout, bool fused_update, bool both) {
+  if (fused_rollout != fused_rollout_ || fused_update != fused_update_) {
+    // a captured rollout holds the old kernels: capture again after a direct rollout
+    if (rollout_graph_) rollout_graph_->reset();
+    rollout_warm_ = false;
+  }
+  fused_rollout_ = fused_rollout;
+  fused_update_ = fused_update;
+  // GPUs with tensor-core layers: the rollout's hidden layers read fragment-native weights,
+  // written once per rollout (rl::fused_act_prepare, in rollout()); elsewhere every layer is staged
+  const bool frag = fused_rollout && rl::fused_act_fragments_help() && rl::fused_act_fragment_floats(layout_) > 0;
+  if (!frag)
+    act_frag_ = {};
+  else if (act_frag_.size() == 0)
+    act_frag_ = View1<float>("gmi::ppo::act_fragments", rl::fused_act_fragment_floats(layout_));
+  if (!fused_update)
+    fused_ = rl::FusedUpdate();
+  else if (fused_.tile() == 0)
     fused_ = rl::FusedUpdate(layout_, B_);
-  } else {
+  if (fused_update && !both) {
+    mb_obs_ = mb_actions_ = mb_logp_ = mb_adv_ = mb_returns_ = mb_values_ = d_actor_ = d_values_ = d_log_std_ = {};
+    actor_mb_ = critic_mb_ = nn::MlpWorkspace<float>();
+    ones_ = {};
+  } else if (mb_obs_.size() == 0) {
     // the layered update's gathered minibatch and loss gradients (the fused one keeps them on chip)
     mb_obs_ = alloc<float>("gmi::ppo::mb_obs", std::size_t(B_) * od_);
     mb_actions_ = alloc<float>("gmi::ppo::mb_actions", std::size_t(B_) * ad_);
@@ -221,8 +251,73 @@ void PpoTrainer::init(std::uint64_t seed) {
     critic_mb_ = nn::MlpWorkspace<float>(layout_.critic, B_);
     ones_ = actor_mb_.ones;
   }
-  obs_rms_ = rl::RunningMeanStd(od_);
-  ret_rms_ = rl::RunningMeanStd(1);
+}
+
+double PpoTrainer::time_policy_steps(bool fused) {
+  fused_rollout_ = fused;  // act()'s path (the fused candidate's fragment buffer exists: init)
+  auto pass = [&] {
+    act_frag_ready_ = fused && act_frag_.size() > 0;
+    if (act_frag_ready_) rl::fused_act_prepare(space_, layout_, params_.data(), act_frag_.data());
+    for (int t = 0; t < T_; ++t) act(0, 0, N_);  // step 0's rows, T times: the rollout's policy work
+    act_frag_ready_ = false;
+    space_.fence();
+  };
+  pass();
+  double best = 1e300;
+  for (int i = 0; i < 2; ++i) {
+    const auto t0 = Clock::now();
+    pass();
+    best = std::min(best, seconds_since(t0));
+  }
+  return best;
+}
+
+double PpoTrainer::time_gradients(bool fused) {
+  const int E = cfg_.section<PpoConfig>().update_epochs, M = cfg_.section<PpoConfig>().num_minibatches;
+  const int reps = std::min(E * M, 4);
+  const rl::Permutation perm(std::uint32_t(T_) * N_, std::uint64_t(cfg_.train.seed), 0);
+  const rl::PpoLossArgs<float> la = loss_args();
+  auto pass = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      const std::uint32_t base = std::uint32_t(i % M) * B_;
+      if (fused)
+        fused_gradients(perm, base, 0, grads_.data(), la);
+      else
+        layered_gradients(perm, base, 0, grads_.data(), la);
+    }
+    space_.fence();
+  };
+  pass(1);
+  double best = 1e300;
+  for (int i = 0; i < 2; ++i) {
+    const auto t0 = Clock::now();
+    pass(reps);
+    best = std::min(best, seconds_since(t0));
+  }
+  return best * (E * M) / reps;
+}
+
+void PpoTrainer::choose_paths() {
+  paths_open_ = false;
+  const bool try_rollout = fused_rollout_, try_update = fused_update_;  // the fused candidates (init)
+  // The rollout's later rows and the update's inputs hold no samples yet: zeros, for the timing.
+  const std::size_t row0 = std::size_t(N_) * od_;
+  Kokkos::deep_copy(space_, Kokkos::subview(obs_, std::make_pair(row0, obs_.size())), 0.0f);
+  for (auto* v : {&actions_, &logp_, &values_, &advantages_, &returns_}) Kokkos::deep_copy(space_, *v, 0.0f);
+  double t[4] = {0, 0, 0, 0};  // policy steps layered, fused; gradients layered, fused
+  if (try_rollout) t[0] = time_policy_steps(false), t[1] = time_policy_steps(true);
+  if (try_update) t[2] = time_gradients(false), t[3] = time_gradients(true);
+  if (data_parallel()) reducer_->allreduce_sum_host(t, 4);  // one choice on every GMI
+  const double G = data_parallel() ? reducer_->size() : 1;
+  std::vector<std::string> parts;
+  auto part = [&](const char* what, double layered, double fused) {
+    parts.push_back(fmt::format("{} fused {:.3g} ms, layered {:.3g} ms", what, 1e3 * fused / G, 1e3 * layered / G));
+  };
+  if (try_rollout) part("policy steps", t[0], t[1]);
+  if (try_update) part("gradients", t[2], t[3]);
+  trials_ = fmt::format("{} (per iteration{})", fmt::join(parts, "; "), G > 1 ? ", mean over GMIs" : "");
+  use_paths(try_rollout && t[1] <= t[0], try_update && t[3] <= t[2]);
+  spdlog::info("device.fused_kernels auto: {} kernels; {}", kernels(), trials_);
 }
 
 std::vector<double> PpoTrainer::normalizer_state_host() const {
@@ -253,6 +348,8 @@ TrainerState PpoTrainer::save_state() const {
   s.adam_step = adam_step_;
   s.nonfinite_streak = nonfinite_streak_;
   s.rng = {{"next_action_step", iteration_ * T_}, {"next_shuffle", iteration_ * cfg_.section<PpoConfig>().update_epochs}};
+  // the kernels the run chose (auto): a restart takes the same ones, so that it is exact
+  if (!paths_open_) s.counters.emplace_back(kPathsCounter, std::int64_t(fused_rollout_) | std::int64_t(fused_update_) << 1);
   return s;
 }
 
@@ -262,6 +359,13 @@ void PpoTrainer::load_shared_state(const TrainerState& s, std::uint64_t first_ep
   iteration_ = s.iteration;
   adam_step_ = s.adam_step;
   nonfinite_streak_ = s.nonfinite_streak;
+  // device.fused_kernels: auto keeps the kernels the checkpointed run chose (where they fit here)
+  for (const auto& [name, paths] : s.counters)
+    if (name == kPathsCounter && cfg_.device.fused_kernels == "auto" && cfg_.device.matmul != "bf16") {
+      use_paths((paths & 1) && rl::fused_act_supported(layout_), (paths & 2) && rl::FusedUpdate::supported(layout_));
+      paths_open_ = false;
+      trials_ = "the checkpoint's (auto keeps the kernels a run chose)";
+    }
   restart_episodes(space_, b, first_episode);
   space_.fence();
 }
@@ -290,6 +394,7 @@ std::string PpoTrainer::describe() const {
 
 std::string PpoTrainer::kernels() const {
   const std::string graph = rollout_graph_ ? " + rollout graph" : "";
+  if (paths_open_) return "auto (timed on the first iteration)" + graph;
   if (fused_rollout_ && fused_update_) return "fused" + graph;
   if (!fused_rollout_ && !fused_update_) return "layered" + graph;
   return (fused_rollout_ ? "fused rollout, layered update" : "layered rollout, fused update") + graph;
@@ -563,18 +668,24 @@ void PpoTrainer::layered_gradients(const rl::Permutation& perm, std::uint32_t ba
   auto mbr = mb_returns_;
   auto mbv = mb_values_;
   const float* params = params_.data();
+  // One thread per (sample, feature): a warp reads and writes consecutive floats of a row (one
+  // thread per sample strided its stores by obs_dim, a sector per float at Humanoid's 376).
+  const int W = std::max(od, ad);
   Kokkos::parallel_for(
-      "gmi::ppo::gather_minibatch", Range(space_, 0, B), KOKKOS_LAMBDA(const int i) {
+      "gmi::ppo::gather_minibatch", Range64(space_, 0, std::int64_t(B) * W), KOKKOS_LAMBDA(const std::int64_t k) {
+        const int i = int(k / W), d = int(k - std::int64_t(i) * W);
         const std::uint32_t j = perm(base + i);
-        for (int d = 0; d < od; ++d) {
+        if (d < od) {
           const float x = obs(std::size_t(j) * od + d);
           mbo(std::size_t(i) * od + d) = norm ? rl::normalize_feature(x, st.data(), od, d, clip) : x;
         }
-        for (int d = 0; d < ad; ++d) mba(std::size_t(i) * ad + d) = act(std::size_t(j) * ad + d);
-        mbl(i) = logp(j);
-        mbadv(i) = adv(j);
-        mbr(i) = ret(j);
-        mbv(i) = val(j);
+        if (d < ad) mba(std::size_t(i) * ad + d) = act(std::size_t(j) * ad + d);
+        if (d == 0) {
+          mbl(i) = logp(j);
+          mbadv(i) = adv(j);
+          mbr(i) = ret(j);
+          mbv(i) = val(j);
+        }
       });
   nn::mlp_forward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_);
   nn::mlp_forward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_);
@@ -640,6 +751,7 @@ void PpoTrainer::update(IterationMetrics& m) {
 }
 
 void PpoTrainer::begin_iteration() {
+  if (paths_open_) choose_paths();
   const double frac = cfg_.section<PpoConfig>().anneal_lr ? 1.0 - double(iteration_) / double(cfg_.num_iterations) : 1.0;
   lr_ = frac * cfg_.section<PpoConfig>().learning_rate;
 }

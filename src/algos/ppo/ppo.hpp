@@ -65,6 +65,11 @@ class PpoTrainer final : public Trainer {
   std::vector<std::string> loss_columns() const override;
   /// Which kernels run: "fused" (rollout and update), "layered", or a mix.
   std::string kernels() const override;
+  /// What device.fused_kernels: auto measured to choose them (kernel_trials' format in
+  /// trainer.hpp); empty before the first iteration and where nothing was measured.
+  std::string kernel_trials() const override { return trials_; }
+  /// Whether the update runs the fused kernels (rl::FusedUpdate) now.
+  bool fused_update() const { return fused_update_; }
   std::string describe() const override;
   /// Parameters on the host (tests, checksums, checkpoints).
   std::vector<float> params_host() const override;
@@ -81,7 +86,8 @@ class PpoTrainer final : public Trainer {
   }
 
   // ---- an iteration in phases (a multi-agent trainer drives them for its roles) ----
-  /// The learning rate of this iteration (annealing).
+  /// The learning rate of this iteration (annealing); on the first iteration of a run with
+  /// device.fused_kernels: auto, the timing of the kernel paths that chooses them (choose_paths).
   void begin_iteration();
   /// Where step t of the rollout writes (every row), and the rows' observations at step t.
   envs::StepOutputs step_outputs(int t) const;
@@ -119,6 +125,19 @@ class PpoTrainer final : public Trainer {
   StateBuffers state_buffers() const;
   /// Everything the two constructors share (spec_, N_, env_offset_ set).
   void init(std::uint64_t init_seed);
+  /// Runs the rollout's policy step and the update's gradients on the kernels given, allocating
+  /// what they need; `both`: keeps both paths' buffers (auto, until choose_paths has measured).
+  void use_paths(bool fused_rollout, bool fused_update, bool both = false);
+  /// device.fused_kernels: auto.  Times each candidate path of the rollout's policy step and of
+  /// the update's gradients on this GMI's buffers (no state changes: the rollout storage is
+  /// rewritten by the rollout that follows, actions draw counter-based random numbers), sums the
+  /// times over the data-parallel GMIs so that all choose alike, and keeps the faster paths.
+  void choose_paths();
+  /// Seconds per iteration of the rollout's policy steps (T of them), or of the update's
+  /// gradients (epochs x minibatches), on the fused or the layered kernels: the best of two
+  /// timed passes after a warm-up one.
+  double time_policy_steps(bool fused);
+  double time_gradients(bool fused);
   void next_rollout_start();
   bool data_parallel() const;
   /// A phase boundary (profiled iterations only: fences).
@@ -167,6 +186,10 @@ class PpoTrainer final : public Trainer {
   View1<float> grad_norms_;          ///< one per minibatch update of the iteration
   nn::MlpWorkspace<float> actor_roll_, critic_roll_, actor_mb_, critic_mb_;
   bool fused_rollout_ = false, fused_update_ = false;
+  /// device.fused_kernels: auto with a fused candidate, not yet timed (choose_paths) nor restored
+  /// from a checkpoint (the counter `kernel_paths`)
+  bool paths_open_ = false;
+  std::string trials_;  ///< kernel_trials()
   /// fragment-native copies of the tensor-core layers for the fused rollout step (GPUs with
   /// tensor cores; empty elsewhere), valid from the start of a rollout to its end (act_frag_ready_)
   View1<float> act_frag_;
