@@ -1,6 +1,7 @@
 #include "kernels/nn/blas.hpp"
 
 #include <cstdlib>
+#include <string>
 
 #include "kernels/core/error.hpp"
 
@@ -15,6 +16,23 @@ namespace gmi::blas {
 
 namespace {
 std::uint64_t g_calls = 0;
+
+/// A Kokkos profiling region around a BLAS call, named with its operation and shape (e.g.
+/// "gmi::blas::gemm NT 256x376x65536"), while a Kokkos tool listens (bench --kernel-times).
+struct Region {
+  bool on;
+  Region(const char* what, Op ta, Op tb, int m, int n, int k) : on(Kokkos::Tools::profileLibraryLoaded()) {
+    if (!on) return;
+    std::string name = std::string("gmi::blas::") + what + " " + (ta == Op::N ? "N" : "T") + (tb == Op::N ? "N" : "T") +
+                       " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    Kokkos::Profiling::pushRegion(name);
+  }
+  ~Region() {
+    if (on) Kokkos::Profiling::popRegion();
+  }
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+};
 }  // namespace
 
 std::uint64_t call_count() { return g_calls; }
@@ -104,6 +122,7 @@ template <>
 void gemm<float>(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, float alpha,
                  const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
   ++g_calls;
+  const Region region("gemm", ta, tb, m, n, k);
   if (g_precision == MatmulPrecision::BF16) {
     const void* a = to_bf16(space, 0, A, span(rows_of(ta, m, k), rows_of(ta, k, m), lda, 0, 1));
     const void* b = to_bf16(space, 1, B, span(rows_of(tb, k, n), rows_of(tb, n, k), ldb, 0, 1));
@@ -119,6 +138,7 @@ void gemm<double>(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, dou
                   const double* A, int lda, const double* B, int ldb, double beta, double* C,
                   int ldc) {
   ++g_calls;
+  const Region region("gemm", ta, tb, m, n, k);
   GMI_CUBLAS_CHECK(
       cublasDgemm(handle(space), op(ta), op(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc));
 }
@@ -126,12 +146,14 @@ template <>
 void gemv<float>(const ExecSpace& space, Op ta, int m, int n, float alpha, const float* A, int lda,
                  const float* x, float beta, float* y) {
   ++g_calls;
+  const Region region("gemv", ta, ta, m, n, 1);
   GMI_CUBLAS_CHECK(cublasSgemv(handle(space), op(ta), m, n, &alpha, A, lda, x, 1, &beta, y, 1));
 }
 template <>
 void gemv<double>(const ExecSpace& space, Op ta, int m, int n, double alpha, const double* A,
                   int lda, const double* x, double beta, double* y) {
   ++g_calls;
+  const Region region("gemv", ta, ta, m, n, 1);
   GMI_CUBLAS_CHECK(cublasDgemv(handle(space), op(ta), m, n, &alpha, A, lda, x, 1, &beta, y, 1));
 }
 template <>
@@ -139,6 +161,7 @@ void gemm_strided_batched<float>(const ExecSpace& space, Op ta, Op tb, int m, in
                                  const float* A, int lda, long long strideA, const float* B, int ldb, long long strideB,
                                  float beta, float* C, int ldc, long long strideC, int count) {
   ++g_calls;
+  const Region region("gemm_strided_batched", ta, tb, m, n, k);
   if (g_precision == MatmulPrecision::BF16) {
     const void* a = to_bf16(space, 0, A, span(rows_of(ta, m, k), rows_of(ta, k, m), lda, strideA, count));
     const void* b = to_bf16(space, 1, B, span(rows_of(tb, k, n), rows_of(tb, n, k), ldb, strideB, count));
@@ -155,12 +178,14 @@ void gemv_strided_batched<float>(const ExecSpace& space, Op ta, int m, int n, fl
                                  long long strideA, const float* x, long long stridex, float beta, float* y,
                                  long long stridey, int count) {
   ++g_calls;
+  const Region region("gemv_strided_batched", ta, ta, m, n, 1);
   GMI_CUBLAS_CHECK(cublasSgemvStridedBatched(handle(space), op(ta), m, n, &alpha, A, lda, strideA, x, 1, stridex,
                                              &beta, y, 1, stridey, count));
 }
 template <>
 void nrm2<float>(const ExecSpace& space, int n, const float* x, float* result) {
   ++g_calls;
+  const Region region("nrm2", Op::N, Op::N, n, 1, 1);
   auto h = handle(space);
   GMI_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
   GMI_CUBLAS_CHECK(cublasSnrm2(h, n, x, 1, result));
@@ -169,6 +194,7 @@ void nrm2<float>(const ExecSpace& space, int n, const float* x, float* result) {
 template <>
 void nrm2<double>(const ExecSpace& space, int n, const double* x, double* result) {
   ++g_calls;
+  const Region region("nrm2", Op::N, Op::N, n, 1, 1);
   auto h = handle(space);
   GMI_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
   GMI_CUBLAS_CHECK(cublasDnrm2(h, n, x, 1, result));
@@ -188,6 +214,7 @@ template <>
 void gemm<float>(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, float alpha,
                  const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
   ++g_calls;
+  const Region region("gemm", ta, tb, m, n, k);
   space.fence();
   cblas_sgemm(CblasColMajor, op(ta), op(tb), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -196,6 +223,7 @@ void gemm<double>(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, dou
                   const double* A, int lda, const double* B, int ldb, double beta, double* C,
                   int ldc) {
   ++g_calls;
+  const Region region("gemm", ta, tb, m, n, k);
   space.fence();
   cblas_dgemm(CblasColMajor, op(ta), op(tb), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -203,6 +231,7 @@ template <>
 void gemv<float>(const ExecSpace& space, Op ta, int m, int n, float alpha, const float* A, int lda,
                  const float* x, float beta, float* y) {
   ++g_calls;
+  const Region region("gemv", ta, ta, m, n, 1);
   space.fence();
   cblas_sgemv(CblasColMajor, op(ta), m, n, alpha, A, lda, x, 1, beta, y, 1);
 }
@@ -210,6 +239,7 @@ template <>
 void gemv<double>(const ExecSpace& space, Op ta, int m, int n, double alpha, const double* A,
                   int lda, const double* x, double beta, double* y) {
   ++g_calls;
+  const Region region("gemv", ta, ta, m, n, 1);
   space.fence();
   cblas_dgemv(CblasColMajor, op(ta), m, n, alpha, A, lda, x, 1, beta, y, 1);
 }
@@ -218,6 +248,7 @@ void gemm_strided_batched<float>(const ExecSpace& space, Op ta, Op tb, int m, in
                                  const float* A, int lda, long long strideA, const float* B, int ldb, long long strideB,
                                  float beta, float* C, int ldc, long long strideC, int count) {
   ++g_calls;
+  const Region region("gemm_strided_batched", ta, tb, m, n, k);
   space.fence();
   for (int i = 0; i < count; ++i)
     cblas_sgemm(CblasColMajor, op(ta), op(tb), m, n, k, alpha, A + i * strideA, lda, B + i * strideB, ldb, beta,
@@ -228,6 +259,7 @@ void gemv_strided_batched<float>(const ExecSpace& space, Op ta, int m, int n, fl
                                  long long strideA, const float* x, long long stridex, float beta, float* y,
                                  long long stridey, int count) {
   ++g_calls;
+  const Region region("gemv_strided_batched", ta, ta, m, n, 1);
   space.fence();
   for (int i = 0; i < count; ++i)
     cblas_sgemv(CblasColMajor, op(ta), m, n, alpha, A + i * strideA, lda, x + i * stridex, 1, beta, y + i * stridey, 1);
@@ -235,12 +267,14 @@ void gemv_strided_batched<float>(const ExecSpace& space, Op ta, int m, int n, fl
 template <>
 void nrm2<float>(const ExecSpace& space, int n, const float* x, float* result) {
   ++g_calls;
+  const Region region("nrm2", Op::N, Op::N, n, 1, 1);
   space.fence();
   *result = cblas_snrm2(n, x, 1);
 }
 template <>
 void nrm2<double>(const ExecSpace& space, int n, const double* x, double* result) {
   ++g_calls;
+  const Region region("nrm2", Op::N, Op::N, n, 1, 1);
   space.fence();
   *result = cblas_dnrm2(n, x, 1);
 }

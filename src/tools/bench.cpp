@@ -25,6 +25,7 @@
 #include "src/gmi/kokkos_scope.hpp"
 #include "src/gmi/session.hpp"
 #include "src/runtime/mpi_command.hpp"
+#include "src/tools/kernel_times.hpp"
 #include "src/tools/roofline.hpp"
 #include "src/algos/ppo/section.hpp"
 #include "src/algos/replay_section.hpp"
@@ -61,11 +62,13 @@ struct Result {
   double kernels = 0, copies = 0, blas = 0, setup_s = 0;
   double memory_per_gmi = 0;  ///< bytes, the most any GMI used (Session::memory_in_use)
   std::string path;  ///< fused or layered kernels
+  std::string trials;  ///< what device.fused_kernels: auto timed to choose them (Trainer::kernel_trials)
   /// Profiled iterations (PPO train mode): seconds per iteration in each phase (the most any GMI
   /// took), and the work the phase needs (roofline.hpp).
   std::array<double, algos::kNumPhases> phase_s{};
   PhaseWork phase_work{};
   int profiled = 0;
+  std::vector<KernelTime> kernel_times;  ///< --kernel-times: per iteration
 };
 
 double max_over_ranks(double v) {
@@ -143,7 +146,7 @@ void iterate(algos::Trainer* trainer, Server* server, double& rollout, double& u
   rollout += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Result measure(const config::Config& base, int total, int warmup, int iterations, int profile,
+Result measure(const config::Config& base, int total, int warmup, int iterations, int profile, int kernel_times,
                const std::string& mode, const instances::Session& session, mpi::GradientReducer* reducer) {
   const int world = session.layout().size(), gmi_rank = session.me().gmi_rank;
   const int n = total / world;
@@ -196,6 +199,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   double rollout = 0, update = 0, updates = 0;
   for (int i = 0; i < warmup; ++i) iterate(trainer.get(), sv, rollout, update, updates);
   rollout = update = updates = 0;
+  if (trainer) r.path = trainer->kernels(), r.trials = trainer->kernel_trials();  // auto chose on the first
   mpi::blocking_barrier();
   const auto t1 = std::chrono::steady_clock::now();
   for (int i = 0; i < iterations; ++i) iterate(trainer.get(), sv, rollout, update, updates);
@@ -218,6 +222,12 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   r.kernels = double(g_kernels);
   r.copies = double(g_copies);
   r.blas = double(blas::call_count() - b0);
+  if (kernel_times > 0) {
+    KernelTimer timer;
+    for (int i = 0; i < kernel_times; ++i) iterate(trainer.get(), sv, rollout, update, updates);
+    r.kernel_times = timer.sorted();
+    for (KernelTime& k : r.kernel_times) k.calls /= kernel_times, k.seconds /= kernel_times;
+  }
   if (trainer && profile > 0) {
     // Where the time goes: fenced at every phase boundary, so slower than the timed iterations.
     algos::PhaseClock clock;
@@ -240,7 +250,8 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
     for (const auto& l : L.actor.layers) s.actor.emplace_back(l.in, l.out);
     for (const auto& l : L.critic.layers) s.critic.emplace_back(l.in, l.out);
     s.params = double(L.num_params);
-    s.fused_update = algos::fused_wanted(cfg) && rl::FusedUpdate::supported(L);  // as the trainer decides
+    const auto* ppo = dynamic_cast<const algos::PpoTrainer*>(trainer.get());
+    s.fused_update = ppo ? ppo->fused_update() : algos::fused_wanted(cfg) && rl::FusedUpdate::supported(L);
     s.reduction = world > 1;
     s.normalize_obs = cfg.section<algos::PpoConfig>().normalize_obs;
     s.device_env = spec.host_bytes_per_env == 0;
@@ -323,6 +334,28 @@ std::string layout_json(const instances::Session& s) {
 }
 
 /// ", "phases": [...], "furthest_from_limit": ..." of a profiled result (empty otherwise).
+/// --kernel-times: the longest kernels of one size, per iteration.
+void print_kernel_times(const Result& r) {
+  if (r.kernel_times.empty()) return;
+  double total = 0;
+  for (const KernelTime& k : r.kernel_times) total += k.seconds;
+  spdlog::info("kernel by kernel at {} envs (fenced; ms and launches per iteration; {:.2f} ms in all, nested "
+               "regions counted in their parents too)", r.num_envs, 1e3 * total);
+  for (std::size_t i = 0; i < r.kernel_times.size() && i < 25; ++i) {
+    const KernelTime& k = r.kernel_times[i];
+    spdlog::info("  {:>9.3f} ms {:>5.1f}% {:>7.0f}x  {}", 1e3 * k.seconds, 100 * k.seconds / total, k.calls, k.name);
+  }
+}
+
+std::string kernel_times_json(const Result& r) {
+  if (r.kernel_times.empty()) return "";
+  std::string out = ", \"kernel_times\": [";
+  for (std::size_t i = 0; i < r.kernel_times.size(); ++i)
+    out += fmt::format("{}{{\"name\": {}, \"calls_per_iteration\": {:.2f}, \"ms_per_iteration\": {:.4f}}}", i ? ", " : "",
+                       json_string(r.kernel_times[i].name), r.kernel_times[i].calls, 1e3 * r.kernel_times[i].seconds);
+  return out + "]";
+}
+
 std::string phases_json(const Result& r, const DevicePeaks& peaks, const MatmulPeaks& mm) {
   if (r.profiled == 0) return "";
   std::string s = ", \"phases\": [";
@@ -414,14 +447,16 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
                  "env steps/s", "updates/s", "iteration ms", "rollout ms", "update ms", "kernels", "blas", "copies",
                  "MiB/GMI", "path");
     for (int n : o.num_envs) {
-      const Result r = measure(base, n, o.warmup, o.iterations, profile, o.mode, session, reducer.get());
+      const Result r = measure(base, n, o.warmup, o.iterations, profile, o.kernel_times, o.mode, session, reducer.get());
       results.push_back(r);
       spdlog::info("{:>9} {:>8} {:>14.0f} {:>11.1f} {:>12.2f} {:>11.2f} {:>11.3f} {:>9.0f} {:>8.0f} {:>7.0f} {:>9.0f}  {}",
                    n, r.envs_per_gmi, r.steps_per_s, r.updates_per_s, r.iteration_ms, r.rollout_ms, r.update_ms,
                    r.kernels, r.blas, r.copies, r.memory_per_gmi / double(1 << 20), r.path);
+      if (!r.trials.empty()) spdlog::info("{:>9} kernels timed by device.fused_kernels auto: {}", "", r.trials);
     }
     if (profile > 0)
       for (const Result& r : results) print_phases(r, peaks, mm);
+    for (const Result& r : results) print_kernel_times(r);
     double budget = -session.memory_budget();
     mpi::allreduce_max(&budget, 1);  // the smallest share any GMI has
     if (!o.json_path.empty() && mpi.rank() == 0) {
@@ -452,11 +487,11 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
             "\"iteration_ms\": {:.3f}, \"rollout_ms\": {:.3f}, \"update_ms\": {:.3f}, "
             "\"kokkos_kernels_per_iteration\": {:.0f}, \"blas_calls_per_iteration\": {:.0f}, "
             "\"deep_copies_per_iteration\": {:.0f}, \"setup_s\": {:.3f}, \"memory_per_gmi\": {:.0f}, "
-            "\"kernels\": \"{}\"{}}}{}\n",
+            "\"kernels\": \"{}\", \"kernel_trials\": {}{}{}}}{}\n",
             r.num_envs, r.envs_per_gmi, r.steps_per_iteration, r.steps_per_s, r.updates_per_s, r.ms_per_update,
             r.rollout_steps_per_s,
             r.iteration_ms, r.rollout_ms,
-            r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.memory_per_gmi, r.path, phases_json(r, peaks, mm),
+            r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.memory_per_gmi, r.path, json_string(r.trials), phases_json(r, peaks, mm), kernel_times_json(r),
             i + 1 < results.size() ? "," : "");
       }
       j << "  ]\n}\n";

@@ -16,6 +16,7 @@ struct BenchOptions {
   int warmup = 3;
   std::string mode = "train";  ///< train: rollout + update; serve: rollouts only (policy inference + env steps)
   int phase_iterations = 2;    ///< PPO train mode: iterations profiled phase by phase after the timed ones (0: none)
+  int kernel_times = 0;        ///< train and serve modes: iterations timed kernel by kernel after the rest (0: none)
   std::string json_path;
 };
 

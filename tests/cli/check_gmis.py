@@ -217,6 +217,15 @@ def mode_bench(a, cfg):
                        "--mode", "serve", "--set", "device.fused_kernels=" + fused, "--json", out])
         if json.load(open(out))["results"][0]["env_steps_per_s"] <= 0:
             fail("bench --mode serve with device.fused_kernels=" + fused, p)
+    # --kernel-times: every kernel and BLAS call of the extra iterations by name, the longest first.
+    p = run(a, 1, ["bench", "--config", cfg, "--num-envs", "8", "--iterations", "1", "--warmup", "0",
+                   "--phase-iterations", "0", "--kernel-times", "2", "--json", out])
+    kt = json.load(open(out))["results"][0].get("kernel_times", [])
+    names = [k["name"] for k in kt]
+    if not any(n.startswith("gmi::blas::gemm NN ") for n in names) or "gmi::optim::adam_step" not in names or \
+            [k["ms_per_iteration"] for k in kt] != sorted((k["ms_per_iteration"] for k in kt), reverse=True) or \
+            "kernel by kernel at 8 envs" not in p.stdout + p.stderr:
+        fail("bench --kernel-times: " + str(kt[:5]), p)
     # A multi-agent game benches without the phase profile (its roles are not split into phases).
     tag = os.path.join(os.path.dirname(os.path.dirname(HERE)), "config", "tag_gridworld_ppo.yaml")
     p = run(a, 1, ["bench", "--config", tag, "--num-envs", "4", "--iterations", "1", "--warmup", "0",
