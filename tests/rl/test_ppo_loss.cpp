@@ -198,7 +198,9 @@ struct KernelResult {
   LossStats stats;
 };
 
-KernelResult run_kernel(const Config& c, const Batch& b) {
+enum class Kernel { Dispatch, PerSample, Wide };
+
+KernelResult run_kernel(const Config& c, const Batch& b, Kernel which = Kernel::Dispatch) {
   const int out = out_width(c);
   ExecSpace space;
   auto actor_out = to_device(b.actor_out), values = to_device(b.values),
@@ -233,7 +235,12 @@ KernelResult run_kernel(const Config& c, const Batch& b) {
   a.d_values = d_values.data();
   a.d_log_std_terms = c.num_actions == 0 ? d_ls.data() : nullptr;
   if (c.norm_adv) moments(space, adv.data(), b.B, mom.data());
-  ppo_loss(space, a, stats.data());
+  if (which == Kernel::PerSample)
+    ppo_loss_per_sample(space, a, stats.data());
+  else if (which == Kernel::Wide)
+    ppo_loss_wide(space, a, stats.data());
+  else
+    ppo_loss(space, a, stats.data());
   space.fence();
 
   KernelResult r;
@@ -346,6 +353,31 @@ TEST(PpoLossExtra, OtherCoefficientsAndWiderGaussian) {
   c.num_actions = 6;
   c.act_dim = 1;
   check_case(c);
+  c.num_actions = 40;  // at least kWideCategorical: the lane-parallel kernel
+  check_case(c);
+}
+
+// The lane-parallel kernel of wide categorical heads and the one-thread-per-sample kernel agree
+// to rounding (their sums over the logits run in another order), for narrow and wide heads.
+TEST(PpoLossExtra, WideCategoricalKernelMatchesPerSampleKernel) {
+  for (int n : {3, 33, 441}) {
+    SCOPED_TRACE(n);
+    Config c;
+    c.num_actions = n;
+    c.act_dim = 1;
+    const Batch b = make_batch(c, 70, 7 + n);  // 70 samples: a partial last team
+    const KernelResult x = run_kernel(c, b, Kernel::PerSample), y = run_kernel(c, b, Kernel::Wide);
+    ASSERT_EQ(x.d_actor_out.size(), y.d_actor_out.size());
+    for (std::size_t q = 0; q < x.d_actor_out.size(); ++q)
+      ASSERT_NEAR(x.d_actor_out[q], y.d_actor_out[q], 1e-14 + 1e-12 * std::fabs(x.d_actor_out[q])) << q;
+    EXPECT_EQ(x.d_values, y.d_values);
+    auto rel = [](double v) { return 1e-12 * (1 + std::fabs(v)); };
+    EXPECT_NEAR(x.stats.pg, y.stats.pg, rel(x.stats.pg));
+    EXPECT_NEAR(x.stats.entropy, y.stats.entropy, rel(x.stats.entropy));
+    EXPECT_NEAR(x.stats.v, y.stats.v, rel(x.stats.v));
+    EXPECT_NEAR(x.stats.approx_kl, y.stats.approx_kl, rel(x.stats.approx_kl));
+    EXPECT_EQ(x.stats.clipfrac, y.stats.clipfrac);
+  }
 }
 
 TEST(PpoLossExtra, MomentsAreSums) {

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <limits>
 
 #include "kernels/core/host_copy.hpp"
 #include "kernels/core/error.hpp"
@@ -253,48 +255,59 @@ void PpoTrainer::use_paths(bool fused_rollout, bool fused_update, bool both) {
   }
 }
 
-double PpoTrainer::time_policy_steps(bool fused) {
-  fused_rollout_ = fused;  // act()'s path (the fused candidate's fragment buffer exists: init)
-  auto pass = [&] {
-    act_frag_ready_ = fused && act_frag_.size() > 0;
-    if (act_frag_ready_) rl::fused_act_prepare(space_, layout_, params_.data(), act_frag_.data());
-    for (int t = 0; t < T_; ++t) act(0, 0, N_);  // step 0's rows, T times: the rollout's policy work
-    act_frag_ready_ = false;
-    space_.fence();
-  };
-  pass();
-  double best = 1e300;
-  for (int i = 0; i < 2; ++i) {
+namespace {
+/// Best of two timed passes after a warm-up one, in seconds; `pass` fences.  A candidate whose
+/// warm-up pass took over a tenth of a second and over 3x `rival` (the other candidate's timed
+/// pass, seconds; infinity: none yet) has lost: its warm-up time stands for it, and the timed
+/// passes are skipped (a wide network's fused update can take seconds a pass).
+double best_pass(const std::function<void()>& pass, double rival) {
+  auto timed = [&] {
     const auto t0 = Clock::now();
     pass();
-    best = std::min(best, seconds_since(t0));
-  }
-  return best;
+    return seconds_since(t0);
+  };
+  const double warm = timed();
+  if (warm > 0.1 && warm > 3 * rival) return warm;
+  return std::min(timed(), timed());
+}
+}  // namespace
+
+double PpoTrainer::time_policy_steps(bool fused, double rival) {
+  fused_rollout_ = fused;  // act()'s path (the fused candidate's fragment buffer exists: init)
+  return best_pass(
+      [&] {
+        act_frag_ready_ = fused && act_frag_.size() > 0;
+        if (act_frag_ready_) rl::fused_act_prepare(space_, layout_, params_.data(), act_frag_.data());
+        for (int t = 0; t < T_; ++t) act(0, 0, N_);  // step 0's rows, T times: the rollout's policy work
+        act_frag_ready_ = false;
+        space_.fence();
+        mpi::progress().beat();
+      },
+      rival);
 }
 
-double PpoTrainer::time_gradients(bool fused) {
+double PpoTrainer::time_gradients(bool fused, double rival) {
   const int E = cfg_.section<PpoConfig>().update_epochs, M = cfg_.section<PpoConfig>().num_minibatches;
   const int reps = std::min(E * M, 4);
   const rl::Permutation perm(std::uint32_t(T_) * N_, std::uint64_t(cfg_.train.seed), 0);
   const rl::PpoLossArgs<float> la = loss_args();
-  auto pass = [&](int n) {
-    for (int i = 0; i < n; ++i) {
-      const std::uint32_t base = std::uint32_t(i % M) * B_;
-      if (fused)
-        fused_gradients(perm, base, 0, grads_.data(), la);
-      else
-        layered_gradients(perm, base, 0, grads_.data(), la);
-    }
-    space_.fence();
-  };
-  pass(1);
-  double best = 1e300;
-  for (int i = 0; i < 2; ++i) {
-    const auto t0 = Clock::now();
-    pass(reps);
-    best = std::min(best, seconds_since(t0));
-  }
-  return best * (E * M) / reps;
+  // The first pass is the warm-up (one minibatch); the timed ones run `reps` minibatches each.
+  int passes = 0;
+  const double per_pass = best_pass(
+      [&] {
+        const int n = passes++ == 0 ? 1 : reps;
+        for (int i = 0; i < n; ++i) {
+          const std::uint32_t base = std::uint32_t(i % M) * B_;
+          if (fused)
+            fused_gradients(perm, base, 0, grads_.data(), la);
+          else
+            layered_gradients(perm, base, 0, grads_.data(), la);
+          space_.fence();
+          mpi::progress().beat();
+        }
+      },
+      rival / (E * M));
+  return per_pass * (E * M) / (passes == 1 ? 1 : reps);
 }
 
 void PpoTrainer::choose_paths() {
@@ -305,8 +318,9 @@ void PpoTrainer::choose_paths() {
   Kokkos::deep_copy(space_, Kokkos::subview(obs_, std::make_pair(row0, obs_.size())), 0.0f);
   for (auto* v : {&actions_, &logp_, &values_, &advantages_, &returns_}) Kokkos::deep_copy(space_, *v, 0.0f);
   double t[4] = {0, 0, 0, 0};  // policy steps layered, fused; gradients layered, fused
-  if (try_rollout) t[0] = time_policy_steps(false), t[1] = time_policy_steps(true);
-  if (try_update) t[2] = time_gradients(false), t[3] = time_gradients(true);
+  const double none = std::numeric_limits<double>::infinity();
+  if (try_rollout) t[0] = time_policy_steps(false, none), t[1] = time_policy_steps(true, t[0]);
+  if (try_update) t[2] = time_gradients(false, none), t[3] = time_gradients(true, t[2]);
   if (data_parallel()) reducer_->allreduce_sum_host(t, 4);  // one choice on every GMI
   const double G = data_parallel() ? reducer_->size() : 1;
   std::vector<std::string> parts;
@@ -317,7 +331,7 @@ void PpoTrainer::choose_paths() {
   if (try_update) part("gradients", t[2], t[3]);
   trials_ = fmt::format("{} (per iteration{})", fmt::join(parts, "; "), G > 1 ? ", mean over GMIs" : "");
   use_paths(try_rollout && t[1] <= t[0], try_update && t[3] <= t[2]);
-  spdlog::info("device.fused_kernels auto: {} kernels; {}", kernels(), trials_);
+  spdlog::info("device.fused_kernels auto: {} (timed: {})", kernels(), trials_);
 }
 
 std::vector<double> PpoTrainer::normalizer_state_host() const {

@@ -135,9 +135,10 @@ class PpoTrainer final : public Trainer {
   void choose_paths();
   /// Seconds per iteration of the rollout's policy steps (T of them), or of the update's
   /// gradients (epochs x minibatches), on the fused or the layered kernels: the best of two
-  /// timed passes after a warm-up one.
-  double time_policy_steps(bool fused);
-  double time_gradients(bool fused);
+  /// timed passes after a warm-up one, or the warm-up alone where it already lost to `rival`
+  /// (the other path's seconds per iteration) by far.
+  double time_policy_steps(bool fused, double rival);
+  double time_gradients(bool fused, double rival);
   void next_rollout_start();
   bool data_parallel() const;
   /// A phase boundary (profiled iterations only: fences).
