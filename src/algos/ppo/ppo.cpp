@@ -224,7 +224,7 @@ void PpoTrainer::use_paths(bool fused_rollout, bool fused_update, bool both) {
   fused_rollout_ = fused_rollout;
   fused_update_ = fused_update;
   // GPUs with tensor-core layers: the rollout's hidden layers read fragment-native weights,
-  // written once per rollout (rl::fused_act_prepare, in rollout()); elsewhere every layer is staged
+  // written once per rollout (rl::fused_act_prepare, in begin_iteration()); elsewhere every layer is staged
   const bool frag = fused_rollout && rl::fused_act_fragments_help() && rl::fused_act_fragment_floats(layout_) > 0;
   if (!frag)
     act_frag_ = {};
@@ -470,9 +470,6 @@ void PpoTrainer::rollout() {
   auto actions_of = [&](int t) { return env_actions ? env_actions : actions_.data() + std::size_t(t) * N_ * ad_; };
   // With a rollout graph, act() reads the global step's base on the device (graph or not).
   if (rollout_graph_) Kokkos::deep_copy(space_, step_base_, std::uint64_t(iteration_) * T_);
-  // the weights are fixed for the rollout: their fragment copies are written once, before it
-  act_frag_ready_ = act_frag_.size() > 0;
-  if (act_frag_ready_) rl::fused_act_prepare(space_, layout_, params_.data(), act_frag_.data());
   if (async_halves_) {
     // Two halves of the envs: the device computes one half's actions while the host threads step
     // the other (env.async_halves).  Every env sees the same actions as without halves (the same
@@ -511,7 +508,6 @@ void PpoTrainer::rollout() {
     }
     rollout_warm_ = true;
   }
-  act_frag_ready_ = false;  // the update changes the weights
   mark(Phase::EnvStep);  // with halves: policy and envs overlap; the whole rollout counts as env steps
   finish_rollout();
   mark(Phase::Inference);
@@ -531,6 +527,7 @@ const float* PpoTrainer::actions_at(int t) const {
 }
 
 void PpoTrainer::finish_rollout() {
+  act_frag_ready_ = false;  // the update changes the weights
   // V(s_T) for the bootstrap at the end of the rollout
   const float* in = policy_input(obs_.data() + std::size_t(T_) * N_ * od_, N_);
   nn::mlp_forward(space_, layout_.critic, params_.data(), in, N_, critic_roll_);
@@ -768,6 +765,10 @@ void PpoTrainer::begin_iteration() {
   if (paths_open_) choose_paths();
   const double frac = cfg_.section<PpoConfig>().anneal_lr ? 1.0 - double(iteration_) / double(cfg_.num_iterations) : 1.0;
   lr_ = frac * cfg_.section<PpoConfig>().learning_rate;
+  // The weights are fixed for the rollout: the fused step's fragment copies of them are written
+  // once, before it (single-agent rollouts and the roles of a game alike), until finish_rollout.
+  act_frag_ready_ = act_frag_.size() > 0;
+  if (act_frag_ready_) rl::fused_act_prepare(space_, layout_, params_.data(), act_frag_.data());
 }
 
 IterationMetrics PpoTrainer::iterate() {

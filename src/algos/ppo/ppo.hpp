@@ -86,8 +86,9 @@ class PpoTrainer final : public Trainer {
   }
 
   // ---- an iteration in phases (a multi-agent trainer drives them for its roles) ----
-  /// The learning rate of this iteration (annealing); on the first iteration of a run with
-  /// device.fused_kernels: auto, the timing of the kernel paths that chooses them (choose_paths).
+  /// The learning rate of this iteration (annealing) and the fused rollout step's fragment copies
+  /// of the weights; on the first iteration of a run with device.fused_kernels: auto, the timing
+  /// of the kernel paths that chooses them (choose_paths).
   void begin_iteration();
   /// Where step t of the rollout writes (every row), and the rows' observations at step t.
   envs::StepOutputs step_outputs(int t) const;
@@ -95,7 +96,7 @@ class PpoTrainer final : public Trainer {
   const float* actions_at(int t) const;
   /// Actions, log-probabilities and values of rows [lo, hi) at step t of the rollout (act_step).
   void act(int t, int lo, int hi);
-  /// After the last step: V(s_T) for the bootstrap.
+  /// After the last step: V(s_T) for the bootstrap (the weights' fragment copies expire).
   void finish_rollout();
   /// Advantages, the epochs of minibatch updates and the statistics, given the episodes that
   /// ended during the rollout and how long it took.
