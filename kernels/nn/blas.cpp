@@ -146,14 +146,14 @@ template <>
 void gemv<float>(const ExecSpace& space, Op ta, int m, int n, float alpha, const float* A, int lda,
                  const float* x, float beta, float* y) {
   ++g_calls;
-  const Region region("gemv", ta, ta, m, n, 1);
+  const Region region("gemv", ta, Op::N, m, n, 1);
   GMI_CUBLAS_CHECK(cublasSgemv(handle(space), op(ta), m, n, &alpha, A, lda, x, 1, &beta, y, 1));
 }
 template <>
 void gemv<double>(const ExecSpace& space, Op ta, int m, int n, double alpha, const double* A,
                   int lda, const double* x, double beta, double* y) {
   ++g_calls;
-  const Region region("gemv", ta, ta, m, n, 1);
+  const Region region("gemv", ta, Op::N, m, n, 1);
   GMI_CUBLAS_CHECK(cublasDgemv(handle(space), op(ta), m, n, &alpha, A, lda, x, 1, &beta, y, 1));
 }
 template <>
@@ -178,7 +178,7 @@ void gemv_strided_batched<float>(const ExecSpace& space, Op ta, int m, int n, fl
                                  long long strideA, const float* x, long long stridex, float beta, float* y,
                                  long long stridey, int count) {
   ++g_calls;
-  const Region region("gemv_strided_batched", ta, ta, m, n, 1);
+  const Region region("gemv_strided_batched", ta, Op::N, m, n, 1);
   GMI_CUBLAS_CHECK(cublasSgemvStridedBatched(handle(space), op(ta), m, n, &alpha, A, lda, strideA, x, 1, stridex,
                                              &beta, y, 1, stridey, count));
 }
@@ -231,7 +231,7 @@ template <>
 void gemv<float>(const ExecSpace& space, Op ta, int m, int n, float alpha, const float* A, int lda,
                  const float* x, float beta, float* y) {
   ++g_calls;
-  const Region region("gemv", ta, ta, m, n, 1);
+  const Region region("gemv", ta, Op::N, m, n, 1);
   space.fence();
   cblas_sgemv(CblasColMajor, op(ta), m, n, alpha, A, lda, x, 1, beta, y, 1);
 }
@@ -239,7 +239,7 @@ template <>
 void gemv<double>(const ExecSpace& space, Op ta, int m, int n, double alpha, const double* A,
                   int lda, const double* x, double beta, double* y) {
   ++g_calls;
-  const Region region("gemv", ta, ta, m, n, 1);
+  const Region region("gemv", ta, Op::N, m, n, 1);
   space.fence();
   cblas_dgemv(CblasColMajor, op(ta), m, n, alpha, A, lda, x, 1, beta, y, 1);
 }
@@ -259,7 +259,7 @@ void gemv_strided_batched<float>(const ExecSpace& space, Op ta, int m, int n, fl
                                  long long strideA, const float* x, long long stridex, float beta, float* y,
                                  long long stridey, int count) {
   ++g_calls;
-  const Region region("gemv_strided_batched", ta, ta, m, n, 1);
+  const Region region("gemv_strided_batched", ta, Op::N, m, n, 1);
   space.fence();
   for (int i = 0; i < count; ++i)
     cblas_sgemv(CblasColMajor, op(ta), m, n, alpha, A + i * strideA, lda, x + i * stridex, 1, beta, y + i * stridey, 1);

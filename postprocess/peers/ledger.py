@@ -5,7 +5,7 @@
   # append: gmi_drl's bench JSON beside a peer's JSON lines, matched by num_envs (and hidden widths)
   python3 postprocess/peers/ledger.py add --gmi OUT/gmi_cartpole_tf32.json --peer OUT/pjr_cartpole_default.jsonl \
       --workload ppo/CartPole-v1/64x64 --precision "tf32 vs JAX default (TF32)" --peer-name "PureJaxRL (JAX 0.11.2)" \
-      --command "postprocess/peers/ppo_vs_purejaxrl.sh ... cartpole"
+      --command "postprocess/peers/ppo_peers.sh ... cartpole"
   # merge: append another file's comparisons (a device call's OUT/peers_new.json)
   python3 postprocess/peers/ledger.py merge OUT/peers_new.json
   # render: the ledger as markdown tables, one per workload family (for postprocess/results/README.md)
@@ -118,10 +118,12 @@ def cmd_render(a):
         print("| date | workload | precision | peer | peer | gmi_drl | ratio | unit | same call |")
         print("|---|---|---|---|---|---|---|---|---|")
         for e in es:
-            ratio = e["gmi_drl_value"] / e["peer_value"] if e["peer_value"] else float("nan")
+            g, p = e["gmi_drl_value"], e["peer_value"]
             lower = "lower is better" in e["unit"]
-            print(f"| {e['date']} | {e['workload']} | {e['precision']} | {e['peer']} | {num(e['peer_value'])} | "
-                  f"{num(e['gmi_drl_value'])} | {(1 / ratio if lower else ratio):.2f}x | {e['unit']} | "
+            num_, den = (p, g) if lower else (g, p)
+            ratio = f"{num_ / den:.2f}x" if den else "n/a"
+            print(f"| {e['date']} | {e['workload']} | {e['precision']} | {e['peer']} | {num(p)} | "
+                  f"{num(g)} | {ratio} | {e['unit']} | "
                   f"{'yes' if e['same_call'] else 'no'} |")
 
 

@@ -20,10 +20,18 @@ ledger() { python3 "$here/ledger.py" --ledger "$out/peers_new.json" add --device
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 jaxv=$(python3 -c 'import jax; print(jax.__version__)' 2>/dev/null || echo "?")
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
-bench() {  # bench NAME ARGS...: one gmi_drl bench, its JSON in OUTDIR/NAME.json
+fail() { echo "ppo_peers: $*" >&2; exit 1; }
+bench() {  # bench NAME ARGS...: one gmi_drl bench, its JSON in OUTDIR/NAME.json (none if it failed)
   local name=$1; shift
   echo "== gmi_drl bench $name: $*"
-  "$gmi" bench "$@" --json "$out/$name.json" 2>&1 | grep -vE '^\s*$' | tail -n 12
+  rm -f "$out/$name.json"
+  "$gmi" bench "$@" --json "$out/$name.json" > "$out/$name.log" 2>&1 || { tail -n 20 "$out/$name.log"; fail "bench $name failed"; }
+  grep -vE '^\s*$' "$out/$name.log" | tail -n 12
+}
+peer() {  # peer FILE COMMAND...: a peer's JSON lines into FILE (none if it failed)
+  local file=$1; shift
+  rm -f "$file"
+  "$@" > "$file.log" 2>&1 || { tail -n 20 "$file.log"; rm -f "$file"; fail "peer run failed: $*"; }
 }
 for w in "$@"; do
   case $w in
@@ -35,8 +43,8 @@ for w in "$@"; do
     for p in highest default; do
       extra=(); [ "$p" = default ] || extra=(--matmul-precision "$p")
       echo "== PureJaxRL CartPole, $p"
-      python3 "$here/purejaxrl_cartpole.py" --harness "${PJR:?set PJR}" "${extra[@]}" --json "$out/pjr_cartpole_$p.jsonl" \
-        > /dev/null
+      peer "$out/pjr_cartpole_$p.jsonl" python3 "$here/purejaxrl_cartpole.py" --harness "${PJR:?set PJR}" "${extra[@]}" \
+        --json "$out/pjr_cartpole_$p.jsonl"
     done
     cmd="postprocess/peers/ppo_peers.sh GMI_DRL OUT cartpole (gmi_drl bench --config config/bench_cartpole_ppo.yaml --set device.matmul=M; postprocess/peers/purejaxrl_cartpole.py)"
     ledger --gmi "$out/gmi_cartpole_fp32.json" --peer "$out/pjr_cartpole_highest.jsonl" --workload ppo/CartPole-v1/64x64 \
@@ -59,8 +67,8 @@ for w in "$@"; do
     for p in highest default; do
       extra=(); [ "$p" = default ] || extra=(--matmul-precision "$p")
       echo "== PureJaxRL SyntheticHumanoid, $p"
-      (cd "${PJR:?set PJR}" && python3 bench_pjr_synth.py --normalize-env 0 --lr 2.5e-4 --ent-coef 0.01 "${extra[@]}") \
-        > "$out/pjr_humanoid_$p.jsonl"
+      peer "$out/pjr_humanoid_$p.jsonl.raw" bash -c "cd '${PJR:?set PJR}' && python3 bench_pjr_synth.py --normalize-env 0 --lr 2.5e-4 --ent-coef 0.01 ${extra[*]}"
+      mv "$out/pjr_humanoid_$p.jsonl.raw.log" "$out/pjr_humanoid_$p.jsonl"
     done
     for h in 256x256 512x512x512; do
       cmd="postprocess/peers/ppo_peers.sh GMI_DRL OUT humanoid (gmi_drl bench --config config/bench_synthetic_humanoid_ppo.yaml --set policy.{actor,critic}_hidden=[${h//x/,}] --set device.matmul=M; bench_pjr_synth.py --normalize-env 0 --lr 2.5e-4 --ent-coef 0.01)"
@@ -72,7 +80,9 @@ for w in "$@"; do
     ;;
   tag)
     echo "== WarpDrive Tag"
-    OUT="$out/warpdrive" bash "${WD:?set WD}/run_device.sh" --points gw5,gw1000,tc5,tc45 > "$out/warpdrive.log" 2>&1
+    rm -rf "$out/warpdrive"
+    OUT="$out/warpdrive" bash "${WD:?set WD}/run_device.sh" --points gw5,gw1000,tc5,tc45 > "$out/warpdrive.log" 2>&1 ||
+      fail "WarpDrive failed (see $out/warpdrive.log)"
     grep -E '^(TRAIN|ERROR)' "$out/warpdrive.log"
     declare -A sets=(
       [gw5]="--config config/tag_gridworld_ppo.yaml"

@@ -13,9 +13,10 @@ ap.add_argument("--harness", required=True, help="folder assembled by ../shared/
 ap.add_argument("--num-envs", type=int, nargs="+", default=[4096, 16384, 65536])
 ap.add_argument("--updates", type=int, default=20)
 ap.add_argument("--matmul-precision", default=None, help="jax.default_matmul_precision (default: JAX's)")
-ap.add_argument("--json", default="", help="append the JSON lines here too")
+ap.add_argument("--json", default="", help="write the JSON lines here too")
 args = ap.parse_args()
 
+json_path = os.path.abspath(args.json) if args.json else ""
 sys.path.insert(0, os.path.abspath(args.harness))
 os.chdir(args.harness)
 import jax, jax.numpy as jnp  # noqa: E402
@@ -28,7 +29,7 @@ head = dict(peer="PureJaxRL", jax=jax.__version__, device=str(getattr(dev, "devi
             matmul_precision=prec or "default", env="CartPole-v1", hidden="64x64", num_steps=128,
             update_epochs=4, num_minibatches=4)
 print(json.dumps(head), flush=True)
-out = open(args.json, "a") if args.json else None
+out = open(json_path, "w") if json_path else None
 with ctx:
     for n in args.num_envs:
         cfg = {"LR": 2.5e-4, "NUM_ENVS": n, "NUM_STEPS": 128, "TOTAL_TIMESTEPS": n * 128 * args.updates,

@@ -30,8 +30,8 @@ Command add_bench_command(CLI::App& app) {
       ->check(at_least(0));
   bench_cmd->add_option("--kernel-times", bench->kernel_times,
                         "iterations timed kernel by kernel after the others: every Kokkos kernel, deep copy and "
-                        "BLAS call fenced and timed by name (the 25 longest printed, all in the JSON; launches "
-                        "replayed in a CUDA graph are not seen: add --set device.graphs=off); 0: none")
+                        "BLAS call fenced and timed by name (the 25 longest printed, all in the JSON; the rollout "
+                        "launches directly meanwhile, without its CUDA graph); 0: none")
       ->check(at_least(0));
   bench_cmd->add_option("--json", bench->json_path, "write results here");
   return {bench_cmd, [bench](int* argc, char*** argv) { return tools::run_bench(*bench, argc, argv); }};

@@ -107,8 +107,9 @@ struct CheckpointConfig {
   X(std::string, fused_kernels, "auto", one_of({"auto", "on", "off"}),                                          \
     "fused kernels for small networks (rollout step: actor, critic and sampling in one launch; update: "        \
     "gather, forward, loss and backward per tile in shared memory) when the layers fit; auto: on GPU builds "  \
-    "the first iteration times the fused and the layered kernels of each phase and keeps the faster (a "       \
-    "resumed run keeps its checkpoint's choice), layered on host builds")                                      \
+    "the first iteration times the fused and the layered kernels of each phase and keeps the faster (two "     \
+    "fresh runs may choose differently where the two are close; a resumed run keeps its checkpoint's "         \
+    "choice), layered on host builds")                                                                         \
   X(std::string, graphs, "auto", one_of({"auto", "on", "off"}),                                                 \
     "PPO's rollout (policy step and env step, every step) captured once into a CUDA graph and replayed each "   \
     "iteration: one launch instead of two or more per step; same results as off. auto: on for environments "   \

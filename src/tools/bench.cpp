@@ -199,11 +199,11 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   double rollout = 0, update = 0, updates = 0;
   for (int i = 0; i < warmup; ++i) iterate(trainer.get(), sv, rollout, update, updates);
   rollout = update = updates = 0;
-  if (trainer) r.path = trainer->kernels(), r.trials = trainer->kernel_trials();  // auto chose on the first
   mpi::blocking_barrier();
   const auto t1 = std::chrono::steady_clock::now();
   for (int i = 0; i < iterations; ++i) iterate(trainer.get(), sv, rollout, update, updates);
   const double total_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
+  if (trainer) r.path = trainer->kernels(), r.trials = trainer->kernel_trials();  // auto chose on the first iteration
   r.steps_per_s = double(r.steps_per_iteration) * iterations / total_s;
   r.updates_per_s = updates / total_s;
   r.rollout_ms = 1e3 * max_over_ranks(rollout) / iterations;
@@ -333,7 +333,6 @@ std::string layout_json(const instances::Session& s) {
                      L.size(), L.num_nodes, L.num_gpus, per, json_string(s.settings().backend));
 }
 
-/// ", "phases": [...], "furthest_from_limit": ..." of a profiled result (empty otherwise).
 /// --kernel-times: the longest kernels of one size, per iteration.
 void print_kernel_times(const Result& r) {
   if (r.kernel_times.empty()) return;
@@ -347,6 +346,7 @@ void print_kernel_times(const Result& r) {
   }
 }
 
+/// ", "kernel_times": [...]" of a result timed kernel by kernel (empty otherwise).
 std::string kernel_times_json(const Result& r) {
   if (r.kernel_times.empty()) return "";
   std::string out = ", \"kernel_times\": [";
@@ -356,6 +356,7 @@ std::string kernel_times_json(const Result& r) {
   return out + "]";
 }
 
+/// ", "phases": [...], "furthest_from_limit": ..." of a profiled result (empty otherwise).
 std::string phases_json(const Result& r, const DevicePeaks& peaks, const MatmulPeaks& mm) {
   if (r.profiled == 0) return "";
   std::string s = ", \"phases\": [";

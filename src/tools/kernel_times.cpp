@@ -29,28 +29,41 @@ void stop() {
   k.calls += 1;
   k.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
 }
-void on_begin(const char* name, std::uint32_t, std::uint64_t*) { start(name); }
-void on_end(std::uint64_t) { stop(); }
+// Callbacks must not throw (a BLAS error unwinding through a region's end calls them): a failed
+// fence leaves that entry untimed, and the error surfaces at the next fence outside.
+template <class F>
+void guarded(F&& f) noexcept {
+  try {
+    f();
+  } catch (...) {
+  }
+}
+void on_begin(const char* name, std::uint32_t, std::uint64_t*) { guarded([&] { start(name); }); }
+void on_end(std::uint64_t) { guarded(stop); }
 void on_begin_copy(Kokkos::Tools::SpaceHandle dst, const char*, const void*, Kokkos::Tools::SpaceHandle src,
                    const char*, const void*, std::uint64_t) {
-  start(std::string("deep_copy ") + src.name + " -> " + dst.name);
+  guarded([&] { start(std::string("deep_copy ") + src.name + " -> " + dst.name); });
 }
-void on_end_copy() { stop(); }
-void on_push(const char* name) { start(name); }
-void on_pop() { stop(); }
+void on_end_copy() { guarded(stop); }
+void on_push(const char* name) { guarded([&] { start(name); }); }
+void on_pop() { guarded(stop); }
 
-void install(bool on) {
+/// The callbacks in place before the timer (a tool loaded through KOKKOS_TOOLS_LIBS, or none).
+Kokkos::Tools::Experimental::EventSet g_saved;
+
+void install() {
   namespace E = Kokkos::Tools::Experimental;
-  E::set_begin_parallel_for_callback(on ? on_begin : nullptr);
-  E::set_begin_parallel_reduce_callback(on ? on_begin : nullptr);
-  E::set_begin_parallel_scan_callback(on ? on_begin : nullptr);
-  E::set_end_parallel_for_callback(on ? on_end : nullptr);
-  E::set_end_parallel_reduce_callback(on ? on_end : nullptr);
-  E::set_end_parallel_scan_callback(on ? on_end : nullptr);
-  E::set_begin_deep_copy_callback(on ? on_begin_copy : nullptr);
-  E::set_end_deep_copy_callback(on ? on_end_copy : nullptr);
-  E::set_push_region_callback(on ? on_push : nullptr);
-  E::set_pop_region_callback(on ? on_pop : nullptr);
+  g_saved = E::get_callbacks();
+  E::set_begin_parallel_for_callback(on_begin);
+  E::set_begin_parallel_reduce_callback(on_begin);
+  E::set_begin_parallel_scan_callback(on_begin);
+  E::set_end_parallel_for_callback(on_end);
+  E::set_end_parallel_reduce_callback(on_end);
+  E::set_end_parallel_scan_callback(on_end);
+  E::set_begin_deep_copy_callback(on_begin_copy);
+  E::set_end_deep_copy_callback(on_end_copy);
+  E::set_push_region_callback(on_push);
+  E::set_pop_region_callback(on_pop);
 }
 
 }  // namespace
@@ -59,11 +72,11 @@ KernelTimer::KernelTimer() {
   GMI_REQUIRE(g_times == nullptr, "KernelTimer: one at a time");
   g_times = new std::map<std::string, KernelTime>();
   g_open.clear();
-  install(true);
+  install();
 }
 
 KernelTimer::~KernelTimer() {
-  install(false);
+  Kokkos::Tools::Experimental::set_callbacks(g_saved);  // replaces the timer's (the tool's, if any, again)
   delete g_times;
   g_times = nullptr;
 }

@@ -4,7 +4,8 @@
 /// by name, each fenced at its start and end (so slower than an unprofiled run, and without the
 /// overlap of host and device work).  BLAS calls are the Kokkos profiling regions kernels/nn/blas
 /// opens around them ("gmi::blas::gemm NT 256x376x65536", inclusive of any conversion kernel they
-/// launch).  Launches replayed inside a CUDA graph are not seen: time with device.graphs=off.
+/// launch).  A tool loaded through KOKKOS_TOOLS_LIBS is set aside while the timer lives (and
+/// back afterwards); PPO's rollout launches directly then (no CUDA graph), as under any tool.
 #include <string>
 #include <vector>
 

@@ -128,28 +128,46 @@ TEST(PpoTrainer, RolloutGraphGivesTheSameRunAsDirectLaunches) {
     }
 }
 
-// device.fused_kernels: auto chooses its kernels once per run (timing them on GPUs) and a restart
-// keeps the checkpointed run's choice, so that it is exact whichever path the timing would pick now.
+// device.fused_kernels: auto chooses its kernels once per run (timing them on GPUs) and a resume
+// keeps the checkpointed run's choice (counter `kernel_paths`), so that it is exact whichever path
+// the timing would pick now.  Host builds run the layered kernels under auto and record nothing.
 TEST(PpoTrainer, AutoKeepsTheKernelsOfTheCheckpointedRun) {
-  for (const char* env : {"CartPole-v1", "Pendulum-v1"})
-    for (const char* chosen : {"on", "off"}) {
-      SCOPED_TRACE(std::string(env) + " run started with fused_kernels " + chosen);
-      const auto cfg = [&](const char* mode) {
-        return small(env, {{"device.fused_kernels", mode}, {"ppo.normalize_obs", "true"}});
-      };
-      gmi::algos::PpoTrainer first(cfg(chosen), 0);
-      first.iterate();
-      first.iterate();
-      const gmi::algos::TrainerState saved = first.save_state();
-      gmi::algos::PpoTrainer resumed(cfg("auto"), 0);
-      resumed.load_state(saved);
-      EXPECT_EQ(resumed.kernels(), first.kernels());
-      EXPECT_EQ(resumed.fused_update(), std::string(chosen) == "on");
-      first.iterate();
-      resumed.iterate();
-      EXPECT_EQ(resumed.params_host(), first.params_host());  // bitwise: the same kernels
-      EXPECT_EQ(resumed.kernels(), first.kernels());          // no timing on the resumed run
+  auto has_counter = [](const gmi::algos::TrainerState& s) {
+    for (const auto& c : s.counters)
+      if (c.first == "kernel_paths") return true;
+    return false;
+  };
+  for (const char* env : {"CartPole-v1", "Pendulum-v1"}) {
+    SCOPED_TRACE(env);
+    const auto cfg = small(env, {{"device.fused_kernels", "auto"}, {"ppo.normalize_obs", "true"}});
+    gmi::algos::PpoTrainer first(cfg, 0);
+    first.iterate();
+    first.iterate();
+    gmi::algos::TrainerState saved = first.save_state();
+    if (gmi::device_is_host()) {
+      EXPECT_FALSE(has_counter(saved));  // nothing chosen: layered
+      EXPECT_FALSE(has_counter(gmi::algos::PpoTrainer(small(env, {{"device.fused_kernels", "on"}}), 0).save_state()));
+      continue;
     }
+    ASSERT_TRUE(has_counter(saved));
+    gmi::algos::PpoTrainer resumed(cfg, 0);
+    resumed.load_state(saved);
+    EXPECT_EQ(resumed.kernels(), first.kernels());
+    first.iterate();
+    resumed.iterate();
+    EXPECT_EQ(resumed.params_host(), first.params_host());  // bitwise: the same kernels
+    // A checkpoint naming other kernels than timing would pick: the resume takes the checkpoint's.
+    for (const std::int64_t paths : {0, 3}) {
+      for (auto& c : saved.counters)
+        if (c.first == "kernel_paths") c.second = paths;
+      gmi::algos::PpoTrainer other(cfg, 0);
+      other.load_state(saved);
+      other.iterate();
+      EXPECT_EQ(other.fused_update(), paths == 3) << other.kernels();
+      EXPECT_EQ(other.kernels().rfind(paths == 3 ? "fused" : "layered", 0), 0u) << other.kernels();
+      EXPECT_EQ(other.kernel_trials().rfind("none: the checkpoint's", 0), 0u) << other.kernel_trials();
+    }
+  }
 }
 
 // Without a checkpoint, auto runs the layered kernels on host builds (nothing timed) and, on GPUs,

@@ -312,7 +312,9 @@ double PpoTrainer::time_gradients(bool fused, double rival) {
 
 void PpoTrainer::choose_paths() {
   paths_open_ = false;
-  const bool try_rollout = fused_rollout_, try_update = fused_update_;  // the fused candidates (init)
+  paths_chosen_ = true;
+  // the fused candidates (init); a role that does not learn (ppo.frozen_roles) keeps the fused update unused
+  const bool try_rollout = fused_rollout_, try_update = fused_update_ && !frozen_;
   // The rollout's later rows and the update's inputs hold no samples yet: zeros, for the timing.
   const std::size_t row0 = std::size_t(N_) * od_;
   Kokkos::deep_copy(space_, Kokkos::subview(obs_, std::make_pair(row0, obs_.size())), 0.0f);
@@ -330,7 +332,7 @@ void PpoTrainer::choose_paths() {
   if (try_rollout) part("policy steps", t[0], t[1]);
   if (try_update) part("gradients", t[2], t[3]);
   trials_ = fmt::format("{} (per iteration{})", fmt::join(parts, "; "), G > 1 ? ", mean over GMIs" : "");
-  use_paths(try_rollout && t[1] <= t[0], try_update && t[3] <= t[2]);
+  use_paths(try_rollout && t[1] <= t[0], try_update ? t[3] <= t[2] : fused_update_);
   spdlog::info("device.fused_kernels auto: {} (timed: {})", kernels(), trials_);
 }
 
@@ -362,8 +364,8 @@ TrainerState PpoTrainer::save_state() const {
   s.adam_step = adam_step_;
   s.nonfinite_streak = nonfinite_streak_;
   s.rng = {{"next_action_step", iteration_ * T_}, {"next_shuffle", iteration_ * cfg_.section<PpoConfig>().update_epochs}};
-  // the kernels the run chose (auto): a restart takes the same ones, so that it is exact
-  if (!paths_open_) s.counters.emplace_back(kPathsCounter, std::int64_t(fused_rollout_) | std::int64_t(fused_update_) << 1);
+  // the kernels auto chose: a restart takes the same ones, so that it is exact
+  if (paths_chosen_) s.counters.emplace_back(kPathsCounter, std::int64_t(fused_rollout_) | std::int64_t(fused_update_) << 1);
   return s;
 }
 
@@ -373,13 +375,6 @@ void PpoTrainer::load_shared_state(const TrainerState& s, std::uint64_t first_ep
   iteration_ = s.iteration;
   adam_step_ = s.adam_step;
   nonfinite_streak_ = s.nonfinite_streak;
-  // device.fused_kernels: auto keeps the kernels the checkpointed run chose (where they fit here)
-  for (const auto& [name, paths] : s.counters)
-    if (name == kPathsCounter && cfg_.device.fused_kernels == "auto" && cfg_.device.matmul != "bf16") {
-      use_paths((paths & 1) && rl::fused_act_supported(layout_), (paths & 2) && rl::FusedUpdate::supported(layout_));
-      paths_open_ = false;
-      trials_ = "the checkpoint's (auto keeps the kernels a run chose)";
-    }
   restart_episodes(space_, b, first_episode);
   space_.fence();
 }
@@ -387,6 +382,25 @@ void PpoTrainer::load_shared_state(const TrainerState& s, std::uint64_t first_ep
 void PpoTrainer::load_state(const TrainerState& s) {
   load_shared_state(s, 0);
   load_own_buffers(space_, state_buffers(), s);
+  // device.fused_kernels: auto on a GPU resumes with the kernels the checkpointed run used, so
+  // that the restart is exact (a resume on another layout, load_shared_state alone, times anew):
+  // the ones it chose, or, from a checkpoint written before auto timed its kernels, the fused
+  // ones wherever they fit (the rule then, which the candidates of init() are).
+  if (!paths_open_) return;
+  for (const auto& [name, paths] : s.counters)
+    if (name == kPathsCounter) {
+      use_paths((paths & 1) && rl::fused_act_supported(layout_), (paths & 2) && rl::FusedUpdate::supported(layout_));
+      paths_open_ = false;
+      paths_chosen_ = true;
+      trials_ = "none: the checkpoint's kernels";
+      return;
+    }
+  if (s.iteration > 0) {
+    use_paths(fused_rollout_, fused_update_);
+    paths_open_ = false;
+    paths_chosen_ = true;
+    trials_ = "none: the fused kernels where they fit, as auto ran before it timed them (the checkpoint names none)";
+  }
 }
 
 std::vector<float> PpoTrainer::params_host() const {

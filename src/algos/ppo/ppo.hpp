@@ -66,7 +66,8 @@ class PpoTrainer final : public Trainer {
   /// Which kernels run: "fused" (rollout and update), "layered", or a mix.
   std::string kernels() const override;
   /// What device.fused_kernels: auto measured to choose them (kernel_trials' format in
-  /// trainer.hpp); empty before the first iteration and where nothing was measured.
+  /// trainer.hpp); empty before the first iteration and where auto does not choose (host builds,
+  /// on, off, bf16); "none: ..." where a resumed run took its checkpoint's kernels.
   std::string kernel_trials() const override { return trials_; }
   /// Whether the update runs the fused kernels (rl::FusedUpdate) now.
   bool fused_update() const { return fused_update_; }
@@ -191,6 +192,8 @@ class PpoTrainer final : public Trainer {
   /// device.fused_kernels: auto with a fused candidate, not yet timed (choose_paths) nor restored
   /// from a checkpoint (the counter `kernel_paths`)
   bool paths_open_ = false;
+  /// auto chose the kernels (timed, or kept a checkpoint's): checkpoints record them (`kernel_paths`)
+  bool paths_chosen_ = false;
   std::string trials_;  ///< kernel_trials()
   /// fragment-native copies of the tensor-core layers for the fused rollout step (GPUs with
   /// tensor cores; empty elsewhere), valid from the start of a rollout to its end (act_frag_ready_)
