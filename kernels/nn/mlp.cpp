@@ -47,9 +47,6 @@ MlpWorkspace<Scalar>::MlpWorkspace(const MlpLayout& layout, int cap) : capacity(
   grad_b = View1<Scalar>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gmi::nn::Mlp::grad_b"), g);
   ones = View1<Scalar>("gmi::nn::Mlp::ones", cap);
   Kokkos::deep_copy(ones, Scalar(1));
-  if (!device_is_host())  // mlp_backward's fused bias gradients (GPUs)
-    bias_partials = View1<Scalar>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gmi::nn::Mlp::bias_partials"),
-                                  std::size_t((cap + kBiasGradChunk - 1) / kBiasGradChunk) * layout.max_width());
 }
 
 namespace detail {
@@ -89,44 +86,7 @@ void bias_act_batched(const ExecSpace& space, Scalar* Z, const Scalar* b, std::s
       });
 }
 
-/// act_backward_bias_grad for one activation.
-template <class Scalar, class A>
-void act_backward_bias_grad(const ExecSpace& space, Scalar* dA, const Scalar* Y, int rows, int B, Scalar* db,
-                            Scalar* partials, A) {
-  constexpr int C = MlpWorkspace<Scalar>::kBiasGradChunk;
-  const int chunks = (B + C - 1) / C;
-  // thread k: row k % rows of chunk k / rows (consecutive threads, consecutive rows: coalesced)
-  Kokkos::parallel_for(
-      "gmi::nn::Mlp::act_backward_bias_grad", Range(space, 0, chunks * rows), KOKKOS_LAMBDA(const int k) {
-        const int c = k / rows, o = k - c * rows;
-        const int i1 = math::min(B, (c + 1) * C);
-        Scalar sum = 0;
-        for (int i = c * C; i < i1; ++i) {
-          const std::size_t j = std::size_t(i) * rows + o;
-          const Scalar d = dA[j] * A::df_from_y(Y[j]);
-          dA[j] = d;
-          sum += d;
-        }
-        partials[k] = sum;
-      });
-  Kokkos::parallel_for(
-      "gmi::nn::Mlp::bias_grad_sum", Range(space, 0, rows), KOKKOS_LAMBDA(const int o) {
-        Scalar sum = 0;
-        for (int c = 0; c < chunks; ++c) sum += partials[std::size_t(c) * rows + o];
-        db[o] = sum;
-      });
-}
-
 }  // namespace detail
-
-template <class Scalar>
-void act_backward_bias_grad(const ExecSpace& space, Activation act, Scalar* dA, const Scalar* Y, int rows, int B,
-                            Scalar* db, Scalar* partials) {
-  GMI_REQUIRE(rows > 0 && B > 0 && std::int64_t(rows) * ((B + MlpWorkspace<Scalar>::kBiasGradChunk - 1) /
-                                                        MlpWorkspace<Scalar>::kBiasGradChunk) <= std::int64_t(1) << 31,
-              "act_backward_bias_grad: too many rows x chunks");
-  dispatch(act, [&](auto a) { detail::act_backward_bias_grad(space, dA, Y, rows, B, db, partials, a); });
-}
 
 template <class Scalar>
 void mlp_forward(const ExecSpace& space, const MlpLayout& layout, const Scalar* params,
@@ -153,9 +113,6 @@ void mlp_backward(const ExecSpace& space, const MlpLayout& layout, const Scalar*
   Scalar* dZ = dY;
   Scalar* bufs[2] = {ws.grad_a.data(), ws.grad_b.data()};
   int next = 0;
-  // GPUs: a hidden layer's bias gradient comes with its activation's backward pass (one pass)
-  const bool fuse_db = grads && ws.bias_partials.size() > 0;
-  bool db_done = false;  // this layer's bias gradient is in grads already
   for (std::size_t li = layout.layers.size(); li-- > 0;) {
     const Layer& ly = layout.layers[li];
     const Scalar* A_prev = li == 0 ? X : ws.acts.data() + ws.act_offset[li - 1];
@@ -163,20 +120,15 @@ void mlp_backward(const ExecSpace& space, const MlpLayout& layout, const Scalar*
     if (grads) {
       blas::gemm<Scalar>(space, blas::Op::N, blas::Op::T, ly.out, ly.in, B, Scalar(1), dZ, ly.out,
                          A_prev, ly.in, Scalar(0), grads + ly.w, ly.out);
-      if (!db_done)
-        blas::gemv<Scalar>(space, blas::Op::N, ly.out, B, Scalar(1), dZ, ly.out, ws.ones.data(),
-                           Scalar(0), grads + ly.b);
+      blas::gemv<Scalar>(space, blas::Op::N, ly.out, B, Scalar(1), dZ, ly.out, ws.ones.data(),
+                         Scalar(0), grads + ly.b);
     }
     if (li == 0 && !dX) break;
     Scalar* dA = li == 0 ? dX : bufs[next];
     next ^= 1;
     blas::gemm<Scalar>(space, blas::Op::T, blas::Op::N, ly.in, B, ly.out, Scalar(1), params + ly.w,
                        ly.out, dZ, ly.out, Scalar(0), dA, ly.in);
-    db_done = li > 0 && fuse_db;
-    if (db_done)
-      act_backward_bias_grad(space, layout.act, dA, A_prev, ly.in, B, grads + layout.layers[li - 1].b,
-                             ws.bias_partials.data());
-    else if (li > 0)
+    if (li > 0)
       dispatch(layout.act, [&](auto a) {
         detail::act_backward(space, dA, A_prev, std::size_t(ly.in) * B, a);
       });
@@ -246,10 +198,6 @@ template void mlp_forward_batched<float>(const ExecSpace&, const MlpLayout&, con
 template void mlp_backward_batched<float>(const ExecSpace&, const MlpLayout&, const float*, std::size_t, int,
                                           const float*, int, MlpWorkspace<float>&, float*, float*, float*);
 
-template void act_backward_bias_grad<float>(const ExecSpace&, Activation, float*, const float*, int, int, float*,
-                                            float*);
-template void act_backward_bias_grad<double>(const ExecSpace&, Activation, double*, const double*, int, int,
-                                             double*, double*);
 template struct MlpWorkspace<float>;
 template struct MlpWorkspace<double>;
 template void mlp_forward<float>(const ExecSpace&, const MlpLayout&, const float*, const float*, int,

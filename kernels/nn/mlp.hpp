@@ -46,17 +46,13 @@ struct MlpWorkspace {
   static double size(const MlpLayout& layout, double rows) {
     double widths = 0;
     for (const auto& l : layout.layers) widths += l.out;
-    return rows * (widths + 2.0 * layout.max_width() + 1.0) + (rows / kBiasGradChunk + 1) * layout.max_width();
+    return rows * (widths + 2.0 * layout.max_width() + 1.0);
   }
-  /// Samples per partial sum of the fused bias gradient (act_backward_bias_grad).
-  static constexpr int kBiasGradChunk = 128;
   int capacity = 0;
   std::vector<std::size_t> act_offset;  ///< start of layer l's outputs in `acts`
   View1<Scalar> acts;                   ///< outputs of every layer (after activation)
   View1<Scalar> grad_a, grad_b;         ///< ping-pong buffers for gradients w.r.t. activations
   View1<Scalar> ones;                   ///< capacity ones (bias gradients as one GEMV)
-  /// [capacity / kBiasGradChunk (rounded up)][max width]: act_backward_bias_grad's partial sums
-  View1<Scalar> bias_partials;
   /// Output of the last forward pass (out × B).
   Scalar* output(const MlpLayout& l) { return acts.data() + act_offset[l.layers.size() - 1]; }
 };
@@ -73,15 +69,6 @@ template <class Scalar>
 void mlp_backward(const ExecSpace& space, const MlpLayout& layout, const Scalar* params,
                   const Scalar* X, int B, MlpWorkspace<Scalar>& ws, Scalar* dY, Scalar* grads,
                   Scalar* dX = nullptr);
-
-/// dA <- dA * f'(Y) over a rows x B column-major block (f: `act`, Y its outputs), and db <- the
-/// sum of the result over the batch (the bias gradient of the layer whose outputs Y are), in one
-/// pass over dA: each thread sums one row over kBiasGradChunk samples into `partials`
-/// (capacity B / kBiasGradChunk rounded up, times rows), which are then added in a fixed order
-/// (deterministic).  mlp_backward uses it on GPUs, where it saves the bias gradient's GEMV pass.
-template <class Scalar>
-void act_backward_bias_grad(const ExecSpace& space, Activation act, Scalar* dA, const Scalar* Y, int rows, int B,
-                            Scalar* db, Scalar* partials);
 
 /// \brief `count` MLPs of one layout whose parameters sit `param_stride` entries apart in the flat
 /// buffer (SAC's twin Q networks), all on the same input X: one batched GEMM per layer for all of
