@@ -8,8 +8,9 @@
       --command "postprocess/peers/ppo_peers.sh ... cartpole"
   # merge: append another file's comparisons (a device call's OUT/peers_new.json)
   python3 postprocess/peers/ledger.py merge OUT/peers_new.json
-  # render: the ledger as markdown tables, one per workload family (for postprocess/results/README.md)
-  python3 postprocess/peers/ledger.py render [--since 2026-11-26]
+  # render: the ledger as markdown tables, one per workload family; --readme fills the block of
+  # postprocess/results/README.md that holds them (a test checks that block is current)
+  python3 postprocess/peers/ledger.py render [--since 2026-11-26] [--readme postprocess/results/README.md]
 
 Older entries stay; `add` only appends.  A peer line matches a gmi_drl result when its num_envs is
 equal and, where both say, its hidden widths (e.g. [256, 256] or "256x256") too.
@@ -107,15 +108,39 @@ def num(v):
     return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:g}"
 
 
+BEGIN, END = "<!-- rendered from peers.json by postprocess/peers/ledger.py render --readme: begin -->", \
+    "<!-- rendered from peers.json: end -->"
+
+
 def cmd_render(a):
+    if a.readme:
+        import contextlib
+        import io
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            render(a)
+        with open(a.readme) as f:
+            text = f.read()
+        if BEGIN not in text or END not in text:
+            sys.exit(f"{a.readme}: no '{BEGIN}' ... '{END}' block to fill")
+        head, rest = text.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        with open(a.readme, "w") as f:
+            f.write(head + BEGIN + "\n" + buf.getvalue().strip("\n") + "\n" + END + tail)
+        print(f"ledger: {a.readme} updated")
+        return
+    render(a)
+
+
+def render(a):
     rows = [e for e in load(a.ledger) if not a.since or e["date"] >= a.since]
     families = {}
     for e in rows:
         algo, what = (e["workload"].split("/") + [""])[:2]
         families.setdefault(f"{algo}/{what.split('-')[0]}", []).append(e)  # ppo/Tag-tc5 -> ppo/Tag
     for fam, es in families.items():
-        print(f"\n### {fam}\n")
-        print("| date | workload | precision | peer | peer | gmi_drl | ratio | unit | same call |")
+        print(f"\n#### {fam}\n")
+        print("| date | workload | precision | peer | peer value | gmi_drl value | gmi_drl faster by | unit | same call |")
         print("|---|---|---|---|---|---|---|---|---|")
         for e in es:
             g, p = e["gmi_drl_value"], e["peer_value"]
@@ -147,6 +172,7 @@ def main():
     add.add_argument("--not-same-call", action="store_true")
     render = sub.add_parser("render", help="print the ledger as markdown tables")
     render.add_argument("--since", default="")
+    render.add_argument("--readme", default="", help="write the tables into this file's rendered block instead")
     merge = sub.add_parser("merge", help="append another ledger file's comparisons")
     merge.add_argument("file")
     a = ap.parse_args()

@@ -10,7 +10,8 @@
 #   PJR=.peers/pjr WD=.peers/warpdrive postprocess/peers/ppo_peers.sh GMI_DRL OUTDIR cartpole humanoid tag
 # PJR and WD are the harness folders that ../shared/peers/{pjr,warpdrive}/assemble.sh build (fetched
 # peer code, kept out of the repository).  Writes gmi_drl's bench JSONs and the peers' JSON lines in
-# OUTDIR, and OUTDIR/peers_new.json: the comparisons, for `postprocess/peers/ledger.py merge`.
+# OUTDIR, and OUTDIR/peers_new.json: the comparisons.  Back here: `postprocess/peers/ledger.py merge
+# OUTDIR/peers_new.json`, then `postprocess/peers/ledger.py render --readme postprocess/results/README.md`.
 set -uo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 GMI_DRL OUTDIR cartpole|humanoid|tag..." >&2; exit 2; }
 gmi=$(realpath "$1"); out=$(realpath -m "$2"); shift 2

@@ -176,10 +176,26 @@ def test_peer_ledger_add_and_render(tmp_path):
     r = run(os.path.join(ROOT, "postprocess", "peers", "ledger.py"), "--ledger", str(ledger), "render", "--since",
             "2026-11-26")
     assert r.returncode == 0, r.stderr
-    assert "### ppo/SyntheticHumanoid" in r.stdout and "| 2.00x |" in r.stdout and "1.50x" in r.stdout
+    assert "#### ppo/SyntheticHumanoid" in r.stdout and "| 2.00x |" in r.stdout and "1.50x" in r.stdout
     assert "old" not in r.stdout
     more = tmp_path / "more.json"
     more.write_text(json.dumps([dict(rows[1], workload="ppo/x/1")]))
     r = run(os.path.join(ROOT, "postprocess", "peers", "ledger.py"), "--ledger", str(ledger), "merge", str(more))
     assert r.returncode == 0, r.stderr
     assert [e["workload"] for e in json.loads(ledger.read_text())][-1] == "ppo/x/1"
+
+
+def test_results_readme_holds_the_current_ledger(tmp_path):
+    # postprocess/results/README.md's ledger block is what `ledger.py render --readme` writes now.
+    readme = os.path.join(ROOT, "postprocess", "results", "README.md")
+    copy = tmp_path / "README.md"
+    copy.write_text(open(readme).read())
+    r = run(os.path.join(ROOT, "postprocess", "peers", "ledger.py"), "render", "--readme", str(copy))
+    assert r.returncode == 0, r.stderr
+    assert copy.read_text() == open(readme).read(), \
+        "postprocess/results/README.md's ledger tables are stale: run postprocess/peers/ledger.py render --readme " \
+        "postprocess/results/README.md"
+    bad = tmp_path / "no_block.md"
+    bad.write_text("# nothing here\n")
+    r = run(os.path.join(ROOT, "postprocess", "peers", "ledger.py"), "render", "--readme", str(bad))
+    assert r.returncode != 0 and "no '<!-- rendered from peers.json" in r.stderr
