@@ -331,7 +331,8 @@ void PpoTrainer::choose_paths() {
   };
   if (try_rollout) part("policy steps", t[0], t[1]);
   if (try_update) part("gradients", t[2], t[3]);
-  trials_ = fmt::format("{} (per iteration{})", fmt::join(parts, "; "), G > 1 ? ", mean over GMIs" : "");
+  trials_ = parts.empty() ? "none: nothing to time (a role that does not learn, its rollout on the layered kernels)"
+                          : fmt::format("{} (per iteration{})", fmt::join(parts, "; "), G > 1 ? ", mean over GMIs" : "");
   use_paths(try_rollout && t[1] <= t[0], try_update ? t[3] <= t[2] : fused_update_);
   spdlog::info("device.fused_kernels auto: {} (timed: {})", kernels(), trials_);
 }
