@@ -122,13 +122,15 @@ std::string MultiAgentPpoTrainer::describe() const {
 }
 
 std::string MultiAgentPpoTrainer::kernels() const {
+  const std::string first = roles_.front()->kernels();
   std::string out;
   bool same = true;
   for (std::size_t r = 0; r < roles_.size(); ++r) {
-    same = same && roles_[r]->kernels() == roles_[0]->kernels();
-    out += (r ? "; " : "") + game_.roles[r].name + ": " + roles_[r]->kernels();
+    const std::string k = roles_[r]->kernels();
+    same = same && k == first;
+    out += (r ? "; " : "") + game_.roles[r].name + ": " + k;
   }
-  return same ? roles_[0]->kernels() : out;
+  return same ? first : out;
 }
 
 std::string MultiAgentPpoTrainer::kernel_trials() const {

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -388,20 +389,19 @@ void PpoTrainer::load_state(const TrainerState& s) {
   // the ones it chose, or, from a checkpoint written before auto timed its kernels, the fused
   // ones wherever they fit (the rule then, which the candidates of init() are).
   if (!paths_open_) return;
-  for (const auto& [name, paths] : s.counters)
-    if (name == kPathsCounter) {
-      use_paths((paths & 1) && rl::fused_act_supported(layout_), (paths & 2) && rl::FusedUpdate::supported(layout_));
-      paths_open_ = false;
-      paths_chosen_ = true;
-      trials_ = "none: the checkpoint's kernels";
-      return;
-    }
-  if (s.iteration > 0) {
+  const auto saved = std::find_if(s.counters.begin(), s.counters.end(), [](const auto& c) { return c.first == kPathsCounter; });
+  if (saved != s.counters.end())
+    use_paths((saved->second & 1) && rl::fused_act_supported(layout_),
+              (saved->second & 2) && rl::FusedUpdate::supported(layout_));
+  else if (s.iteration > 0)
     use_paths(fused_rollout_, fused_update_);
-    paths_open_ = false;
-    paths_chosen_ = true;
-    trials_ = "none: the fused kernels where they fit, as auto ran before it timed them (the checkpoint names none)";
-  }
+  else
+    return;  // a checkpoint before the first iteration: time as a fresh run does
+  paths_open_ = false;
+  paths_chosen_ = true;
+  trials_ = saved != s.counters.end()
+                ? "none: the checkpoint's kernels"
+                : "none: the fused kernels where they fit, as auto ran before it timed them (the checkpoint names none)";
 }
 
 std::vector<float> PpoTrainer::params_host() const {
