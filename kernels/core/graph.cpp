@@ -20,9 +20,51 @@ CapturedSequence::~CapturedSequence() { reset(); }
 bool graphs_available() { return true; }
 
 void CapturedSequence::reset() {
-  if (exec_) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec_));
-  if (graph_) cudaGraphDestroy(static_cast<cudaGraph_t>(graph_));
-  exec_ = graph_ = nullptr;
+  for (void* x : execs_) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(x));
+  for (void* g : graphs_) cudaGraphDestroy(static_cast<cudaGraph_t>(g));
+  execs_.clear();
+  graphs_.clear();
+  ops_.clear();
+}
+
+void CapturedSequence::begin_capture() {
+  // Thread-local capture: other threads (the reduction watch) may keep calling CUDA meanwhile.
+  GMI_CUDA_CHECK(cudaStreamBeginCapture(space_.cuda_stream(), cudaStreamCaptureModeThreadLocal));
+  capturing_ = true;
+}
+
+void CapturedSequence::end_capture() {
+  capturing_ = false;
+  cudaGraph_t g = nullptr;
+  const cudaError_t e = cudaStreamEndCapture(space_.cuda_stream(), &g);
+  if (e != cudaSuccess || !g) {
+    if (g) cudaGraphDestroy(g);
+    cudaGetLastError();  // clear the sticky-free capture error
+    reset();
+    throw Error(name_ + ": capturing the launches into a CUDA graph failed (" + cudaGetErrorString(e) +
+                "); set device.graphs: off");
+  }
+  cudaGraphExec_t x = nullptr;
+  const cudaError_t ie = cudaGraphInstantiate(&x, g, 0);
+  if (ie != cudaSuccess) {
+    cudaGraphDestroy(g);
+    reset();
+    GMI_CUDA_CHECK(ie);
+  }
+  graphs_.push_back(g);
+  execs_.push_back(x);
+  GMI_CUDA_CHECK(cudaGraphLaunch(x, space_.cuda_stream()));
+}
+
+void CapturedSequence::uncaptured(const std::function<void()>& op) {
+  if (!capturing_) {
+    op();
+    return;
+  }
+  end_capture();
+  op();
+  ops_.push_back(op);
+  begin_capture();
 }
 
 void CapturedSequence::run(const ExecSpace& space, const std::function<void()>& launch) {
@@ -30,43 +72,37 @@ void CapturedSequence::run(const ExecSpace& space, const std::function<void()>& 
     launch();
     return;
   }
-  cudaStream_t stream = space.cuda_stream();
-  if (!exec_) {
-    // Thread-local capture: other threads (the reduction watch) may keep calling CUDA meanwhile.
-    GMI_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  if (execs_.empty()) {
+    space_ = space;
+    begin_capture();
     try {
       launch();
     } catch (...) {
-      cudaGraph_t g = nullptr;
-      cudaStreamEndCapture(stream, &g);
-      if (g) cudaGraphDestroy(g);
+      if (capturing_) {
+        cudaGraph_t g = nullptr;
+        cudaStreamEndCapture(space_.cuda_stream(), &g);
+        if (g) cudaGraphDestroy(g);
+        cudaGetLastError();
+        capturing_ = false;
+      }
+      reset();
       throw;
     }
-    cudaGraph_t g = nullptr;
-    const cudaError_t e = cudaStreamEndCapture(stream, &g);
-    if (e != cudaSuccess || !g) {
-      if (g) cudaGraphDestroy(g);
-      cudaGetLastError();  // clear the sticky-free capture error
-      throw Error(name_ + ": capturing the launches into a CUDA graph failed (" + cudaGetErrorString(e) +
-                  "); set device.graphs: off");
-    }
-    graph_ = g;
-    cudaGraphExec_t x = nullptr;
-    const cudaError_t ie = cudaGraphInstantiate(&x, g, 0);
-    if (ie != cudaSuccess) {
-      cudaGraphDestroy(g);
-      graph_ = nullptr;
-      GMI_CUDA_CHECK(ie);
-    }
-    exec_ = x;
+    end_capture();
+    return;
   }
-  GMI_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec_), stream));
+  GMI_REQUIRE(space.cuda_stream() == space_.cuda_stream(), name_ + ": replayed on another stream than it was captured on");
+  for (std::size_t i = 0; i < execs_.size(); ++i) {
+    GMI_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(execs_[i]), space_.cuda_stream()));
+    if (i < ops_.size()) ops_[i]();
+  }
 }
 
 #else
 
 bool graphs_available() { return false; }
 void CapturedSequence::reset() {}
+void CapturedSequence::uncaptured(const std::function<void()>& op) { op(); }
 void CapturedSequence::run(const ExecSpace&, const std::function<void()>& launch) { launch(); }
 
 #endif

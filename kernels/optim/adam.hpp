@@ -5,6 +5,7 @@
 /// max_norm / (norm + 1e-6) when that is below 1).  The norm is read from device memory, so a
 /// whole optimiser step needs no host synchronisation.  A non-finite norm (NaN or Inf anywhere in
 /// the gradient) skips the step: parameters and moments stay as they were.
+#include <cmath>
 #include <cstdint>
 
 #include "kernels/core/kokkos.hpp"
@@ -16,6 +17,14 @@ struct AdamArgs {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-5;
   std::int64_t step = 1;      ///< 1-based step count (bias correction)
   double max_grad_norm = 0;   ///< <= 0: no clipping
+};
+
+/// Adam's step count in device memory, for launches captured once and replayed (CUDA graphs): a
+/// step advances `count` on the device when it is taken (a finite norm; a skipped step does not
+/// count), and the bias corrections of that count are computed there, into `coeffs` (2 scalars).
+struct AdamCounter {
+  std::int64_t* count = nullptr;
+  double* coeffs = nullptr;
 };
 
 template <class S>
@@ -37,6 +46,44 @@ void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads,
         if (max_norm > S(0)) {
           const S c = max_norm / (norm + S(1e-6));
           scale = c < S(1) ? c : S(1);
+        }
+        const S g = grads[i] * scale;
+        const S mi = b1 * m[i] + omb1 * g;
+        const S vi = b2 * v[i] + omb2 * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        params[i] -= step_size * mi / (math::sqrt(vi) * inv_sqrt_bc2 + eps);
+      });
+}
+
+/// The same step with its count in device memory (`a.step` unused): one single-thread kernel
+/// advances the count and computes the bias corrections, then the update reads them.
+template <class S>
+void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
+               const S* grad_norm, const AdamArgs& a, const AdamCounter& counter) {
+  const double lr = a.lr, beta1 = a.beta1, beta2 = a.beta2;
+  const AdamCounter c = counter;
+  Kokkos::parallel_for(
+      "gmi::optim::adam_count", Range(space, 0, 1), KOKKOS_LAMBDA(const int) {
+        if (!math::isfinite(*grad_norm)) return;
+        const double t = double(++*c.count);
+        c.coeffs[0] = lr / (1.0 - ::pow(beta1, t));
+        c.coeffs[1] = 1.0 / math::sqrt(1.0 - ::pow(beta2, t));
+      });
+  const S b1 = S(a.beta1), b2 = S(a.beta2), eps = S(a.eps);
+  const S omb1 = S(1.0 - a.beta1), omb2 = S(1.0 - a.beta2);
+  const S max_norm = S(a.max_grad_norm);
+  Kokkos::parallel_for(
+      "gmi::optim::adam_step",
+      Range64(space, 0, std::int64_t(n)),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        const S norm = *grad_norm;
+        if (!math::isfinite(norm)) return;
+        const S step_size = S(c.coeffs[0]), inv_sqrt_bc2 = S(c.coeffs[1]);
+        S scale = 1;
+        if (max_norm > S(0)) {
+          const S cl = max_norm / (norm + S(1e-6));
+          scale = cl < S(1) ? cl : S(1);
         }
         const S g = grads[i] * scale;
         const S mi = b1 * m[i] + omb1 * g;

@@ -56,6 +56,7 @@ ReplayBuffer::ReplayBuffer(const ReplaySpec& spec, ReplayStorage storage) : spec
     rewards_ = device_rows<float>("gmi::rl::replay::rewards", C, 1);
     next_obs_ = device_rows<float>("gmi::rl::replay::next_obs", C, spec.obs_dim);
     terminated_ = device_rows<std::uint8_t>("gmi::rl::replay::terminated", C, 1);
+    device_size_ = Kokkos::View<std::int64_t, MemSpace>("gmi::rl::replay::size");
   } else {
     h_obs_ = host_rows<float>("gmi::rl::replay::obs", C, spec.obs_dim);
     h_actions_ = host_rows<float>("gmi::rl::replay::actions", C, spec.act_dim);
@@ -63,6 +64,18 @@ ReplayBuffer::ReplayBuffer(const ReplaySpec& spec, ReplayStorage storage) : spec
     h_next_obs_ = host_rows<float>("gmi::rl::replay::next_obs", C, spec.obs_dim);
     h_terminated_ = host_rows<std::uint8_t>("gmi::rl::replay::terminated", C, 1);
   }
+}
+
+void ReplayBuffer::clear() {
+  cursor_ = size_ = 0;
+  if (storage_ == ReplayStorage::device) Kokkos::deep_copy(device_size_, std::int64_t(0));
+}
+
+void ReplayBuffer::sync_device_size(const ExecSpace& space) {
+  if (storage_ != ReplayStorage::device) return;
+  const auto d = device_size_;
+  const std::int64_t size = size_;
+  Kokkos::parallel_for("gmi::rl::replay::size", Range(space, 0, 1), KOKKOS_LAMBDA(const int) { d() = size; });
 }
 
 void ReplayBuffer::add(const ExecSpace& space, int n, const float* obs, const float* actions, const float* rewards,
@@ -99,11 +112,13 @@ void ReplayBuffer::add_device(const ExecSpace& space, int n, const float* obs, c
                               const float* rewards, const float* next_obs, const std::uint8_t* terminated) {
   // One kernel per step: row i of every field goes to ring row (cursor + i) mod capacity.
   const int od = spec_.obs_dim, ad = spec_.act_dim, w = 2 * od + ad + 2;
-  const std::int64_t C = spec_.capacity, cursor = cursor_;
+  const std::int64_t C = spec_.capacity, cursor = cursor_, new_size = std::min(C, size_ + n);
   const auto o = obs_, a = actions_, r = rewards_, x = next_obs_;
   const auto t = terminated_;
+  const auto sz = device_size_;
   Kokkos::parallel_for(
       "gmi::rl::replay::add", Range64(space, 0, std::int64_t(n) * w), KOKKOS_LAMBDA(const std::int64_t k) {
+        if (k == 0) sz() = new_size;  // the fill level a captured update reads
         const std::int64_t i = k / w, c = k % w, row = (cursor + i) % C;
         if (c < od) o(row * od + c) = obs[i * od + c];
         else if (c < 2 * od) x(row * od + (c - od)) = next_obs[i * od + (c - od)];
@@ -113,8 +128,8 @@ void ReplayBuffer::add_device(const ExecSpace& space, int n, const float* obs, c
       });
 }
 
-void ReplayBuffer::gather_device(const ExecSpace& space, std::uint64_t seed, std::uint64_t draw, std::int64_t size,
-                                 ReplayBatch& out) const {
+void ReplayBuffer::gather_device(const ExecSpace& space, std::uint64_t seed, std::uint64_t draw,
+                                 const DeviceDraw& device_draw, ReplayBatch& out) const {
   // One kernel per batch: a team per sample draws its index and copies every field of the row
   // (one launch instead of an index kernel and five gathers: updates are launch-bound).
   const int od = spec_.obs_dim, ad = spec_.act_dim;
@@ -122,11 +137,14 @@ void ReplayBuffer::gather_device(const ExecSpace& space, std::uint64_t seed, std
   const auto t = terminated_;
   const auto bo = out.obs, ba = out.actions, br = out.rewards, bn = out.next_obs;
   const auto bt = out.terminated;
+  const auto sz = device_size_;
+  const DeviceDraw dd = device_draw;
   Kokkos::parallel_for(
       "gmi::rl::replay::sample", Kokkos::TeamPolicy<ExecSpace, LaunchHint>(space, out.size, Kokkos::AUTO),
       KOKKOS_LAMBDA(const Kokkos::TeamPolicy<ExecSpace, LaunchHint>::member_type& m) {
         const int j = m.league_rank();
-        const std::int64_t i = replay_index(seed, draw, std::uint64_t(j), size);
+        const std::uint64_t d = dd.counter ? (std::uint64_t(*dd.counter) << dd.shift) | dd.low : draw;
+        const std::int64_t i = replay_index(seed, d, std::uint64_t(j), sz());
         Kokkos::parallel_for(Kokkos::TeamThreadRange(m, 2 * od + ad + 2), [&](const int c) {
           if (c < od) bo(std::size_t(j) * od + c) = o(i * od + c);
           else if (c < 2 * od) bn(std::size_t(j) * od + (c - od)) = n(i * od + (c - od));
@@ -137,12 +155,18 @@ void ReplayBuffer::gather_device(const ExecSpace& space, std::uint64_t seed, std
       });
 }
 
+void ReplayBuffer::sample(const ExecSpace& space, std::uint64_t seed, const DeviceDraw& draw, ReplayBatch& out) const {
+  GMI_REQUIRE(storage_ == ReplayStorage::device && draw.counter, "replay: a device-side draw needs device storage");
+  GMI_REQUIRE(size_ > 0, "replay: sampling from an empty buffer");
+  gather_device(space, seed, 0, draw, out);
+}
+
 void ReplayBuffer::sample(const ExecSpace& space, std::uint64_t seed, std::uint64_t draw, ReplayBatch& out) const {
   GMI_REQUIRE(size_ > 0, "replay: sampling from an empty buffer");
   const int B = out.size;
   const std::int64_t size = size_;
   if (storage_ == ReplayStorage::device) {
-    gather_device(space, seed, draw, size, out);
+    gather_device(space, seed, draw, DeviceDraw{}, out);
     return;
   }
   // Host storage: the same indices, gathered on the host into staging rows, then one copy each.
@@ -214,9 +238,10 @@ void ReplayBuffer::fill_synthetic(const ExecSpace& space, std::uint64_t seed, in
     fill_device(space, next_obs_, seed, 3, num_actions);
     fill_device(space, terminated_, seed, 4, num_actions);
   }
-  space.fence();
   cursor_ = 0;
   size_ = spec_.capacity;
+  sync_device_size(space);
+  space.fence();
 }
 
 ReplayState ReplayBuffer::save_state(const ExecSpace& space) const {
@@ -265,9 +290,10 @@ void ReplayBuffer::load_state(const ExecSpace& space, const ReplayState& s) {
   put(s.rewards, rewards_, h_rewards_, 1);
   put(s.next_obs, next_obs_, h_next_obs_, od);
   put(s.terminated, terminated_, h_terminated_, 1);
-  space.fence();
   cursor_ = s.cursor;
   size_ = s.size;
+  sync_device_size(space);
+  space.fence();
 }
 
 }  // namespace gmi::rl

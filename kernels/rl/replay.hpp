@@ -41,6 +41,14 @@ struct ReplayBatch {
   View1<std::uint8_t> terminated;
 };
 
+/// A draw whose number is read on the device when the batch is gathered, for launches captured
+/// once and replayed (CUDA graphs): draw = (*counter << shift) | low.
+struct DeviceDraw {
+  const std::int64_t* counter = nullptr;  ///< device memory
+  int shift = 0;
+  std::uint64_t low = 0;
+};
+
 /// What a checkpoint keeps: the filled rows in ring order, the cursor and the fill level.
 struct ReplayState {
   std::int64_t cursor = 0;  ///< where the next transition goes
@@ -63,7 +71,7 @@ class ReplayBuffer {
   std::int64_t cursor() const { return cursor_; }
 
   /// Forget every transition (the storage stays; new rows overwrite the old).
-  void clear() { cursor_ = size_ = 0; }
+  void clear();
 
   /// Append n transitions (device pointers, rows [n][...]); the oldest are overwritten once the
   /// buffer is full.  n must not exceed the capacity.
@@ -73,6 +81,10 @@ class ReplayBuffer {
   /// Fill `out` with out.size transitions drawn uniformly (with replacement) from the buffer;
   /// `draw` numbers the batch (e.g. the update count), so every batch has its own indices.
   void sample(const ExecSpace& space, std::uint64_t seed, std::uint64_t draw, ReplayBatch& out) const;
+
+  /// The same as sample(seed, draw, out), the draw number and the fill level read on the device
+  /// (device storage only): what a captured update replays.
+  void sample(const ExecSpace& space, std::uint64_t seed, const DeviceDraw& draw, ReplayBatch& out) const;
 
   /// Benchmarks: fill every row with finite made-up transitions (observations and rewards in
   /// [-1, 1), actions valid indices below num_actions, or in [-1, 1) when it is 0) and mark the
@@ -87,8 +99,12 @@ class ReplayBuffer {
   /// Public for CUDA device lambdas: add n rows to device storage.
   void add_device(const ExecSpace& space, int n, const float* obs, const float* actions, const float* rewards,
                   const float* next_obs, const std::uint8_t* terminated);
-  /// Public for CUDA device lambdas: draw and gather a batch from device storage.
-  void gather_device(const ExecSpace& space, std::uint64_t seed, std::uint64_t draw, std::int64_t size,
+  /// Public for CUDA device lambdas: the fill level in device memory = size_ (ordered on `space`),
+  /// after a change the add kernel did not make.
+  void sync_device_size(const ExecSpace& space);
+  /// Public for CUDA device lambdas: draw and gather a batch from device storage (draw from
+  /// `draw`, or from `device_draw` where its counter is set).
+  void gather_device(const ExecSpace& space, std::uint64_t seed, std::uint64_t draw, const DeviceDraw& device_draw,
                      ReplayBatch& out) const;
 
  private:
@@ -100,6 +116,7 @@ class ReplayBuffer {
   // device storage
   View1<float> obs_, actions_, rewards_, next_obs_;
   View1<std::uint8_t> terminated_;
+  Kokkos::View<std::int64_t, MemSpace> device_size_;  ///< size_ in device memory (device storage)
   // host storage, and the host-side batch staging of sample()
   HostView1f h_obs_, h_actions_, h_rewards_, h_next_obs_;
   HostView1b h_terminated_;

@@ -32,6 +32,9 @@ struct SquashedGaussianArgs {
   bool deterministic = false;  ///< the mean action tanh(mean) * scale + bias, z = 0
   std::uint64_t seed = 0;
   std::uint64_t counter = 0;  ///< low counter word; its low 4 bits are the block index (must be 0)
+  /// Where set (device memory), the counter word is counter | *device_counter << 8, read when the
+  /// kernel runs (launches captured once and replayed).
+  const std::int64_t* device_counter = nullptr;
   rng::Stream stream = rng::kAction;
   std::uint64_t index = 0;    ///< high counter index of row 0 (row i uses index + i)
   const float* actor_out = nullptr;  ///< [B][2A]
@@ -52,11 +55,13 @@ inline void squashed_gaussian(const ExecSpace& space, const SquashedGaussianArgs
         const float* mean = a.actor_out + std::size_t(i) * 2 * A;
         const float* raw = mean + A;
         const std::uint64_t hi = rng::tag(a.stream, a.index + std::uint64_t(i));
+        const std::uint64_t counter =
+            a.device_counter ? a.counter | (std::uint64_t(*a.device_counter) << 8) : a.counter;
         float lp = 0;
         for (int j0 = 0; j0 < A; j0 += 4) {
           float z[4] = {0, 0, 0, 0};
           if (!a.deterministic) {
-            const auto bits = rng::philox(a.seed, a.counter | std::uint64_t(j0 / 4), hi);
+            const auto bits = rng::philox(a.seed, counter | std::uint64_t(j0 / 4), hi);
             rng::normal2(bits.v[0], bits.v[1], z[0], z[1]);
             rng::normal2(bits.v[2], bits.v[3], z[2], z[3]);
           }

@@ -43,6 +43,9 @@ void derive_offpolicy(config::Config& c, int num_steps, int batch_size) {
   c.num_steps = num_steps > 0 ? num_steps : (1000 + c.env.num_envs - 1) / c.env.num_envs;
   c.batch_size = std::int64_t(c.env.num_envs) * c.num_steps;
   c.minibatch_size = batch_size;
+  if (c.device.graphs == "on" && c.section<ReplayConfig>().storage != "device")
+    config::fail(c, "device.graphs", "on: captured updates sample a device replay; replay.storage is " +
+                                         c.section<ReplayConfig>().storage + " (use auto or off)");
   if (c.section<ReplayConfig>().capacity < c.env.num_envs)
     config::fail(c, "replay.capacity", fmt::format("{} transitions cannot take one step of env.num_envs = {} envs",
                                                    c.section<ReplayConfig>().capacity, c.env.num_envs));
@@ -94,35 +97,106 @@ OffPolicyTrainer::OffPolicyTrainer(const config::Config& cfg, std::uint64_t env_
   rs.capacity = cfg.section<ReplayConfig>().capacity;
   replay_ = rl::ReplayBuffer(rs, rl::parse_replay_storage(cfg.section<ReplayConfig>().storage, "replay.storage"));
   batch_ = rl::ReplayBatch(rs, int(cfg.minibatch_size));
-  stats_ = View1<rl::Sums4>("gmi::offpolicy::stats", 1024);
-  norms_ = View1<float>("gmi::offpolicy::norms", 1024);
+  counters_ = View1<std::int64_t>("gmi::offpolicy::counters", 1 + 2 * kMaxRecordKinds);
+  adam_coeffs_ = View1<double>("gmi::offpolicy::adam_coeffs", 2 * kMaxRecordKinds);
+  stat_slots_ = View1<rl::Sums4>("gmi::offpolicy::stat_slots", kMaxRecordKinds);
+  norm_slots_ = View1<float>("gmi::offpolicy::norm_slots", kMaxRecordKinds);
+  record_sums_ = View1<RecordSums>("gmi::offpolicy::record_sums", kMaxRecordKinds);
+  // device.graphs: the update events of device replays (a host replay gathers on the host).
+  graphs_ = cfg.device.graphs != "off" && graphs_available() && replay_.storage() == rl::ReplayStorage::device;
   env_->reset_all(space_, obs_.data());
   space_.fence();
 }
 
 OffPolicyTrainer::Record OffPolicyTrainer::record(int kind) {
   GMI_REQUIRE(kind >= 0 && kind < kMaxRecordKinds, "off-policy record kind out of range");
-  const std::size_t i = kinds_.size();
-  if (i >= stats_.extent(0)) {
-    Kokkos::resize(stats_, 2 * stats_.extent(0));
-    Kokkos::resize(norms_, 2 * norms_.extent(0));
-  }
-  kinds_.push_back(kind);
-  return {stats_.data() + i, norms_.data() + i};
+  return {stat_slots_.data() + kind, norm_slots_.data() + kind, kind};
 }
+
+void OffPolicyTrainer::set_counter(int slot, std::int64_t value) {
+  Kokkos::deep_copy(space_, Kokkos::subview(counters_, slot), value);
+  space_.fence();
+}
+
+std::int64_t OffPolicyTrainer::adam_count(int kind) const {
+  std::int64_t v = 0;
+  Kokkos::deep_copy(Kokkos::View<std::int64_t, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(&v),
+                    Kokkos::subview(counters_, kAdam + kind));
+  return v;
+}
+
+void OffPolicyTrainer::set_adam_count(int kind, std::int64_t count) { set_counter(kAdam + kind, count); }
 
 void OffPolicyTrainer::optimizer_step(std::size_t offset, std::size_t n, const optim::AdamArgs& a, const Record& r) {
   mpi::progress().beat();
   const rl::Sums4* st = r.stats;
+  const optim::AdamCounter counter{counters_.data() + kAdam + r.kind, adam_coeffs_.data() + 2 * r.kind};
   algos::optimizer_step(
       space_, {params_.data() + offset, grads_.data() + offset, adam_m_.data() + offset, adam_v_.data() + offset, n},
       inject_nonfinite_, KOKKOS_LAMBDA() { return st->v[0] + st->v[1] + st->v[2] + st->v[3]; },
-      reducer_ && reducer_->size() > 1 ? reducer_ : nullptr, r.norm, a);
+      reducer_ && reducer_->size() > 1 ? reducer_ : nullptr, r.norm, a, nullptr, &counter, capturing_);
+  // The step's statistics join its kind's sums (device side: captured updates replay this too).
+  const int kind = r.kind;
+  const float* norm = r.norm;
+  auto sums = record_sums_;
+  auto counters = counters_;
+  Kokkos::parallel_for(
+      "gmi::offpolicy::record", Range(space_, 0, 1), KOKKOS_LAMBDA(const int) {
+        RecordSums& s = sums(kind);
+        s.records += 1;
+        const float nv = *norm;
+        if (math::isfinite(nv)) {
+          s.stats += *st;
+          s.norm_sum += double(nv);
+          s.taken += 1;
+          counters(kStreak + kind) = 0;
+        } else {
+          counters(kStreak + kind) += 1;
+        }
+      });
 }
 
 void OffPolicyTrainer::sample(std::int64_t u) {
   // Each GMI draws its own indices: draw = (update << 20) | GMI.
-  replay_.sample(space_, std::uint64_t(cfg_.train.seed), (std::uint64_t(u) << 20) | gmi_, batch_);
+  if (replay_.storage() == rl::ReplayStorage::device)
+    replay_.sample(space_, std::uint64_t(cfg_.train.seed), rl::DeviceDraw{counters_.data() + kUpdates, 20, gmi_}, batch_);
+  else
+    replay_.sample(space_, std::uint64_t(cfg_.train.seed), (std::uint64_t(u) << 20) | gmi_, batch_);
+}
+
+void OffPolicyTrainer::count_update() {
+  auto counters = counters_;
+  Kokkos::parallel_for(
+      "gmi::offpolicy::count_update", Range(space_, 0, 1), KOKKOS_LAMBDA(const int) { counters(kUpdates) += 1; });
+}
+
+void OffPolicyTrainer::update_event(std::int64_t g) {
+  const std::int64_t u = updates_;
+  auto body = [&] {
+    sample(u);
+    update(u, g);
+    count_update();
+  };
+  mpi::progress().beat();
+  ++updates_;
+  if (!graphs_ || inject_nonfinite_ || Kokkos::Tools::profileLibraryLoaded()) return body();
+  const int kind = update_kind(u, g);
+  if (std::size_t(kind) >= update_graphs_.size()) update_graphs_.resize(std::size_t(kind) + 1);
+  UpdateGraph& G = update_graphs_[std::size_t(kind)];
+  if (!G.warm) {
+    body();
+    G.warm = true;
+    return;
+  }
+  if (!G.seq) G.seq = std::make_unique<CapturedSequence>(fmt::format("device.graphs ({} update events)", cfg_.algo), true);
+  capturing_ = G.seq.get();
+  try {
+    G.seq->run(space_, body);
+  } catch (...) {
+    capturing_ = nullptr;
+    throw;
+  }
+  capturing_ = nullptr;
 }
 
 void OffPolicyTrainer::store_transitions() {
@@ -149,10 +223,7 @@ void OffPolicyTrainer::learn(std::int64_t k) {
   const std::int64_t g0 = k * N_, g1 = g0 + N_, first = std::max(g0, s.learning_starts + 1);
   if (first >= g1) return;
   if (s.updates_per_step > 0) {
-    for (int i = 0; i < s.updates_per_step; ++i, ++updates_) {
-      sample(updates_);
-      update(updates_, -1);
-    }
+    for (int i = 0; i < s.updates_per_step; ++i) update_event(-1);
     const std::int64_t t = multiples(first, g1, s.target_frequency);
     if (t > 0) update_target(int(t));
     target_updates_ += t;
@@ -165,11 +236,7 @@ void OffPolicyTrainer::learn(std::int64_t k) {
     const std::int64_t nu = next_multiple(g, s.update_frequency), nt = next_multiple(g, s.target_frequency);
     const std::int64_t at = std::min(nu, nt);
     if (at >= g1) break;
-    if (at == nu) {
-      sample(updates_);
-      update(updates_, at);
-      ++updates_;
-    }
+    if (at == nu) update_event(at);
     if (at == nt) {
       update_target(1);
       ++target_updates_;
@@ -180,7 +247,6 @@ void OffPolicyTrainer::learn(std::int64_t k) {
 
 IterationMetrics OffPolicyTrainer::iterate() {
   IterationMetrics m;
-  kinds_.clear();
   envs::StepOutputs out;
   double t_act = 0, t_learn = 0;
   mpi::progress().phase("rollout and update");
@@ -219,36 +285,25 @@ IterationMetrics OffPolicyTrainer::iterate() {
 }
 
 void OffPolicyTrainer::finish_iteration(IterationMetrics& m) {
-  const std::size_t R = kinds_.size();
-  std::vector<rl::Sums4> stats(R);
-  std::vector<float> norms(R);
-  if (R > 0) {
-    Kokkos::deep_copy(Kokkos::View<rl::Sums4*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(stats.data(), R),
-                      Kokkos::subview(stats_, std::make_pair(std::size_t(0), R)));
-    Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(norms.data(), R),
-                      Kokkos::subview(norms_, std::make_pair(std::size_t(0), R)));
-  }
+  std::vector<RecordSums> rs(kMaxRecordKinds);
+  std::vector<std::int64_t> counters(counters_.extent(0));
+  Kokkos::deep_copy(space_, Kokkos::View<RecordSums*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(rs.data(), rs.size()),
+                    record_sums_);
+  Kokkos::deep_copy(space_, Kokkos::View<std::int64_t*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(counters.data(), counters.size()),
+                    counters_);
   space_.fence();
-  const int kinds = R > 0 ? *std::max_element(kinds_.begin(), kinds_.end()) + 1 : 1;
-  std::vector<rl::Sums4> sums(std::max(kinds, kMaxRecordKinds));
-  std::vector<double> counts(sums.size(), 0.0);
-  double gn = 0;
-  for (std::size_t r = 0; r < R; ++r) {
-    const int kind = kinds_[r];
-    if (kind == 0) ++m.updates;
-    if (!std::isfinite(norms[r])) {
-      if (kind == 0) ++m.skipped_updates;
-      ++nonfinite_streaks_[std::size_t(kind)];
-      skipped(kind);
-      continue;
-    }
-    nonfinite_streaks_[std::size_t(kind)] = 0;
-    sums[kind] += stats[r];
-    counts[kind] += 1;
-    if (kind == 0) gn += norms[r];
+  Kokkos::deep_copy(space_, record_sums_, RecordSums{});  // the next iteration's sums start at zero
+  std::vector<rl::Sums4> sums(kMaxRecordKinds);
+  std::vector<double> counts(kMaxRecordKinds, 0.0);
+  for (int kind = 0; kind < kMaxRecordKinds; ++kind) {
+    sums[std::size_t(kind)] = rs[std::size_t(kind)].stats;
+    counts[std::size_t(kind)] = rs[std::size_t(kind)].taken;
+    nonfinite_streaks_[std::size_t(kind)] = int(counters[std::size_t(kStreak + kind)]);
   }
+  m.updates = std::int64_t(rs[0].records);
+  m.skipped_updates = std::int64_t(rs[0].records - rs[0].taken);
   m.nonfinite_streak = *std::max_element(nonfinite_streaks_.begin(), nonfinite_streaks_.end());
-  m.grad_norm = counts[0] > 0 ? gn / counts[0] : std::nan("");
+  m.grad_norm = rs[0].taken > 0 ? rs[0].norm_sum / rs[0].taken : std::nan("");
   losses(m, sums, counts);
 }
 
@@ -281,9 +336,12 @@ void OffPolicyTrainer::load_shared_state(const TrainerState& s, std::uint64_t fi
   const StateBuffers b = state_buffers();
   load_shared_buffers(space_, b, s);
   iteration_ = s.iteration;
-  for (std::size_t kind = 0; kind < nonfinite_streaks_.size(); ++kind)
+  for (std::size_t kind = 0; kind < nonfinite_streaks_.size(); ++kind) {
     nonfinite_streaks_[kind] = int(s.counter(fmt::format("nonfinite_streak_{}", kind)));
+    set_counter(kStreak + int(kind), nonfinite_streaks_[kind]);
+  }
   updates_ = s.counter("updates");
+  set_counter(kUpdates, updates_);
   target_updates_ = s.counter("target_updates");
   load_extra(s);
   restart_episodes(space_, b, first_episode);
@@ -317,12 +375,7 @@ void OffPolicyTrainer::fill_replay_for_benchmark() {
 }
 
 void OffPolicyTrainer::run_updates(int n) {
-  kinds_.clear();
-  for (int i = 0; i < n; ++i, ++updates_) {
-    sample(updates_);
-    update(updates_, -1);
-    if (kinds_.size() > 4096) kinds_.clear();  // the statistics are not read here
-  }
+  for (int i = 0; i < n; ++i) update_event(-1);
   space_.fence();
 }
 

@@ -14,6 +14,15 @@
 /// The schedule is a function of counters alone, so every GMI issues the same collectives and a
 /// resumed run repeats an uninterrupted one.
 ///
+/// Captured updates (device.graphs).  What changes from one update event to the next — the event
+/// count that numbers the replay draw and the policy noise, the replay's fill level, each
+/// optimiser's Adam step count, the statistics' destination — lives in device memory, so the
+/// launches of an event are the same every time: the second event of each kind (update_kind())
+/// is captured into a CUDA graph and later ones replay it, with the gradient averaging over GMIs
+/// between its graphs.  Direct launches run the same kernels on the same counters, so both give
+/// the same bits.  Device replay only; host builds, a loaded profiling tool and an injected fault
+/// run directly.
+///
 /// Each GMI samples from its own shard; gradients are averaged over GMIs by the run's reducer
 /// before each optimiser step (identical weights everywhere).
 #include <array>
@@ -22,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/core/graph.hpp"
 #include "kernels/core/kokkos.hpp"
 #include "kernels/envs/vec_env.hpp"
 #include "kernels/optim/adam.hpp"
@@ -78,16 +88,32 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   /// shard (the true next observation where an episode ended), then the next observation.
   void store_transitions();
 
-  /// A record for one optimiser step's statistics: its Sums4 (device) and its norm slot.
+  /// Where one optimiser step leaves its statistics (device slots of its kind); the step itself
+  /// adds them to the iteration's sums of that kind.
   struct Record {
     rl::Sums4* stats;
     float* norm;
+    int kind;
   };
   /// Public for CUDA device lambdas, for the algorithms: average the gradient of parameters
   /// [offset, offset + n) over GMIs (nothing with one GMI), take its norm into r.norm and, if
-  /// finite, an Adam step.  A non-finite loss sum in r.stats or the fault hook poisons the
-  /// gradient first, so every GMI skips alike.
+  /// finite, an Adam step (its count: the device counter of r.kind; a.step unused).  A
+  /// non-finite loss sum in r.stats or the fault hook poisons the gradient first, so every GMI
+  /// skips alike.  Then r's statistics join the iteration's sums of its kind.
   void optimizer_step(std::size_t offset, std::size_t n, const optim::AdamArgs& a, const Record& r);
+  /// Public for CUDA device lambdas: one update event at step index g (sample, update, count),
+  /// captured or direct.
+  void update_event(std::int64_t g);
+  /// Public for CUDA device lambdas: the device's event count advances by one.
+  void count_update();
+
+  /// What an iteration's optimiser steps of one kind add up to (device memory, read at its end).
+  struct RecordSums {
+    rl::Sums4 stats;        ///< of the steps taken (finite norms)
+    double norm_sum = 0;    ///< of the steps taken
+    double records = 0;     ///< steps tried
+    double taken = 0;       ///< steps taken
+  };
 
  protected:
   /// \param num_params every trainable parameter, one flat buffer (gradients and Adam alike)
@@ -108,16 +134,23 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   /// Per-record-kind sums and counts of the iteration (non-skipped records) into m.losses.
   virtual void losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums,
                       const std::vector<double>& counts) const = 0;
-  /// An optimiser step of kind `kind` was skipped (non-finite gradient): undo its Adam count.
-  virtual void skipped(int kind) = 0;
+  /// Which captured sequence update event `u` (step index g, -1 with U > 0) launches: events of
+  /// one kind must launch the same work.  Default: all alike.
+  virtual int update_kind(std::int64_t /*u*/, std::int64_t /*g*/) const { return 0; }
   /// The algorithm's own shared state (targets, optimiser counters) into / from `s`.
   virtual void save_extra(TrainerState& s) const = 0;
   virtual void load_extra(const TrainerState& s) = 0;
 
   // ---- helpers for the algorithms ----
   Record record(int kind);
-  /// The transitions of update `u` from this GMI's shard into batch_.
+  /// The transitions of update `u` from this GMI's shard into batch_ (device storage: the draw
+  /// numbered by the device's event count, which equals u).
   void sample(std::int64_t u);
+  /// The update events done, in device memory (what captured launches number their draws by).
+  const std::int64_t* device_updates() const { return counters_.data(); }
+  /// Adam steps taken by the optimiser of `kind` (a host read) and their restoration.
+  std::int64_t adam_count(int kind) const;
+  void set_adam_count(int kind, std::int64_t count);
   int batch_size() const { return batch_.size; }
   float* grads() { return grads_.data(); }
 
@@ -148,11 +181,24 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   /// The update and target events of vector step k, in order.
   void learn(std::int64_t k);
   void finish_iteration(IterationMetrics& m);
+  /// counters_: [kUpdates] events done, [kAdam + kind] Adam steps, [kStreak + kind] non-finite
+  /// steps in a row.
+  static constexpr int kUpdates = 0, kAdam = 1, kStreak = 1 + kMaxRecordKinds;
+  void set_counter(int slot, std::int64_t value);
 
   bool inject_nonfinite_ = false;
-  View1<rl::Sums4> stats_;  ///< one per record of this iteration
-  View1<float> norms_;
-  std::vector<int> kinds_;  ///< the kind of each record of this iteration
+  View1<std::int64_t> counters_;
+  View1<double> adam_coeffs_;      ///< two per kind (the bias corrections of its step)
+  View1<rl::Sums4> stat_slots_;    ///< one per kind
+  View1<float> norm_slots_;        ///< one per kind
+  View1<RecordSums> record_sums_;  ///< one per kind
+  bool graphs_ = false;            ///< device.graphs applies to the update events
+  struct UpdateGraph {
+    std::unique_ptr<CapturedSequence> seq;
+    bool warm = false;  ///< ran directly once (allocations happen outside the capture)
+  };
+  std::vector<UpdateGraph> update_graphs_;  ///< by update_kind()
+  CapturedSequence* capturing_ = nullptr;    ///< the sequence being captured (its reductions run between graphs)
 };
 
 }  // namespace gmi::algos

@@ -5,6 +5,7 @@
 /// Adam with clipping.  Written once so that a skipped update means the same everywhere.
 #include <cstddef>
 
+#include "kernels/core/graph.hpp"
 #include "kernels/core/kokkos.hpp"
 #include "kernels/nn/blas.hpp"
 #include "kernels/optim/adam.hpp"
@@ -31,20 +32,30 @@ struct OptimizerSlice {
 ///  4. Adam (`a`) clips by that norm, and leaves parameters and moments alone when it is not
 ///     finite (kernels/optim/adam.hpp).
 /// No host synchronisation.  With `phases` (benchmarks) the reduction and the optimiser are timed
-/// as Phase::Reduction and Phase::Optimizer.
+/// as Phase::Reduction and Phase::Optimizer.  With `counter`, Adam's step count lives in device
+/// memory (a.step unused); with `capture`, the step is being captured into that sequence and the
+/// reduction runs between its graphs.
 template <class LossSum>
 void optimizer_step(const ExecSpace& space, const OptimizerSlice& s, bool inject, LossSum loss_sum,
                     mpi::GradientReducer* reducer, float* norm, const optim::AdamArgs& a,
-                    PhaseClock* phases = nullptr) {
+                    PhaseClock* phases = nullptr, const optim::AdamCounter* counter = nullptr,
+                    CapturedSequence* capture = nullptr) {
   float* g = s.grads;
   Kokkos::parallel_for(
       "gmi::algos::nonfinite_guard", Range(space, 0, 1), KOKKOS_LAMBDA(const int) {
         if (inject || !math::isfinite(loss_sum())) g[0] = NAN;
       });
-  if (reducer) reducer->allreduce_mean(space, g, s.n);
+  if (reducer) {
+    const std::size_t n = s.n;
+    const ExecSpace sp = space;
+    auto reduce = [reducer, sp, g, n] { reducer->allreduce_mean(sp, g, n); };
+    if (capture) capture->uncaptured(reduce);
+    else reduce();
+  }
   if (phases) phases->mark(space, Phase::Reduction);
   blas::nrm2<float>(space, int(s.n), g, norm);
-  optim::adam_step<float>(space, s.n, s.params, g, s.adam_m, s.adam_v, norm, a);
+  if (counter) optim::adam_step<float>(space, s.n, s.params, g, s.adam_m, s.adam_v, norm, a, *counter);
+  else optim::adam_step<float>(space, s.n, s.params, g, s.adam_m, s.adam_v, norm, a);
   if (phases) phases->mark(space, Phase::Optimizer);
 }
 

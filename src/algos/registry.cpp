@@ -87,6 +87,7 @@ Algorithm ppo() {
 Algorithm dqn() {
   Algorithm a = offpolicy_row("dqn", "off-policy, discrete", dqn_section(), derive_dqn);
   a.rules.continuous_actions = false;
+  a.rules.captured_update = true;
   a.example = {{"env.name", "CartPole-v1"}, {"env.num_envs", "2"}, {"policy.q_hidden", "[16, 16]"},
                {"replay.capacity", "30"}, {"dqn.num_steps", "25"}, {"dqn.learning_starts", "20"},
                {"dqn.train_frequency", "2"}, {"dqn.target_network_frequency", "10"}, {"dqn.batch_size", "8"},
@@ -107,6 +108,7 @@ Algorithm dqn() {
 Algorithm sac() {
   Algorithm a = offpolicy_row("sac", "off-policy, continuous", sac_section(), derive_sac);
   a.rules.discrete_actions = false;
+  a.rules.captured_update = true;
   a.example = {{"env.name", "Pendulum-v1"}, {"env.num_envs", "2"}, {"policy.actor_hidden", "[16, 16]"},
                {"policy.q_hidden", "[16, 16]"}, {"replay.capacity", "30"}, {"sac.num_steps", "10"},
                {"sac.learning_starts", "15"}, {"sac.batch_size", "8"}, {"train.total_env_steps", "1000"}};

@@ -445,10 +445,13 @@ void derive(Config& c, int world_size) {
   if (c.env.async_halves && !envs::mujoco::is_mujoco(c.env.name))
     bad("env.async_halves", c.env.name + " steps on the device; only host-simulated environments (MuJoCo) step in halves");
   if (c.env.async_halves && c.env.num_envs < 2) bad("env.async_halves", "needs env.num_envs >= 2 (two halves)");
-  if (c.device.graphs == "on" && (multi || envs::mujoco::is_mujoco(c.env.name) || !algo->captured_rollout))
+  if (c.device.graphs == "on" && !algo->captured_update &&
+      (multi || envs::mujoco::is_mujoco(c.env.name) || !algo->captured_rollout))
     bad("device.graphs", "on: graphs capture the rollout of environments that step on the device (algo " +
-                             names_where([](const AlgorithmRules& a) { return a.captured_rollout; }) + "); " +
-                             (!algo->captured_rollout ? "algo " + c.algo + " has no captured rollout"
+                             names_where([](const AlgorithmRules& a) { return a.captured_rollout; }) +
+                             ") and the updates of " +
+                             names_where([](const AlgorithmRules& a) { return a.captured_update; }) + "; " +
+                             (!algo->captured_rollout ? "algo " + c.algo + " has neither"
                                                       : c.env.name + (multi ? " is a multi-agent game" : " steps on host threads")) +
                              " (use auto or off)");
   if (c.device.matmul == "bf16" && c.device.fused_kernels == "on")

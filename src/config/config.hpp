@@ -111,10 +111,12 @@ struct CheckpointConfig {
     "fresh runs may choose differently where the two are close; a resumed run keeps its checkpoint's "         \
     "choice), layered on host builds")                                                                         \
   X(std::string, graphs, "auto", one_of({"auto", "on", "off"}),                                                 \
-    "PPO's rollout (policy step and env step, every step) captured once into a CUDA graph and replayed each "   \
-    "iteration: one launch instead of two or more per step; same results as off. auto: on for environments "   \
-    "that step on the device (CUDA builds); on: also an error where it cannot apply (host-simulated or "        \
-    "multi-agent environments); host builds run without graphs")
+    "launches captured once into CUDA graphs and replayed: PPO's rollout (policy step and env step, every "     \
+    "step; environments that step on the device), and each kind of DQN and SAC update event (replay sample, "  \
+    "losses, backward passes, Adam steps; replay.storage device; with several GMIs the gradient averaging "    \
+    "runs between graphs); same results as off. auto: on where it applies (CUDA builds); on: also an error "   \
+    "where it cannot apply (PPO with host-simulated or multi-agent environments, a host replay); host "        \
+    "builds run without graphs")
 
 struct DeviceConfig {
   GMI_DEVICE_KEYS(GMI_KEY_MEMBER)
@@ -286,6 +288,7 @@ struct AlgorithmRules {
   std::vector<SectionDecl> sections;
   bool multi_agent = false;           ///< trains the multi-agent games (one policy per role)
   bool captured_rollout = false;      ///< device.graphs can capture its rollout
+  bool captured_update = false;       ///< device.graphs can capture its update events (any env)
   bool discrete_actions = true;       ///< trains on environments with discrete actions
   bool continuous_actions = true;     ///< trains on environments with continuous actions
   /// Its derived values (num_steps, batch_size, minibatch_size) and the checks between its keys

@@ -174,6 +174,35 @@ TEST(OffPolicy, SaveAndLoadResumeExactly) {
   }
 }
 
+// device.graphs captures each kind of update event once and replays it, with the event count,
+// the replay's fill level and the Adam step counts read on the device: the same weights, losses
+// and counts as launching every kernel (bitwise).  SAC has two kinds of event (with and without
+// its delayed actor updates); U > 0 numbers them by the update count.  Host builds launch
+// directly both times.
+TEST(OffPolicy, CapturedUpdatesGiveTheSameRunAsDirectLaunches) {
+  for (const auto& cfg : {dqn({{"dqn.double", "true"}, {"dqn.tau", "0.5"}}), dqn({{"dqn.updates_per_step", "3"}}),
+                          sac({{"sac.policy_frequency", "2"}}), sac({{"sac.updates_per_step", "3"}})}) {
+    SCOPED_TRACE(cfg.algo);
+    auto with = [&](const char* graphs) {
+      auto c = cfg;
+      c.device.graphs = graphs;
+      return c;
+    };
+    std::vector<IterationMetrics> mg, md;
+    const auto g = train(with("on"), 5, &mg);
+    const auto d = train(with("off"), 5, &md);
+    EXPECT_EQ(g, d);
+    ASSERT_EQ(mg.size(), md.size());
+    for (std::size_t i = 0; i < mg.size(); ++i) {
+      EXPECT_EQ(mg[i].losses, md[i].losses) << "iteration " << i;
+      EXPECT_EQ(mg[i].grad_norm, md[i].grad_norm) << "iteration " << i;
+      EXPECT_EQ(mg[i].updates, md[i].updates) << "iteration " << i;
+      EXPECT_EQ(mg[i].episode_return_sum, md[i].episode_return_sum) << "iteration " << i;
+    }
+    EXPECT_GT(mg.back().updates, 0);
+  }
+}
+
 TEST(OffPolicy, ResumeWithoutReplayRefillsBeforeLearning) {
   const auto cfg = dqn({{"checkpoint.replay", "false"}, {"dqn.learning_starts", "0"}});
   auto first = gmi::algos::make_trainer(cfg, 0);

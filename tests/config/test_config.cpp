@@ -223,12 +223,13 @@ TEST(Config, OverridesApplyInOrderAndAreChecked) {
   EXPECT_EQ(parse("{}", "t.yaml", {{"device.matmul", "bf16"}}).device.matmul, "bf16");
   EXPECT_EQ(error_of("{}", {{"device.matmul", "fp16"}}),
             "config test.yaml: device.matmul: expected one of fp32, tf32, bf16, got 'fp16'");
-  EXPECT_EQ(error_of("algo: dqn\ndevice: {graphs: on}"),
-            "config test.yaml: device.graphs: on: graphs capture the rollout of environments that step on the "
-            "device (algo ppo); algo dqn has no captured rollout (use auto or off)");
+  EXPECT_EQ(parse("algo: dqn\ndevice: {graphs: on}", "t.yaml").device.graphs, "on");  // its updates
+  EXPECT_EQ(error_of("algo: dqn\nreplay: {storage: host}\ndevice: {graphs: on}"),
+            "config test.yaml: device.graphs: on: captured updates sample a device replay; replay.storage is host "
+            "(use auto or off)");
   EXPECT_EQ(error_of("env: {name: TagGridworld-v0}\ndevice: {graphs: on}"),
             "config test.yaml: device.graphs: on: graphs capture the rollout of environments that step on the "
-            "device (algo ppo); TagGridworld-v0 is a multi-agent game (use auto or off)");
+            "device (algo ppo) and the updates of dqn or sac; TagGridworld-v0 is a multi-agent game (use auto or off)");
   EXPECT_EQ(parse("algo: dqn\ndevice: {graphs: auto}", "t.yaml").device.graphs, "auto");
   EXPECT_EQ(error_of("device: {matmul: bf16, fused_kernels: on}"),
             "config test.yaml: device.fused_kernels: on: the fused kernels have no BF16 path (device.matmul bf16 "

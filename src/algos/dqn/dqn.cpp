@@ -134,7 +134,6 @@ void DqnTrainer::update(std::int64_t, std::int64_t) {
   a.lr = cfg_.section<DqnConfig>().learning_rate;
   a.eps = cfg_.section<DqnConfig>().adam_eps;
   a.max_grad_norm = cfg_.section<DqnConfig>().max_grad_norm;
-  a.step = ++adam_step_;
   optimizer_step(0, P_, a, r);
 }
 
@@ -149,13 +148,13 @@ void DqnTrainer::losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums,
 }
 
 void DqnTrainer::save_extra(TrainerState& s) const {
-  s.adam_step = adam_step_;
+  s.adam_step = adam_count(0);
   s.tensors.emplace_back("target_params", to_host(target_));
   s.tensors64.emplace_back("epsilon_decay_env_steps", std::vector<double>{decay_env_steps_});
 }
 
 void DqnTrainer::load_extra(const TrainerState& s) {
-  adam_step_ = s.adam_step;
+  set_adam_count(0, s.adam_step);
   to_device(target_, required_tensor(s, "target_params", P_, "DQN"), "DQN target_params");
   const double decay = required_tensor64(s, "epsilon_decay_env_steps", 1, "DQN")[0];
   if (decay != decay_env_steps_)

@@ -34,7 +34,6 @@ class DqnTrainer final : public OffPolicyTrainer {
   void update(std::int64_t u, std::int64_t g) override;
   void update_target(int times) override;
   void losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums, const std::vector<double>& counts) const override;
-  void skipped(int) override { --adam_step_; }
   void save_extra(TrainerState& s) const override;
   void load_extra(const TrainerState& s) override;
 
@@ -43,7 +42,6 @@ class DqnTrainer final : public OffPolicyTrainer {
   int n_ = 0;
   View1<float> target_, d_out_;
   nn::MlpWorkspace<float> ws_act_, ws_q_, ws_next_target_, ws_next_online_;
-  std::int64_t adam_step_ = 0;
   double last_epsilon_ = 0;
   /// Env steps (all GMIs) epsilon decays over: exploration_fraction * total_env_steps of the run
   /// that started (kept in checkpoints, so a resume that extends the run keeps its schedule).

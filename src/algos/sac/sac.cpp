@@ -158,7 +158,10 @@ void SacTrainer::sample_policy(const float* obs, std::int64_t u, int purpose) {
   s.B = B;
   s.act_dim = ad_;
   s.seed = std::uint64_t(cfg_.train.seed);
-  s.counter = (std::uint64_t(u) << 8) | (std::uint64_t(purpose & 0xf) << 4);
+  // u's bits come from the device's event count (equal to u; what a captured update reads).
+  (void)u;
+  s.counter = std::uint64_t(purpose & 0xf) << 4;
+  s.device_counter = device_updates();
   s.stream = rng::kPolicyNoise;
   s.index = (gmi_ << 40) | (std::uint64_t(purpose >> 4) << 24);
   s.actor_out = ws_actor_.output(nets_.actor);
@@ -201,7 +204,6 @@ void SacTrainer::update(std::int64_t u, std::int64_t g) {
     a.lr = cfg_.section<SacConfig>().q_lr;
     a.eps = cfg_.section<SacConfig>().adam_eps;
     a.max_grad_norm = cfg_.section<SacConfig>().max_grad_norm;
-    a.step = ++step_q_;
     optimizer_step(nets_.q_begin, nets_.q_size, a, r);
   }
   // Delayed actor (and alpha) updates: at every policy_frequency-th step, that many of them
@@ -247,7 +249,6 @@ void SacTrainer::actor_update(std::int64_t u, int rep) {
   a.lr = cfg_.section<SacConfig>().policy_lr;
   a.eps = cfg_.section<SacConfig>().adam_eps;
   a.max_grad_norm = cfg_.section<SacConfig>().max_grad_norm;
-  a.step = ++step_actor_;
   optimizer_step(0, nets_.actor.num_params, a, r);
 }
 
@@ -261,7 +262,6 @@ void SacTrainer::alpha_update(std::int64_t u, int rep) {
   optim::AdamArgs a;
   a.lr = cfg_.section<SacConfig>().q_lr;
   a.eps = cfg_.section<SacConfig>().adam_eps;
-  a.step = ++step_alpha_;
   optimizer_step(nets_.log_alpha, 1, a, r);
 }
 
@@ -282,23 +282,22 @@ void SacTrainer::losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums,
   m.learning_rate = cfg_.section<SacConfig>().q_lr;
 }
 
-void SacTrainer::skipped(int kind) {
-  if (kind == kCritic) --step_q_;
-  else if (kind == kActor) --step_actor_;
-  else --step_alpha_;
+int SacTrainer::update_kind(std::int64_t u, std::int64_t g) const {
+  // With or without the delayed actor and alpha updates (update() below).
+  return (g >= 0 ? g : u) % cfg_.section<SacConfig>().policy_frequency == 0 ? 1 : 0;
 }
 
 void SacTrainer::save_extra(TrainerState& s) const {
-  s.adam_step = step_q_;
-  s.counters.emplace_back("adam_step_actor", step_actor_);
-  s.counters.emplace_back("adam_step_alpha", step_alpha_);
+  s.adam_step = adam_count(kCritic);
+  s.counters.emplace_back("adam_step_actor", adam_count(kActor));
+  s.counters.emplace_back("adam_step_alpha", adam_count(kAlpha));
   s.tensors.emplace_back("target_q", to_host(target_));
 }
 
 void SacTrainer::load_extra(const TrainerState& s) {
-  step_q_ = s.adam_step;
-  step_actor_ = s.counter("adam_step_actor");
-  step_alpha_ = s.counter("adam_step_alpha");
+  set_adam_count(kCritic, s.adam_step);
+  set_adam_count(kActor, s.counter("adam_step_actor"));
+  set_adam_count(kAlpha, s.counter("adam_step_alpha"));
   to_device(target_, required_tensor(s, "target_q", nets_.q_size, "SAC"), "SAC target_q");
 }
 

@@ -49,7 +49,7 @@ class SacTrainer final : public OffPolicyTrainer {
   void update(std::int64_t u, std::int64_t g) override;
   void update_target(int times) override;
   void losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums, const std::vector<double>& counts) const override;
-  void skipped(int kind) override;
+  int update_kind(std::int64_t u, std::int64_t g) const override;
   void save_extra(TrainerState& s) const override;
   void load_extra(const TrainerState& s) override;
 
@@ -66,7 +66,6 @@ class SacTrainer final : public OffPolicyTrainer {
   View1<float> qin_, pi_, logp_, noise_, d_q_, d_qin_, d_actor_;  ///< d_q_ [2][B], d_qin_ [2][B][in]
   nn::MlpLayout q_target_;  ///< Q1's layout over target_ (Q2 at q_stride)
   nn::MlpWorkspace<float> ws_act_, ws_actor_, ws_q_, ws_qt_;  ///< ws_q_, ws_qt_: both twins, 2 B rows
-  std::int64_t step_q_ = 0, step_actor_ = 0, step_alpha_ = 0;  ///< Adam step counts
 };
 
 /// A trained SAC actor acting: the squashed Gaussian's mean tanh(mean) * scale + bias when
