@@ -107,12 +107,12 @@ inline void concat_rows(const ExecSpace& space, int B, const float* x, int dx, c
 struct SacCriticArgs {
   int B = 0;
   float gamma = 0.99f;
-  const float* log_alpha = nullptr;  ///< device scalar
+  const float* log_alpha = nullptr;  ///< device scalar; nullptr: no entropy term (TD3)
   const float* q1 = nullptr;         ///< [B] Q1(s, a)
   const float* q2 = nullptr;
   const float* q1_next = nullptr;    ///< [B] target Q1(s', a'), a' ~ pi(s')
   const float* q2_next = nullptr;
-  const float* logp_next = nullptr;  ///< [B] log pi(a'|s')
+  const float* logp_next = nullptr;  ///< [B] log pi(a'|s') (unread without log_alpha)
   const float* rewards = nullptr;
   const std::uint8_t* terminated = nullptr;
   float* d_q1 = nullptr;  ///< [B] dL/dQ1 of L = mse(Q1, y) + mse(Q2, y)
@@ -127,8 +127,9 @@ inline void sac_critic_loss(const ExecSpace& space, const SacCriticArgs& args, S
   Kokkos::parallel_reduce(
       "gmi::rl::sac_critic_loss", Range(space, 0, a.B),
       KOKKOS_LAMBDA(const int i, Sums4& s) {
-        const float alpha = math::exp(*a.log_alpha);
-        const float soft = math::min(a.q1_next[i], a.q2_next[i]) - alpha * a.logp_next[i];
+        // TD3 (no log_alpha): no entropy term
+        const float soft = a.log_alpha ? math::min(a.q1_next[i], a.q2_next[i]) - math::exp(*a.log_alpha) * a.logp_next[i]
+                                       : math::min(a.q1_next[i], a.q2_next[i]);
         const float y = a.rewards[i] + (a.terminated[i] ? 0.0f : a.gamma * soft);
         const float e1 = a.q1[i] - y, e2 = a.q2[i] - y;
         a.d_q1[i] = 2.0f * e1 / float(a.B);

@@ -224,7 +224,7 @@ void OffPolicyTrainer::learn(std::int64_t k) {
   if (first >= g1) return;
   if (s.updates_per_step > 0) {
     for (int i = 0; i < s.updates_per_step; ++i) update_event(-1);
-    const std::int64_t t = multiples(first, g1, s.target_frequency);
+    const std::int64_t t = s.target_frequency > 0 ? multiples(first, g1, s.target_frequency) : 0;
     if (t > 0) update_target(int(t));
     target_updates_ += t;
     return;
@@ -233,7 +233,8 @@ void OffPolicyTrainer::learn(std::int64_t k) {
   // multiple of target_frequency (the update first where both fall on one g, as CleanRL).
   std::int64_t g = first;
   while (true) {
-    const std::int64_t nu = next_multiple(g, s.update_frequency), nt = next_multiple(g, s.target_frequency);
+    const std::int64_t nu = next_multiple(g, s.update_frequency);
+    const std::int64_t nt = s.target_frequency > 0 ? next_multiple(g, s.target_frequency) : g1;
     const std::int64_t at = std::min(nu, nt);
     if (at >= g1) break;
     if (at == nu) update_event(at);
@@ -245,22 +246,59 @@ void OffPolicyTrainer::learn(std::int64_t k) {
   }
 }
 
+bool OffPolicyTrainer::learn_changes_actor(std::int64_t k) const {
+  // The same walk as learn(), asking each update event instead of running it.
+  if (k < refill_until_) return false;
+  const UpdateSchedule& s = schedule_;
+  const std::int64_t g0 = k * N_, g1 = g0 + N_, first = std::max(g0, s.learning_starts + 1);
+  if (first >= g1) return false;
+  std::int64_t u = updates_;
+  if (s.updates_per_step > 0) {
+    for (int i = 0; i < s.updates_per_step; ++i, ++u)
+      if (update_changes_actor(u, -1)) return true;
+    return false;
+  }
+  for (std::int64_t g = next_multiple(first, s.update_frequency); g < g1; g += s.update_frequency, ++u)
+    if (update_changes_actor(u, g)) return true;
+  return false;
+}
+
 IterationMetrics OffPolicyTrainer::iterate() {
   IterationMetrics m;
   envs::StepOutputs out;
   double t_act = 0, t_learn = 0;
   mpi::progress().phase("rollout and update");
+  // Host-simulated envs: where vector step k's updates leave the acting network alone, step k + 1's
+  // actions are computed and its physics started on the env's threads before they run (the
+  // same work in the same stream order: the same results).
+  const bool overlap = overlap_ && env_->can_step_async();
+  bool started = false;  // this step's physics already runs (started during the previous step)
   for (int t = 0; t < T_; ++t) {
     const std::int64_t k = iteration_ * T_ + t;
     const auto t0 = Clock::now();
-    const float* env_actions = act(k);
     out.next_obs = next_obs_.data();
     out.final_obs = final_obs_.data();
     out.reward = rewards_.data();
     out.terminated = terminated_.data();
     out.truncated = truncated_.data();
-    env_->step(space_, env_actions, out);
+    if (started) {
+      env_->step_wait(space_);
+    } else {
+      const float* env_actions = act(k);
+      env_->step(space_, env_actions, out);
+    }
     store_transitions();
+    started = false;
+    if (overlap && t + 1 < T_ && !learn_changes_actor(k)) {
+      envs::StepOutputs next;
+      next.next_obs = next_obs_.data();
+      next.final_obs = final_obs_.data();
+      next.reward = rewards_.data();
+      next.terminated = terminated_.data();
+      next.truncated = truncated_.data();
+      env_->step_async(space_, act(k + 1), next, 0, N_);
+      started = true;
+    }
     const auto t1 = Clock::now();
     t_act += std::chrono::duration<double>(t1 - t0).count();
     learn(k);

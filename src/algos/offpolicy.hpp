@@ -51,7 +51,8 @@ struct UpdateSchedule {
   int updates_per_step = 0;              ///< U; 0: one per update_frequency env steps
   std::int64_t learning_starts = 0;      ///< no update before g > learning_starts
   std::int64_t update_frequency = 1;     ///< env steps per update (U = 0)
-  std::int64_t target_frequency = 1;     ///< env steps per target update
+  std::int64_t target_frequency = 1;     ///< env steps per target update; 0: none (the algorithm
+                                         ///< updates its targets within its updates: TD3)
 };
 
 /// The derive step DQN and SAC share: an iteration is `num_steps` vector steps (0: as many as make
@@ -76,6 +77,10 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   void load_state(const TrainerState& s) final;
   void load_shared_state(const TrainerState& s, std::uint64_t first_episode) final;
   void inject_nonfinite_gradient() final { inject_nonfinite_ = true; }
+  /// Host-simulated environments: start the next vector step's actions and physics before the
+  /// updates of a step that leaves the acting network alone (on by default; the same results
+  /// either way, which tests check by turning it off).
+  void set_overlap(bool on) { overlap_ = on; }
 
   /// Benchmarks (`gmi_drl bench --mode update`): fill the replay shard to its capacity with
   /// finite made-up transitions, and run `n` update events without stepping the envs.
@@ -137,6 +142,10 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   /// Which captured sequence update event `u` (step index g, -1 with U > 0) launches: events of
   /// one kind must launch the same work.  Default: all alike.
   virtual int update_kind(std::int64_t /*u*/, std::int64_t /*g*/) const { return 0; }
+  /// Whether update event `u` (step index g) changes what act() reads (the acting network).  Where
+  /// no event of a vector step does, the next step's actions and host physics start before its
+  /// updates run.  Default: every update does.
+  virtual bool update_changes_actor(std::int64_t /*u*/, std::int64_t /*g*/) const { return true; }
   /// The algorithm's own shared state (targets, optimiser counters) into / from `s`.
   virtual void save_extra(TrainerState& s) const = 0;
   virtual void load_extra(const TrainerState& s) = 0;
@@ -180,6 +189,8 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   StateBuffers state_buffers() const;
   /// The update and target events of vector step k, in order.
   void learn(std::int64_t k);
+  /// Whether an update event of vector step k changes the acting network (the schedule of learn()).
+  bool learn_changes_actor(std::int64_t k) const;
   void finish_iteration(IterationMetrics& m);
   /// counters_: [kUpdates] events done, [kAdam + kind] Adam steps, [kStreak + kind] non-finite
   /// steps in a row.
@@ -187,6 +198,7 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   void set_counter(int slot, std::int64_t value);
 
   bool inject_nonfinite_ = false;
+  bool overlap_ = true;
   View1<std::int64_t> counters_;
   View1<double> adam_coeffs_;      ///< two per kind (the bias corrections of its step)
   View1<rl::Sums4> stat_slots_;    ///< one per kind

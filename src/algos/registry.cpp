@@ -10,6 +10,7 @@
 #include "src/algos/ppo/ppo.hpp"
 #include "src/algos/replay_section.hpp"
 #include "src/algos/sac/sac.hpp"
+#include "src/algos/td3/td3.hpp"
 #include "src/algos/ppo/section.hpp"
 
 namespace gmi::algos {
@@ -124,11 +125,31 @@ Algorithm sac() {
   return a;
 }
 
+// ---- TD3 (continuous actions, replay) ----
+Algorithm td3() {
+  Algorithm a = offpolicy_row("td3", "off-policy, continuous, deterministic actor", td3_section(), derive_td3);
+  a.rules.discrete_actions = false;
+  a.rules.captured_update = true;
+  a.example = {{"env.name", "Pendulum-v1"}, {"env.num_envs", "2"}, {"policy.actor_hidden", "[16, 16]"},
+               {"policy.q_hidden", "[16, 16]"}, {"replay.capacity", "30"}, {"td3.num_steps", "10"},
+               {"td3.learning_starts", "15"}, {"td3.batch_size", "8"}, {"train.total_env_steps", "1000"}};
+  a.make_trainer = [](const config::Config& c, std::uint64_t offset, mpi::GradientReducer* r) -> std::unique_ptr<Trainer> {
+    return std::make_unique<Td3Trainer>(c, offset, r);
+  };
+  a.num_params = [](const config::Config& c) { return Td3Trainer::networks(c).num_params; };
+  a.memory_needs = Td3Trainer::memory_needs;
+  a.make_policy = [](const config::Config& c, const envs::EnvSpec& spec, const std::vector<float>& params,
+                     const std::vector<double>&, int capacity) -> std::unique_ptr<Policy> {
+    return std::make_unique<Td3Policy>(c, spec, params, capacity);
+  };
+  return a;
+}
+
 }  // namespace
 
 const std::vector<Algorithm>& algorithms() {
   // One row per algorithm.
-  static const std::vector<Algorithm> rows = {ppo(), dqn(), sac()};
+  static const std::vector<Algorithm> rows = {ppo(), dqn(), sac(), td3()};
   return rows;
 }
 

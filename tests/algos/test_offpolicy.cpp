@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,22 @@ gmi::config::Config sac(gmi::config::Overrides extra = {}) {
   return gmi::config::parse("{}", "test", ov);
 }
 
+gmi::config::Config td3(gmi::config::Overrides extra = {}) {
+  gmi::config::Overrides ov = {{"algo", "td3"},
+                               {"env.name", "Pendulum-v1"},
+                               {"env.num_envs", "2"},
+                               {"policy.actor_hidden", "[16, 16]"},
+                               {"policy.q_hidden", "[16, 16]"},
+                               {"policy.activation", "relu"},
+                               {"replay.capacity", "300"},
+                               {"td3.num_steps", "10"},
+                               {"td3.learning_starts", "15"},
+                               {"td3.batch_size", "8"},
+                               {"train.total_env_steps", "1000"}};
+  ov.insert(ov.end(), extra.begin(), extra.end());
+  return gmi::config::parse("{}", "test", ov);
+}
+
 using gmi::test::train;
 
 /// Updates CleanRL's loop makes during env steps [g0, g1) (one env: g is global_step).
@@ -66,7 +84,7 @@ int cleanrl_updates(std::int64_t g0, std::int64_t g1, std::int64_t learning_star
 }
 
 TEST(OffPolicy, SameSeedSameWeightsDifferentSeedDifferentWeights) {
-  for (const auto& cfg : {dqn(), sac()}) {
+  for (const auto& cfg : {dqn(), sac(), td3()}) {
     SCOPED_TRACE(cfg.algo);
     const auto a = train(cfg, 3), b = train(cfg, 3);
     EXPECT_EQ(a, b);
@@ -154,7 +172,8 @@ TEST(OffPolicy, SaveAndLoadResumeExactly) {
   // soft, so every piece of state matters.
   for (const auto& cfg : {dqn({{"replay.capacity", "30"}, {"dqn.tau", "0.3"}, {"dqn.double", "true"}}),
                           dqn({{"replay.storage", "host"}, {"dqn.dueling", "true"}}), sac({{"replay.capacity", "30"}}),
-                          sac({{"replay.storage", "host"}, {"sac.policy_frequency", "3"}})}) {
+                          sac({{"replay.storage", "host"}, {"sac.policy_frequency", "3"}}),
+                          td3({{"replay.capacity", "30"}}), td3({{"td3.updates_per_step", "2"}})}) {
     SCOPED_TRACE(cfg.algo + " " + cfg.section<gmi::algos::ReplayConfig>().storage);
     auto straight = gmi::algos::make_trainer(cfg, 0);
     std::vector<IterationMetrics> a, b;
@@ -181,7 +200,8 @@ TEST(OffPolicy, SaveAndLoadResumeExactly) {
 // directly both times.
 TEST(OffPolicy, CapturedUpdatesGiveTheSameRunAsDirectLaunches) {
   for (const auto& cfg : {dqn({{"dqn.double", "true"}, {"dqn.tau", "0.5"}}), dqn({{"dqn.updates_per_step", "3"}}),
-                          sac({{"sac.policy_frequency", "2"}}), sac({{"sac.updates_per_step", "3"}})}) {
+                          sac({{"sac.policy_frequency", "2"}}), sac({{"sac.updates_per_step", "3"}}), td3(),
+                          td3({{"td3.updates_per_step", "3"}})}) {
     SCOPED_TRACE(cfg.algo);
     auto with = [&](const char* graphs) {
       auto c = cfg;
@@ -200,6 +220,36 @@ TEST(OffPolicy, CapturedUpdatesGiveTheSameRunAsDirectLaunches) {
       EXPECT_EQ(mg[i].episode_return_sum, md[i].episode_return_sum) << "iteration " << i;
     }
     EXPECT_GT(mg.back().updates, 0);
+  }
+}
+
+// Host-simulated envs: where a vector step's updates leave the actor alone (SAC's steps without
+// actor updates), the next step's actions and physics start before those updates run.  The
+// same work in the same stream order: the same run as without the overlap, bit for bit.
+TEST(OffPolicy, OverlappedPhysicsGivesTheSameRun) {
+  for (const std::string algo : {"sac", "td3"})
+  for (const char* upd : {"0", "1"}) {  // one env: every other step updates the actor
+    SCOPED_TRACE(algo + " updates_per_step " + upd);
+    std::unique_ptr<Trainer> on, off;
+    try {
+      const gmi::config::Overrides ov = {
+          {"env.name", "InvertedPendulum-v5"}, {"env.num_envs", "1"}, {algo + ".updates_per_step", upd}};
+      const auto cfg = algo == "sac" ? sac(ov) : td3(ov);
+      on = gmi::algos::make_trainer(cfg, 0);
+      off = gmi::algos::make_trainer(cfg, 0);
+    } catch (const gmi::Error& e) {
+      GTEST_SKIP() << "no MuJoCo in this build: " << e.what();
+    }
+    dynamic_cast<gmi::algos::OffPolicyTrainer&>(*off).set_overlap(false);
+    for (int i = 0; i < 4; ++i) {
+      const auto a = on->iterate(), b = off->iterate();
+      // bit for bit (an iteration without updates has NaN statistics)
+      ASSERT_EQ(a.losses.size(), b.losses.size());
+      EXPECT_EQ(std::memcmp(a.losses.data(), b.losses.data(), a.losses.size() * sizeof(double)), 0) << "iteration " << i;
+      EXPECT_EQ(a.episode_return_sum, b.episode_return_sum) << "iteration " << i;
+      EXPECT_EQ(a.updates, b.updates);
+    }
+    EXPECT_EQ(on->params_host(), off->params_host());
   }
 }
 
@@ -274,7 +324,8 @@ TEST(OffPolicy, TimeLimitStoresTheFinalObservationNotTheReset) {
 }
 
 TEST(OffPolicy, NonFiniteGradientsAreSkipped) {
-  for (const auto& cfg : {dqn({{"dqn.learning_starts", "0"}}), sac({{"sac.learning_starts", "0"}})}) {
+  for (const auto& cfg :
+       {dqn({{"dqn.learning_starts", "0"}}), sac({{"sac.learning_starts", "0"}}), td3({{"td3.learning_starts", "0"}})}) {
     SCOPED_TRACE(cfg.algo);
     auto t = gmi::algos::make_trainer(cfg, 0);
     t->iterate();
@@ -297,14 +348,14 @@ TEST(OffPolicy, NonFiniteGradientsAreSkipped) {
 TEST(OffPolicy, ConfigErrorsNameTheKey) {
   const auto error = gmi::test::config_error;
   EXPECT_EQ(error({{"algo", "dqn"}, {"env.name", "Pendulum-v1"}}),
-            "config c.yaml: algo: dqn needs discrete actions; Pendulum-v1 has continuous actions (use ppo or sac)");
+            "config c.yaml: algo: dqn needs discrete actions; Pendulum-v1 has continuous actions (use ppo, sac or td3)");
   EXPECT_EQ(error({{"algo", "sac"}, {"env.name", "CartPole-v1"}}),
             "config c.yaml: algo: sac needs continuous actions; CartPole-v1 has discrete actions (use ppo or dqn)");
   EXPECT_EQ(error({{"algo", "dqn"}, {"env.num_envs", "64"}, {"replay.capacity", "10"}}),
             "config c.yaml: replay.capacity: 10 transitions cannot take one step of env.num_envs = 64 envs");
   EXPECT_EQ(error({{"algo", "dqn"}, {"replay.storage", "disk"}}),
             "config c.yaml: replay.storage: expected one of device, host, got 'disk'");
-  EXPECT_EQ(error({{"algo", "a2c"}}), "config c.yaml: algo: expected one of ppo, dqn, sac, got 'a2c'");
+  EXPECT_EQ(error({{"algo", "a2c"}}), "config c.yaml: algo: expected one of ppo, dqn, sac, td3, got 'a2c'");
 }
 
 }  // namespace

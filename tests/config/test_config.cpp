@@ -229,7 +229,7 @@ TEST(Config, OverridesApplyInOrderAndAreChecked) {
             "(use auto or off)");
   EXPECT_EQ(error_of("env: {name: TagGridworld-v0}\ndevice: {graphs: on}"),
             "config test.yaml: device.graphs: on: graphs capture the rollout of environments that step on the "
-            "device (algo ppo) and the updates of dqn or sac; TagGridworld-v0 is a multi-agent game (use auto or off)");
+            "device (algo ppo) and the updates of dqn, sac or td3; TagGridworld-v0 is a multi-agent game (use auto or off)");
   EXPECT_EQ(parse("algo: dqn\ndevice: {graphs: auto}", "t.yaml").device.graphs, "auto");
   EXPECT_EQ(error_of("device: {matmul: bf16, fused_kernels: on}"),
             "config test.yaml: device.fused_kernels: on: the fused kernels have no BF16 path (device.matmul bf16 "

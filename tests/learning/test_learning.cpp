@@ -129,6 +129,12 @@ TEST(Learning, SacPendulumReachesMinus250Within30kSteps) {
   EXPECT_GE(c.last5, -250.0);
 }
 
+TEST(Learning, Td3PendulumReachesMinus250Within30kSteps) {
+  const Curve c = train("pendulum_td3.yaml", 30000);
+  EXPECT_GE(c.best, -250.0);
+  EXPECT_GE(c.last5, -250.0);
+}
+
 // ---- multi-agent (issue 19): taggers learn to catch an untrained runner ----
 
 TEST(Learning, TagGridworldTaggersLearnToTag) {

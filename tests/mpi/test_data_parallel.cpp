@@ -103,16 +103,17 @@ void expect_identical_weights(const config::Config& cfg, const mpi::Communicator
 TEST(DataParallel, OffPolicyGmisKeepIdenticalWeights) {
   GMI_SKIP_WITHOUT_TEST_GPUS();
   // Each GMI fills its own replay shard from its own envs and samples its own batches; DQN's one
-  // optimiser and SAC's three (Q, actor, alpha) each average their gradient first.
+  // optimiser, SAC's three (Q, actor, alpha) and TD3's two each average their gradient first.
   const int W = world_size();
   mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{test_gpus(), 0}));
-  for (const char* algo : {"dqn", "sac"}) {
+  for (const char* algo : {"dqn", "sac", "td3"}) {
     const config::Config cfg = config::parse(
         std::string("algo: ") + algo +
             "\nenv: {name: " + (std::string(algo) == "dqn" ? "CartPole-v1" : "Pendulum-v1") +
             ", num_envs: 2}\npolicy: {actor_hidden: [16], q_hidden: [16, 16]}\nreplay: {capacity: 200}\n"
             "dqn: {num_steps: 20, learning_starts: 10, train_frequency: 2, target_network_frequency: 8, batch_size: 8}\n"
-            "sac: {num_steps: 10, learning_starts: 10, batch_size: 8}\ntrain: {total_env_steps: 100000}\n",
+            "sac: {num_steps: 10, learning_starts: 10, batch_size: 8}\n"
+            "td3: {num_steps: 10, learning_starts: 10, batch_size: 8}\ntrain: {total_env_steps: 100000}\n",
         "test", {}, W);
     for (const char* s : {"mpr", "har"}) expect_identical_weights(cfg, comms, s, true);
   }

@@ -337,6 +337,50 @@ namespace {
 
 // Twin networks (SAC's Q1 and Q2) through the batched passes equal two separate passes: outputs,
 // weight gradients and input gradients, bit for bit up to the BLAS's summation order.
+// The float passes (on GPU builds the products with fused epilogues: bias, ReLU and its mask, the
+// ReLU's derivative and the bias gradients in cuBLASLt) against the double passes of the
+// float-rounded inputs, whose gradients the finite differences above check.
+TEST(Mlp, FloatGradientsAgreeWithDouble) {
+  for (Activation act : {Activation::Tanh, Activation::Relu})
+    for (int B : {9, 256}) {
+      SCOPED_TRACE(::testing::Message() << activation_name(act) << " B=" << B);
+      struct {
+        MlpLayout layout;
+        std::size_t total;
+        int B;
+      } f{MlpLayout(17, {64, 48}, 5, act, 4), 0, B};
+      f.total = 4 + f.layout.num_params + 3;
+      const auto P = random_params(f.layout, f.total, 61), X = random_vec(std::size_t(17) * B, -1.0, 1.0, 62),
+                 C = random_vec(std::size_t(5) * B, -1.0, 1.0, 63);
+      std::vector<float> Pf(P.begin(), P.end()), Xf(X.begin(), X.end()), Cf(C.begin(), C.end());
+      const std::vector<double> Pd(Pf.begin(), Pf.end()), Xd(Xf.begin(), Xf.end()), Cd(Cf.begin(), Cf.end());
+      ExecSpace space;
+      MlpWorkspace<float> wsf(f.layout, f.B + 5);
+      MlpWorkspace<double> wsd(f.layout, f.B);
+      auto dPf = to_device(Pf), dXf = to_device(Xf), dCf = to_device(Cf);
+      auto dPd = to_device(Pd), dXd = to_device(Xd), dCd = to_device(Cd);
+      View1<float> gf("gf", f.total), gxf("gxf", Xf.size());
+      View1<double> gd("gd", f.total), gxd("gxd", Xd.size());
+      mlp_forward<float>(space, f.layout, dPf.data(), dXf.data(), f.B, wsf);
+      mlp_backward<float>(space, f.layout, dPf.data(), dXf.data(), f.B, wsf, dCf.data(), gf.data(), gxf.data());
+      mlp_forward<double>(space, f.layout, dPd.data(), dXd.data(), f.B, wsd);
+      mlp_backward<double>(space, f.layout, dPd.data(), dXd.data(), f.B, wsd, dCd.data(), gd.data(), gxd.data());
+      space.fence();
+      const auto Gf = to_host(gf), GXf = to_host(gxf);
+      const auto Gd = to_host(gd), GXd = to_host(gxd);
+      // Each gradient sums B (weights, biases) or a layer width (inputs) products of O(1) terms
+      // through three layers: a few hundred float roundings, relative to the largest entry.
+      double scale = 0;
+      for (double g : Gd) scale = std::max(scale, std::fabs(g));
+      for (const auto& ly : f.layout.layers)
+        for (std::size_t k = ly.w; k < ly.b + ly.out; ++k)
+          EXPECT_NEAR(Gf[k], Gd[k], 2e-5 * scale) << "param " << k;
+      double xscale = 0;
+      for (double g : GXd) xscale = std::max(xscale, std::fabs(g));
+      for (std::size_t k = 0; k < GXd.size(); ++k) EXPECT_NEAR(GXf[k], GXd[k], 2e-5 * xscale) << "dX[" << k << "]";
+    }
+}
+
 TEST(MlpBatched, TwinNetworksMatchTwoSeparatePasses) {
   const int in = 5, B = 7;
   MlpLayout a(in, {6, 4}, 1, Activation::Relu, 8);
