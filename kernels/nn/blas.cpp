@@ -6,12 +6,8 @@
 #include "kernels/core/error.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
-#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
-
-#include <map>
-#include <tuple>
 #else
 #include <cblas.h>
 #endif
@@ -116,140 +112,10 @@ const void* to_bf16(const ExecSpace& space, int which, const float* x, std::size
 }
 }  // namespace
 
-namespace {
-// cuBLASLt products with fused epilogues: a plan (descriptors and the heuristic's algorithm) per
-// shape, epilogue, precision and pointer alignment, made on first use and kept; a fixed workspace
-// (a captured graph keeps its address).
-constexpr std::size_t kLtWorkspace = std::size_t(32) << 20;
-cublasLtHandle_t g_lt = nullptr;
-Kokkos::View<std::uint8_t*, MemSpace> g_lt_ws;
-struct LtPlan {
-  bool ok = false;
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  cublasLtMatmulAlgo_t algo{};
-};
-using LtKey = std::tuple<int, int, int, int, int, int, int, int, int, long long, long long, long long, int, int,
-                         long long, std::int64_t, long long, int>;
-std::map<LtKey, LtPlan> g_plans;
-
-int alignment(const void* p) {
-  const auto v = reinterpret_cast<std::uintptr_t>(p);
-  return v % 16 == 0 ? 16 : v % 8 == 0 ? 8 : 4;
-}
-cublasLtEpilogue_t lt_epilogue(Epilogue e) {
-  switch (e) {
-    case Epilogue::Bias: return CUBLASLT_EPILOGUE_BIAS;
-    case Epilogue::ReluBias: return CUBLASLT_EPILOGUE_RELU_AUX_BIAS;
-    case Epilogue::DRelu: return CUBLASLT_EPILOGUE_DRELU;
-    case Epilogue::DReluBGrad: return CUBLASLT_EPILOGUE_DRELU_BGRAD;
-    case Epilogue::BGradA: return CUBLASLT_EPILOGUE_BGRADA;
-  }
-  return CUBLASLT_EPILOGUE_DEFAULT;
-}
-template <class T>
-void set_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, const T& v) {
-  GMI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, a, &v, sizeof(v)));
-}
-cublasLtMatrixLayout_t lt_layout(int rows, int cols, int ld, int count, long long stride) {
-  cublasLtMatrixLayout_t l = nullptr;
-  GMI_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, rows, cols, ld));
-  if (count > 1) {
-    const std::int32_t c = count;
-    const std::int64_t s = stride;
-    GMI_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &c, sizeof(c)));
-    GMI_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s, sizeof(s)));
-  }
-  return l;
-}
-void destroy(LtPlan& p) {
-  if (p.desc) cublasLtMatmulDescDestroy(p.desc);
-  for (auto l : {p.a, p.b, p.c})
-    if (l) cublasLtMatrixLayoutDestroy(l);
-  p = LtPlan{};
-}
-/// The epilogue's pointers (they change between calls of one plan).
-void set_pointers(const LtPlan& p, const EpilogueArgs& e) {
-  set_desc(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<void*>(e.bias));
-  if (e.mask) set_desc(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, e.mask);
-}
-}  // namespace
-
-bool gemm_epilogue(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, const float* A, int lda,
-                   long long strideA, const float* B, int ldb, long long strideB, float* C, int ldc, long long strideC,
-                   int count, const EpilogueArgs& e) {
-  if (g_precision == MatmulPrecision::BF16) return false;
-  const bool masked = e.kind == Epilogue::ReluBias || e.kind == Epilogue::DRelu || e.kind == Epilogue::DReluBGrad;
-  GMI_REQUIRE(!masked || (e.mask && e.mask_ld >= m && e.mask_ld % 128 == 0), "gemm_epilogue: a ReLU mask needs mask_ld");
-  GMI_REQUIRE(e.kind == Epilogue::DRelu || e.bias, "gemm_epilogue: this epilogue needs its bias vector");
-  const LtKey key{int(ta), int(tb), m, n, k, lda, ldb, ldc, count, strideA, strideB, strideC, int(e.kind),
-                  int(g_precision), e.bias_stride, e.mask_ld, e.mask_stride,
-                  alignment(A) * 1000000 + alignment(B) * 10000 + alignment(C) * 100 +
-                      (e.bias ? alignment(e.bias) : 0)};
-  auto it = g_plans.find(key);
-  if (it == g_plans.end()) {
-    // A plan is made outside any capture: its heuristic query and descriptors are host work, but
-    // the workspace's first allocation is not.
-    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    GMI_CUDA_CHECK(cudaStreamIsCapturing(space.cuda_stream(), &capturing));
-    if (capturing != cudaStreamCaptureStatusNone && !g_lt) return false;
-    if (!g_lt) {
-      GMI_CUBLAS_CHECK(cublasLtCreate(&g_lt));
-      g_lt_ws = Kokkos::View<std::uint8_t*, MemSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gmi::blas::lt_ws"),
-                                                      kLtWorkspace);
-    }
-    LtPlan p;
-    const cublasComputeType_t ct = g_precision == MatmulPrecision::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-    GMI_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.desc, ct, CUDA_R_32F));
-    set_desc(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, op(ta));
-    set_desc(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, op(tb));
-    set_desc(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(e.kind));
-    if (count > 1) set_desc(p.desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, std::int64_t(e.bias_stride));
-    if (masked) {
-      set_desc(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, std::int64_t(e.mask_ld));
-      if (count > 1) set_desc(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, std::int64_t(e.mask_stride));
-    }
-    set_pointers(p, e);
-    p.a = ta == Op::N ? lt_layout(m, k, lda, count, strideA) : lt_layout(k, m, lda, count, strideA);
-    p.b = tb == Op::N ? lt_layout(k, n, ldb, count, strideB) : lt_layout(n, k, ldb, count, strideB);
-    p.c = lt_layout(m, n, ldc, count, strideC);
-    cublasLtMatmulPreference_t pref = nullptr;
-    GMI_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    const std::uint64_t ws = kLtWorkspace;
-    GMI_CUBLAS_CHECK(
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(g_lt, p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
-    if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
-      p.ok = true;
-      p.algo = result.algo;
-    } else {
-      destroy(p);
-    }
-    it = g_plans.emplace(key, p).first;
-  }
-  const LtPlan& p = it->second;
-  if (!p.ok) return false;
-  ++g_calls;
-  const Region region("gemm_epilogue", ta, tb, m, n, k);
-  set_pointers(p, e);
-  const float one = 1.0f, zero = 0.0f;
-  GMI_CUBLAS_CHECK(cublasLtMatmul(g_lt, p.desc, &one, A, p.a, B, p.b, &zero, C, p.c, C, p.c, &p.algo, g_lt_ws.data(),
-                                  kLtWorkspace, space.cuda_stream()));
-  return true;
-}
-
 void release_handles() {
   if (g_handle) cublasDestroy(g_handle);
   g_handle = nullptr;
   for (auto& b : g_bf16) b = {};
-  for (auto& kv : g_plans) destroy(kv.second);
-  g_plans.clear();
-  if (g_lt) cublasLtDestroy(g_lt);
-  g_lt = nullptr;
-  g_lt_ws = {};
 }
 
 template <>
@@ -343,10 +209,6 @@ CBLAS_TRANSPOSE op(Op o) { return o == Op::N ? CblasNoTrans : CblasTrans; }
 
 void set_matmul_precision(MatmulPrecision) {}
 void release_handles() {}
-bool gemm_epilogue(const ExecSpace&, Op, Op, int, int, int, const float*, int, long long, const float*, int, long long,
-                   float*, int, long long, int, const EpilogueArgs&) {
-  return false;  // host builds: the product and separate kernels
-}
 
 template <>
 void gemm<float>(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, float alpha,

@@ -43,33 +43,6 @@ void gemv_strided_batched(const ExecSpace& space, Op ta, int m, int n, Scalar al
                           long long strideA, const Scalar* x, long long stridex, Scalar beta, Scalar* y,
                           long long stridey, int count);
 
-/// Work fused into a float product's epilogue (CUDA builds: cuBLASLt), after C = op(A) op(B):
-enum class Epilogue {
-  Bias,        ///< C += bias (m values, broadcast over the n columns)
-  ReluBias,    ///< C = relu(C + bias), and C > 0 into `mask` (one bit per element)
-  DRelu,       ///< C *= relu'(mask) (a mask ReluBias wrote for C's shape)
-  DReluBGrad,  ///< as DRelu, then bias = the row sums of C (a bias gradient)
-  BGradA,      ///< bias = the row sums of op(A) over k (the bias gradient beside a weight gradient)
-};
-struct EpilogueArgs {
-  Epilogue kind = Epilogue::Bias;
-  float* bias = nullptr;           ///< read (Bias, ReluBias) or written (the gradients)
-  long long bias_stride = 0;       ///< floats between the bias vectors of a batch's products
-  void* mask = nullptr;            ///< the ReLU bit mask: mask_ld bits per column of C
-  std::int64_t mask_ld = 0;        ///< relu_mask_ld(m)
-  long long mask_stride = 0;       ///< bits between a batch's masks
-};
-/// Bits per column of a ReLU mask of m rows (cuBLASLt: a multiple of 128).
-inline std::int64_t relu_mask_ld(int m) { return (std::int64_t(m) + 127) / 128 * 128; }
-
-/// `count` products C_i = epilogue(op(A_i) op(B_i)) (strides as gemm_strided_batched; count 1: a
-/// single product; beta 0), in one cuBLASLt call.  Returns false and launches nothing where no
-/// fused kernel exists (host builds, BF16 products, a shape or epilogue cuBLASLt has no algorithm
-/// for): the caller then runs the plain product and its own kernels.
-bool gemm_epilogue(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, const float* A, int lda,
-                   long long strideA, const float* B, int ldb, long long strideB, float* C, int ldc, long long strideC,
-                   int count, const EpilogueArgs& e);
-
 /// *result (device memory) = ||x||_2; no host synchronisation on CUDA builds.
 template <class Scalar>
 void nrm2(const ExecSpace& space, int n, const Scalar* x, Scalar* result);

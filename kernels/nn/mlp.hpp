@@ -53,13 +53,6 @@ struct MlpWorkspace {
   View1<Scalar> acts;                   ///< outputs of every layer (after activation)
   View1<Scalar> grad_a, grad_b;         ///< ping-pong buffers for gradients w.r.t. activations
   View1<Scalar> ones;                   ///< capacity ones (bias gradients as one GEMV)
-  /// ReLU networks on GPU builds: each hidden layer's ReLU bit mask (blas::relu_mask_ld(out) bits
-  /// per sample), written by a forward pass whose bias and ReLU ran in the products' epilogues and
-  /// read by the backward pass's fused ReLU derivative and bias gradient.
-  View1<std::uint8_t> masks;
-  std::vector<std::size_t> mask_offset;  ///< bytes, per layer
-  bool masks_ready = false;              ///< the last forward pass wrote every hidden layer's mask
-  void* mask(std::size_t layer) { return masks.data() + mask_offset[layer]; }
   /// Output of the last forward pass (out × B).
   Scalar* output(const MlpLayout& l) { return acts.data() + act_offset[l.layers.size() - 1]; }
 };

@@ -9,13 +9,8 @@
 
 namespace gmi::optim {
 
-inline void polyak(const ExecSpace& space, std::size_t n, float* target, const float* source, double tau) {
-  const float t = float(tau), keep = float(1.0 - tau);
-  const bool copy = tau == 1.0;
-  Kokkos::parallel_for(
-      "gmi::optim::polyak", Range64(space, 0, std::int64_t(n)), KOKKOS_LAMBDA(const std::int64_t i) {
-        target[i] = copy ? source[i] : t * source[i] + keep * target[i];
-      });
-}
+/// Defined once (polyak.cpp): DQN, SAC and TD3 all launch it (see kernels/rl/sac_loss.hpp on
+/// shared launchers).
+void polyak(const ExecSpace& space, std::size_t n, float* target, const float* source, double tau);
 
 }  // namespace gmi::optim

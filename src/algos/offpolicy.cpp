@@ -301,7 +301,18 @@ IterationMetrics OffPolicyTrainer::iterate() {
     }
     const auto t1 = Clock::now();
     t_act += std::chrono::duration<double>(t1 - t0).count();
-    learn(k);
+    try {
+      learn(k);
+    } catch (...) {
+      // The env's threads still step into this trainer's buffers: let them finish first.
+      if (started) {
+        try {
+          env_->step_wait(space_);
+        } catch (...) {
+        }
+      }
+      throw;
+    }
     t_learn += seconds_since(t1);
     mpi::progress().beat();
   }

@@ -337,9 +337,8 @@ namespace {
 
 // Twin networks (SAC's Q1 and Q2) through the batched passes equal two separate passes: outputs,
 // weight gradients and input gradients, bit for bit up to the BLAS's summation order.
-// The float passes (on GPU builds the products with fused epilogues: bias, ReLU and its mask, the
-// ReLU's derivative and the bias gradients in cuBLASLt) against the double passes of the
-// float-rounded inputs, whose gradients the finite differences above check.
+// The float passes (cuBLAS on GPU builds, in fp32) against the double passes of the float-rounded
+// inputs, whose gradients the finite differences above check.
 TEST(Mlp, FloatGradientsAgreeWithDouble) {
   for (Activation act : {Activation::Tanh, Activation::Relu})
     for (int B : {9, 256}) {
