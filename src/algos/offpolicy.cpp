@@ -51,6 +51,18 @@ void derive_offpolicy(config::Config& c, int num_steps, int batch_size) {
                                                    c.section<ReplayConfig>().capacity, c.env.num_envs));
 }
 
+std::vector<float> action_scale(const envs::EnvSpec& s) {
+  std::vector<float> v(s.act_dim);
+  for (int j = 0; j < s.act_dim; ++j) v[j] = (s.act_high[j] - s.act_low[j]) / 2.0f;
+  return v;
+}
+
+std::vector<float> action_bias(const envs::EnvSpec& s) {
+  std::vector<float> v(s.act_dim);
+  for (int j = 0; j < s.act_dim; ++j) v[j] = (s.act_high[j] + s.act_low[j]) / 2.0f;
+  return v;
+}
+
 double replay_bytes(const config::Config& cfg, int obs_dim, int act_dim) {
   rl::ReplaySpec s;
   s.obs_dim = obs_dim;

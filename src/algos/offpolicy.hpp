@@ -60,6 +60,11 @@ struct UpdateSchedule {
 /// one vector step.
 void derive_offpolicy(config::Config& c, int num_steps, int batch_size);
 
+/// (high - low) / 2 and (high + low) / 2 per action dimension: tanh's [-1, 1] onto the action
+/// space (CleanRL's action_scale and action_bias; SAC's and TD3's actors).
+std::vector<float> action_scale(const envs::EnvSpec& s);
+std::vector<float> action_bias(const envs::EnvSpec& s);
+
 /// Memory of a replay shard and the transition buffers of one vector step.
 double replay_bytes(const config::Config& cfg, int obs_dim, int act_dim);
 

@@ -20,18 +20,6 @@ namespace {
 enum Kind { kCritic = 0, kActor = 1, kAlpha = 2 };
 enum Purpose : std::uint64_t { kNextAction = 0, kActorSample = 1, kAlphaSample = 2 };
 
-/// (high - low) / 2 and (high + low) / 2: tanh's [-1, 1] onto the action space (CleanRL).
-std::vector<float> action_scale(const envs::EnvSpec& s) {
-  std::vector<float> v(s.act_dim);
-  for (int j = 0; j < s.act_dim; ++j) v[j] = (s.act_high[j] - s.act_low[j]) / 2.0f;
-  return v;
-}
-std::vector<float> action_bias(const envs::EnvSpec& s) {
-  std::vector<float> v(s.act_dim);
-  for (int j = 0; j < s.act_dim; ++j) v[j] = (s.act_high[j] + s.act_low[j]) / 2.0f;
-  return v;
-}
-
 }  // namespace
 
 SacNetworks SacTrainer::networks(const config::Config& cfg) {

@@ -19,17 +19,6 @@ namespace {
 enum Kind { kCritic = 0, kActor = 1 };
 enum Purpose : std::uint64_t { kTargetNoise = 0 };
 
-std::vector<float> action_scale(const envs::EnvSpec& s) {
-  std::vector<float> v(s.act_dim);
-  for (int j = 0; j < s.act_dim; ++j) v[j] = (s.act_high[j] - s.act_low[j]) / 2.0f;
-  return v;
-}
-std::vector<float> action_bias(const envs::EnvSpec& s) {
-  std::vector<float> v(s.act_dim);
-  for (int j = 0; j < s.act_dim; ++j) v[j] = (s.act_high[j] + s.act_low[j]) / 2.0f;
-  return v;
-}
-
 }  // namespace
 
 Td3Networks Td3Trainer::networks(const config::Config& cfg) {
