@@ -118,4 +118,10 @@ void Actor::act(const ExecSpace& space, const float* obs, int n, bool determinis
   act_step(space, s, {fused_, frag_.size() ? frag_.data() : nullptr, policy_in_.data(), &ws_, nullptr});
 }
 
+void copy_env_actions(const ExecSpace& space, const float* actions, float* env_actions, std::size_t count) {
+  if (env_actions == actions) return;
+  Kokkos::deep_copy(space, Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(env_actions, count),
+                    Kokkos::View<const float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(actions, count));
+}
+
 }  // namespace gmi::algos

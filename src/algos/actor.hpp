@@ -63,6 +63,10 @@ void act_step(const ExecSpace& space, const ActStep& s, const ActScratch& w);
 
 /// \brief A trained policy acting, whichever algorithm trained it (gmi_drl eval, bench --mode
 /// serve): PPO's actor (Actor below), DQN's greedy Q network, SAC's squashed Gaussian.
+/// env_actions[0, count) = actions[0, count) on `space` (device memory), unless they are one
+/// buffer: what a Policy::act whose envs take its actions unchanged does with `env_actions`.
+void copy_env_actions(const ExecSpace& space, const float* actions, float* env_actions, std::size_t count);
+
 class Policy {
  public:
   virtual ~Policy() = default;

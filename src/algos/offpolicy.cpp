@@ -258,6 +258,16 @@ void OffPolicyTrainer::learn(std::int64_t k) {
   }
 }
 
+envs::StepOutputs OffPolicyTrainer::step_outputs() {
+  envs::StepOutputs out;
+  out.next_obs = next_obs_.data();
+  out.final_obs = final_obs_.data();
+  out.reward = rewards_.data();
+  out.terminated = terminated_.data();
+  out.truncated = truncated_.data();
+  return out;
+}
+
 bool OffPolicyTrainer::learn_changes_actor(std::int64_t k) const {
   // The same walk as learn(), asking each update event instead of running it.
   if (k < refill_until_) return false;
@@ -277,7 +287,6 @@ bool OffPolicyTrainer::learn_changes_actor(std::int64_t k) const {
 
 IterationMetrics OffPolicyTrainer::iterate() {
   IterationMetrics m;
-  envs::StepOutputs out;
   double t_act = 0, t_learn = 0;
   mpi::progress().phase("rollout and update");
   // Host-simulated envs: where vector step k's updates leave the acting network alone, step k + 1's
@@ -288,27 +297,16 @@ IterationMetrics OffPolicyTrainer::iterate() {
   for (int t = 0; t < T_; ++t) {
     const std::int64_t k = iteration_ * T_ + t;
     const auto t0 = Clock::now();
-    out.next_obs = next_obs_.data();
-    out.final_obs = final_obs_.data();
-    out.reward = rewards_.data();
-    out.terminated = terminated_.data();
-    out.truncated = truncated_.data();
     if (started) {
       env_->step_wait(space_);
     } else {
       const float* env_actions = act(k);
-      env_->step(space_, env_actions, out);
+      env_->step(space_, env_actions, step_outputs());
     }
     store_transitions();
     started = false;
     if (overlap && t + 1 < T_ && !learn_changes_actor(k)) {
-      envs::StepOutputs next;
-      next.next_obs = next_obs_.data();
-      next.final_obs = final_obs_.data();
-      next.reward = rewards_.data();
-      next.terminated = terminated_.data();
-      next.truncated = truncated_.data();
-      env_->step_async(space_, act(k + 1), next, 0, N_);
+      env_->step_async(space_, act(k + 1), step_outputs(), 0, N_);  // into the buffers store_transitions freed
       started = true;
     }
     const auto t1 = Clock::now();

@@ -194,6 +194,8 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   StateBuffers state_buffers() const;
   /// The update and target events of vector step k, in order.
   void learn(std::int64_t k);
+  /// Where a vector step's env results go (the current next_obs_, final_obs_, ... buffers).
+  envs::StepOutputs step_outputs();
   /// Whether an update event of vector step k changes the acting network (the schedule of learn()).
   bool learn_changes_actor(std::int64_t k) const;
   void finish_iteration(IterationMetrics& m);

@@ -186,9 +186,7 @@ void DqnPolicy::act(const ExecSpace& space, const float* obs, int n, bool determ
   a.q_out = ws_.output(q_);
   a.actions = actions;
   rl::epsilon_greedy(space, a);
-  if (env_actions != actions)
-    Kokkos::deep_copy(space, Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(env_actions, n),
-                      Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(actions, n));
+  copy_env_actions(space, actions, env_actions, std::size_t(n));
 }
 
 }  // namespace gmi::algos

@@ -315,12 +315,7 @@ void SacPolicy::act(const ExecSpace& space, const float* obs, int n, bool determ
   s.bias = bias_.data();
   s.actions = actions;
   rl::squashed_gaussian(space, s);
-  if (env_actions != actions)
-    Kokkos::deep_copy(space,
-                      Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(env_actions,
-                                                                                               std::size_t(n) * nets_.act_dim),
-                      Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(actions,
-                                                                                               std::size_t(n) * nets_.act_dim));
+  copy_env_actions(space, actions, env_actions, std::size_t(n) * nets_.act_dim);
 }
 
 }  // namespace gmi::algos

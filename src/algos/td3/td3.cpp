@@ -19,6 +19,22 @@ namespace {
 enum Kind { kCritic = 0, kActor = 1 };
 enum Purpose : std::uint64_t { kTargetNoise = 0 };
 
+/// td3_actions' arguments for B rows of actor outputs into `actions`, with no noise (set sigma,
+/// clip and the counter for noise).
+rl::Td3ActionArgs action_args(int B, int A, const float* actor_out, const View1<float>& scale,
+                              const View1<float>& bias, const float* low, const float* high, float* actions) {
+  rl::Td3ActionArgs a;
+  a.B = B;
+  a.act_dim = A;
+  a.actor_out = actor_out;
+  a.scale = scale.data();
+  a.bias = bias.data();
+  a.low = low;
+  a.high = high;
+  a.actions = actions;
+  return a;
+}
+
 }  // namespace
 
 Td3Networks Td3Trainer::networks(const config::Config& cfg) {
@@ -113,20 +129,13 @@ const float* Td3Trainer::act(std::int64_t k) {
     return actions_.data();
   }
   nn::mlp_forward(space_, nets_.actor, params_.data(), obs_.data(), N_, ws_act_);
-  rl::Td3ActionArgs a;
-  a.B = N_;
-  a.act_dim = ad_;
+  rl::Td3ActionArgs a = action_args(N_, ad_, ws_act_.output(nets_.actor), scale_, bias_, act_low_.data(),
+                                     act_high_.data(), actions_.data());
   a.sigma = float(cfg_.section<Td3Config>().exploration_noise);
   a.seed = seed;
   a.counter = std::uint64_t(k) << 8;
   a.stream = rng::kAction;
   a.index = env_offset_;
-  a.actor_out = ws_act_.output(nets_.actor);
-  a.scale = scale_.data();
-  a.bias = bias_.data();
-  a.low = act_low_.data();
-  a.high = act_high_.data();
-  a.actions = actions_.data();
   rl::td3_actions(space_, a);
   return actions_.data();
 }
@@ -142,9 +151,8 @@ void Td3Trainer::update(std::int64_t u, std::int64_t g) {
   const std::size_t qs = nets_.q_stride;
   // Q target: the target actor's action at s' with clipped noise, the smaller target Q.
   nn::mlp_forward(space_, nets_.actor, target_.data(), batch_.next_obs.data(), B, ws_actor_);
-  rl::Td3ActionArgs t;
-  t.B = B;
-  t.act_dim = A;
+  rl::Td3ActionArgs t = action_args(B, A, ws_actor_.output(nets_.actor), scale_, bias_, act_low_.data(),
+                                     act_high_.data(), pi_.data());
   t.sigma = float(c.policy_noise);
   t.clip = float(c.noise_clip);
   t.seed = std::uint64_t(cfg_.train.seed);
@@ -152,12 +160,6 @@ void Td3Trainer::update(std::int64_t u, std::int64_t g) {
   t.device_counter = device_updates();  // the update's index u, read on the device
   t.stream = rng::kPolicyNoise;
   t.index = gmi_ << 40;
-  t.actor_out = ws_actor_.output(nets_.actor);
-  t.scale = scale_.data();
-  t.bias = bias_.data();
-  t.low = act_low_.data();
-  t.high = act_high_.data();
-  t.actions = pi_.data();
   rl::td3_actions(space_, t);
   rl::concat_rows(space_, B, batch_.next_obs.data(), od_, pi_.data(), A, qin_.data());
   nn::mlp_forward_batched(space_, nets_.q1, target_.data(), qs, 2, qin_.data(), B, ws_qt_);
@@ -194,16 +196,9 @@ void Td3Trainer::actor_update() {
   const Td3Config& c = cfg_.section<Td3Config>();
   const int B = batch_size(), A = ad_;
   nn::mlp_forward(space_, nets_.actor, params_.data(), batch_.obs.data(), B, ws_actor_);
-  rl::Td3ActionArgs p;  // pi(s) = tanh(mu) * scale + bias, no noise
-  p.B = B;
-  p.act_dim = A;
-  p.actor_out = ws_actor_.output(nets_.actor);
-  p.scale = scale_.data();
-  p.bias = bias_.data();
-  p.low = act_low_.data();
-  p.high = act_high_.data();
-  p.actions = pi_.data();
-  rl::td3_actions(space_, p);
+  // pi(s) = tanh(mu) * scale + bias, no noise
+  rl::td3_actions(space_, action_args(B, A, ws_actor_.output(nets_.actor), scale_, bias_, act_low_.data(),
+                                      act_high_.data(), pi_.data()));
   rl::concat_rows(space_, B, batch_.obs.data(), od_, pi_.data(), A, qin_.data());
   nn::mlp_forward(space_, nets_.q1, params_.data(), qin_.data(), B, ws_q1_);
   const Record r = record(kActor);
@@ -265,27 +260,15 @@ Td3Policy::Td3Policy(const config::Config& cfg, const envs::EnvSpec& spec, const
 void Td3Policy::act(const ExecSpace& space, const float* obs, int n, bool deterministic, std::uint64_t seed,
                     std::uint64_t step, std::uint64_t env_offset, float* actions, float* env_actions) {
   nn::mlp_forward(space, nets_.actor, params_.data(), obs, n, ws_);
-  rl::Td3ActionArgs a;
-  a.B = n;
-  a.act_dim = nets_.act_dim;
+  rl::Td3ActionArgs a =
+      action_args(n, nets_.act_dim, ws_.output(nets_.actor), scale_, bias_, low_.data(), high_.data(), actions);
   a.sigma = deterministic ? 0.0f : sigma_;
   a.seed = seed;
   a.counter = step << 8;
   a.stream = rng::kAction;
   a.index = env_offset;
-  a.actor_out = ws_.output(nets_.actor);
-  a.scale = scale_.data();
-  a.bias = bias_.data();
-  a.low = low_.data();
-  a.high = high_.data();
-  a.actions = actions;
   rl::td3_actions(space, a);
-  if (env_actions != actions)
-    Kokkos::deep_copy(space,
-                      Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(env_actions,
-                                                                                               std::size_t(n) * nets_.act_dim),
-                      Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(actions,
-                                                                                               std::size_t(n) * nets_.act_dim));
+  copy_env_actions(space, actions, env_actions, std::size_t(n) * nets_.act_dim);
 }
 
 }  // namespace gmi::algos
