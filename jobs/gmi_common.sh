@@ -28,7 +28,7 @@ gmi_settings() {
     MPS=off
     command -v nvidia-cuda-mps-control > /dev/null && nvidia-smi -L > /dev/null 2>&1 && MPS=on
   fi
-  MPS_DIR=${TMPDIR:-/tmp}/gmi_drl-mps-${SLURM_JOB_ID}${SLURM_ARRAY_TASK_ID:+-$SLURM_ARRAY_TASK_ID}
+  MPS_DIR=${TMPDIR:-/tmp}/gmi_drl-mps-${SLURM_JOB_ID:-$$}${SLURM_ARRAY_TASK_ID:+-$SLURM_ARRAY_TASK_ID}
 }
 
 # One task per node, beside the job's other steps.

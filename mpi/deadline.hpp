@@ -7,9 +7,9 @@
 ///  - Non-blocking MPI operations are completed by wait(), which tests them against the clock.
 ///  - Spins on flags in shared memory (the intra-GPU step on host builds) test a Deadline and
 ///    interrupted().
-///  - Device-side waits carry their own deadline and NCCL runs in non-blocking communicators;
-///    both are watched from a thread (mpi/device_watch.hpp), which flags a failure here; the
-///    main thread acts on it in check(), wait() and interrupted().
+///  - Device-side waits carry their own deadline, and NCCL calls (device work and the host part)
+///    are timed; both are watched from a thread (mpi/device_watch.hpp), which flags a failure
+///    here; the main thread acts on it in check(), wait() and interrupted().
 ///
 /// When a wait runs out, a *census* finds which GMIs still answer: the GMI sends one small
 /// message to every other and collects theirs for census_grace() seconds; a GMI that sees a

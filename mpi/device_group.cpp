@@ -43,47 +43,65 @@ struct DeviceGroup::Impl {
   Kokkos::View<float*, StageSpace> staging;
   std::vector<int> world;  // members as MPI_COMM_WORLD ranks (messages)
 #if defined(GMI_HAVE_NCCL)
-  // A non-blocking communicator: calls return at once, ncclCommGetAsyncError says when they are
-  // done and whether they failed, and the device watch (another thread) may abort it.  `mu`
-  // keeps the abort out of a call in progress; after it, `nccl` is gone.
+  // A blocking communicator (a non-blocking one hands every call to a thread of NCCL's own, which
+  // doubled the 2-GPU latency floor), watched as PyTorch's watchdog watches its communicators:
+  //  - the device work of a call is timed by the device watch (mpi/device_watch.hpp: the
+  //    reducers watch() after their calls), which on a timeout calls the abort hook below:
+  //    ncclCommAbort from another thread ends the call's kernels, the main thread's fence returns
+  //    and check() acts on the flag;
+  //  - the host part of a call (set-up, lazy connection on the first collective, finalize) is
+  //    timed here: `host_since` is when the call in progress began, and the error poll reports
+  //    a call that has not returned within reduce.timeout_s; the device watch's last resort then
+  //    ends the job (the main thread is inside NCCL, which nothing else can release safely);
+  //  - the poll also reads ncclCommGetAsyncError (network errors).
+  // `mu` is held by calls; the abort and the poll only try it, so a call that is stuck on the
+  // host cannot hold up the watch thread.
   ncclComm_t nccl = nullptr;
   std::mutex mu;
   std::atomic<bool> aborted{false};
+  std::atomic<std::int64_t> host_since{0};  // steady-clock ns; 0: no call on the host
+  std::atomic<const char*> host_op{""};
   int hooks[2] = {0, 0};
 
-  /// Wait (bounded) until the communicator has finished its last call; true when it is usable.
-  void settle(const char* op) {
-    const Deadline d;
-    for (unsigned spin = 0;; ++spin) {
-      ncclResult_t st = ncclSuccess;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (aborted) break;
-        GMI_NCCL_CHECK(ncclCommGetAsyncError(nccl, &st));
-      }
-      if (st == ncclSuccess) return;
-      if (st != ncclInProgress)
-        throw Error(fmt::format("NCCL: {} among {} failed: {} ({})", op, ranks_text(world), ncclGetErrorString(st),
-                                error_context()));
-      if (d.expired() || interrupted()) {
-        abort();
-        give_up(fmt::format("NCCL {} among {}", op, ranks_text(world)), world, d.elapsed());
-      }
-      // A launch settles in microseconds, and NCCL's own threads finish it: poll, but yield the
-      // core at every turn (a rank bound to one core, as mpirun binds 2 ranks, shares it with
-      // them: spinning here kept them off it for a time slice, ~1 ms per call on 2 H100s), and
-      // sleep after a millisecond (sleeping at once cost every call ~100 us on 2 H200s).
-      if (spin > 64 && d.elapsed() > 1e-3)
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-      else
-        std::this_thread::yield();
-    }
-    check();  // aborted by the device watch: the failure is flagged
-    throw Error("NCCL communicator aborted");
+  static std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
+  /// Times the host part of an NCCL call (see above).
+  struct HostCall {
+    Impl& im;
+    HostCall(Impl& i, const char* op) : im(i) {
+      im.host_op = op;
+      im.host_since = now_ns();
+    }
+    ~HostCall() { im.host_since = 0; }
+  };
+
+  /// The watch thread's poll: "" while all is well.
+  std::string poll() {
+    const std::int64_t since = host_since;
+    if (since != 0) {
+      const double waited = double(now_ns() - since) * 1e-9;
+      if (waited > timeout() + 1.0)
+        return fmt::format("NCCL {} among {} did not return on the host within {:.1f} s", host_op.load(),
+                           ranks_text(world), waited);
+    }
+    std::unique_lock<std::mutex> lock(mu, std::try_to_lock);
+    if (!lock.owns_lock() || aborted || !nccl) return "";
+    ncclResult_t st = ncclSuccess;
+    if (ncclCommGetAsyncError(nccl, &st) != ncclSuccess || (st != ncclSuccess && st != ncclInProgress))
+      return fmt::format("NCCL among {} failed: {}", ranks_text(world), ncclGetErrorString(st));
+    return "";
+  }
+
+  /// The device watch's abort hook (its own thread): end the communicator's kernels.  A call
+  /// still inside NCCL on the host keeps the lock; then the communicator is left alone (freeing
+  /// it under that call is not safe) and the watch's last resort ends the job.
   void abort() {
-    std::lock_guard<std::mutex> lock(mu);
-    if (aborted.exchange(true) || !nccl) return;
+    aborted = true;
+    std::unique_lock<std::mutex> lock(mu, std::defer_lock);
+    for (int i = 0; i < 200 && !lock.try_lock(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!lock.owns_lock() || !nccl) return;
     ncclCommAbort(nccl);
     nccl = nullptr;
   }
@@ -103,22 +121,23 @@ DeviceGroup::DeviceGroup(MPI_Comm comm, Transport t, std::size_t max_elements)
     ncclUniqueId id;
     if (rank_ == 0) GMI_NCCL_CHECK(ncclGetUniqueId(&id));
     GMI_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm_));
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
-    const ncclResult_t r = ncclCommInitRankConfig(&impl_->nccl, size_, id, rank_, &config);
-    if (r != ncclSuccess && r != ncclInProgress) GMI_NCCL_CHECK(r);
-    impl_->settle("communicator set-up");
-    // The hooks hold the Impl: the watch thread may be in one while this group is destroyed.
+    // The hooks hold the Impl (the watch thread may be in one while this group is destroyed),
+    // and watch the set-up too: a member that never joins is reported by the poll.
     std::shared_ptr<Impl> im = impl_;
     impl_->hooks[0] = add_abort_hook([im] { im->abort(); });
-    impl_->hooks[1] = add_error_poll([im]() -> std::string {
-      std::lock_guard<std::mutex> lock(im->mu);
-      if (im->aborted || !im->nccl) return "";
-      ncclResult_t st = ncclSuccess;
-      if (ncclCommGetAsyncError(im->nccl, &st) != ncclSuccess || (st != ncclSuccess && st != ncclInProgress))
-        return fmt::format("NCCL among {} failed: {}", ranks_text(im->world), ncclGetErrorString(st));
-      return "";
-    });
+    impl_->hooks[1] = add_error_poll([im] { return im->poll(); });
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 1;
+    ncclComm_t c = nullptr;
+    ncclResult_t r;
+    {
+      Impl::HostCall timed(*impl_, "communicator set-up");
+      r = ncclCommInitRankConfig(&c, size_, id, rank_, &config);
+    }
+    check();
+    GMI_NCCL_CHECK(r);
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->nccl = c;
     return;
   }
 #endif
@@ -130,24 +149,23 @@ DeviceGroup::DeviceGroup(MPI_Comm comm, Transport t, std::size_t max_elements)
 DeviceGroup::~DeviceGroup() {
 #if defined(GMI_HAVE_NCCL)
   if (impl_) {
+    {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      if (impl_->nccl) {
+        // During an error (peers elsewhere may never call again) abort; else finalize, timed
+        // by the poll like any call.
+        if (std::uncaught_exceptions() > 0 || flagged()) {
+          ncclCommAbort(impl_->nccl);
+        } else {
+          Impl::HostCall timed(*impl_, "communicator finalize");
+          if (ncclCommFinalize(impl_->nccl) == ncclSuccess) ncclCommDestroy(impl_->nccl);
+          else ncclCommAbort(impl_->nccl);
+        }
+        impl_->nccl = nullptr;
+      }
+    }
     for (int h : impl_->hooks)
       if (h) remove_hook(h);
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    if (impl_->nccl) {
-      // Non-blocking: finalize may still be in progress; destroy waits for it.  During an error
-      // (peers elsewhere) abort instead.
-      if (std::uncaught_exceptions() > 0 || flagged()) {
-        ncclCommAbort(impl_->nccl);
-      } else {
-        ncclCommFinalize(impl_->nccl);
-        ncclResult_t st = ncclInProgress;
-        const Deadline d;
-        while (st == ncclInProgress && !d.expired()) ncclCommGetAsyncError(impl_->nccl, &st);
-        if (st == ncclSuccess) ncclCommDestroy(impl_->nccl);
-        else ncclCommAbort(impl_->nccl);
-      }
-      impl_->nccl = nullptr;
-    }
   }
 #endif
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
@@ -170,16 +188,25 @@ void DeviceGroup::unstage(const ExecSpace& space, float* data, std::size_t n) {
   Kokkos::deep_copy(space, Unmanaged<MemSpace>(data, n), Unmanaged<StageSpace>(impl_->staging.data(), n));
 }
 
-void DeviceGroup::allreduce_sum(const ExecSpace& space, float* data, std::size_t n) {
+void DeviceGroup::allreduce_sum(const ExecSpace& space, float* data, std::size_t n) { allreduce(space, data, n, false); }
+
+void DeviceGroup::allreduce_mean(const ExecSpace& space, float* data, std::size_t n) { allreduce(space, data, n, true); }
+
+void DeviceGroup::allreduce(const ExecSpace& space, float* data, std::size_t n, bool mean) {
   if (!active() || size_ == 1 || n == 0) return;
 #if defined(GMI_HAVE_NCCL)
   if (transport_ == Transport::nccl) {
     nccl_call("ncclAllReduce", [&](ncclComm_t c) {
-      return ncclAllReduce(data, data, n, ncclFloat, ncclSum, c, space.cuda_stream());
+      return ncclAllReduce(data, data, n, ncclFloat, mean ? ncclAvg : ncclSum, c, space.cuda_stream());
     });
     return;
   }
 #endif
+  host_allreduce(space, data, n);
+  if (mean) scale(space, data, n, 1.0f / float(size_));
+}
+
+void DeviceGroup::host_allreduce(const ExecSpace& space, float* data, std::size_t n) {
   float* h = stage(space, data, n);
   MPI_Request req;
   GMI_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, h, int(n), MPI_FLOAT, MPI_SUM, comm_, &req));
@@ -234,10 +261,13 @@ void DeviceGroup::nccl_call(const char* op, Call&& call) {
       check();
       throw Error(fmt::format("{} on an aborted NCCL communicator", op));
     }
-    r = call(impl_->nccl);
+    Impl::HostCall timed(*impl_, op);
+    r = call(impl_->nccl);  // blocking communicator: returns once the work is queued
   }
-  if (r == ncclInProgress) impl_->settle(op);  // enqueued once the communicator says so
-  else if (r != ncclSuccess) GMI_NCCL_CHECK(r);
+  if (r != ncclSuccess) {
+    check();  // aborted by the device watch: the failure is flagged
+    GMI_NCCL_CHECK(r);
+  }
 }
 #endif
 

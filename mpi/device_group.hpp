@@ -6,8 +6,9 @@
 ///           the paper's "IP" primitive.
 ///  - nccl:  NCCL on the execution space's stream; every member must use a different GPU (NCCL
 ///           refuses two ranks of one communicator on one GPU).  The paper's "RP" primitive.
-///           Non-blocking communicators, watched (mpi/device_watch.hpp): a call that does not
-///           complete within reduce.timeout_s aborts the communicator.
+///           Blocking communicators, watched (mpi/device_watch.hpp): a call whose device work
+///           does not complete within reduce.timeout_s aborts the communicator, and one that does
+///           not return on the host within it ends the job.
 ///           Builds without NCCL (host builds) run the same steps with MPI on the same group.
 #include <mpi.h>
 
@@ -39,6 +40,9 @@ class DeviceGroup {
   /// In place; ordered after the work on `space`.  On return the host transport is complete and
   /// the NCCL one is queued on `space`'s stream.  Every wait is bounded (mpi/deadline.hpp).
   void allreduce_sum(const ExecSpace& space, float* data, std::size_t n);
+  /// The members' mean, in place: NCCL averages within its own pass (ncclAvg); the host
+  /// transport sums, then scales.
+  void allreduce_mean(const ExecSpace& space, float* data, std::size_t n);
   void bcast(const ExecSpace& space, float* data, std::size_t n, int root);
   /// The sum lands in `root`'s buffer; other members' buffers are unspecified afterwards.
   void reduce_sum(const ExecSpace& space, float* data, std::size_t n, int root);
@@ -47,6 +51,8 @@ class DeviceGroup {
   float* stage(const ExecSpace& space, float* data, std::size_t n);
   template <class Call>
   void nccl_call(const char* op, Call&& call);
+  void allreduce(const ExecSpace& space, float* data, std::size_t n, bool mean);
+  void host_allreduce(const ExecSpace& space, float* data, std::size_t n);
   void unstage(const ExecSpace& space, float* data, std::size_t n);
 
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -144,6 +144,9 @@ class Har final : public ReducerBase {
       local_->reduce_sum(space, data, n, 0);
       leaders_.allreduce_sum(space, data, n);
       local_->bcast(space, data, n, 0);
+    } else if (leaders_.size() == size_) {
+      leaders_.allreduce_mean(space, data, n);  // one GMI per GPU: NCCL averages in its pass
+      return;
     } else {
       leaders_.allreduce_sum(space, data, n);
     }

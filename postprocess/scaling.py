@@ -7,7 +7,8 @@ Reads STUDY_DIR/results/*.json (`gmi_drl bench` results, every env count in each
 per config, environments per GPU and GMIs per GPU, the throughput of every layout (nodes, GPUs,
 reduction strategy) normalised to the fewest GPUs of the study (as paper 003's Table 5 does for
 1, 2, 4 and 8 nodes), the ideal (linear) value and the efficiency (normalised / ideal); repeated
-measurements (seeds) are averaged.  Writes to DIR (default STUDY_DIR):
+measurements (seeds) are averaged; `step` is the efficiency of each doubling (against the next
+fewer GPUs).  Writes to DIR (default STUDY_DIR):
     scaling.md                  the table (Markdown)
     throughput_vs_gmis.png      env steps/s against GMIs per GPU, one line per node count
     efficiency_vs_nodes.png     scaling efficiency against nodes, one line per GMIs per GPU
@@ -90,17 +91,28 @@ def summarise(rows):
         t["normalized"] = t["sps"] / statistics.mean(sps)
         t["ideal"] = t["gpus"] / gpus
         t["efficiency"] = t["normalized"] / t["ideal"]
+    # Per scaling step: against the next fewer GPUs of the same config, envs and GMIs per GPU.
+    for t in table:
+        key = (t["config"], t["envs_per_gpu"], t["gmis_per_gpu"])
+        fewer = [u for u in table if (u["config"], u["envs_per_gpu"], u["gmis_per_gpu"]) == key and u["gpus"] < t["gpus"]]
+        if not fewer:
+            t["step_efficiency"] = None
+            continue
+        prev = max(u["gpus"] for u in fewer)
+        prev_sps = statistics.mean(u["sps"] for u in fewer if u["gpus"] == prev)
+        t["step_efficiency"] = (t["sps"] / prev_sps) / (t["gpus"] / prev)
     return table
 
 
 def markdown(table):
-    out = ["| config | envs/GPU | GMIs/GPU | nodes | GPUs | GMIs | reduce | env steps/s | runs | normalized | ideal | efficiency |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| config | envs/GPU | GMIs/GPU | nodes | GPUs | GMIs | reduce | env steps/s | runs | normalized | ideal | efficiency | step |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for t in table:
         sd = f" ± {t['sps_std']:.3g}" if t["seeds"] > 1 else ""
+        step = "-" if t["step_efficiency"] is None else f"{100 * t['step_efficiency']:.0f} %"
         out.append(f"| {t['config']} | {t['envs_per_gpu']} | {t['gmis_per_gpu']} | {t['nodes']} | {t['gpus']} | {t['gmis']} | {t['reduce']} | "
                    f"{t['sps']:.4g}{sd} | {t['seeds']} | {t['normalized']:.2f} | {t['ideal']:.0f} | "
-                   f"{100 * t['efficiency']:.0f} % |")
+                   f"{100 * t['efficiency']:.0f} % | {step} |")
     scaled = [t["efficiency"] for t in table if t["ideal"] > 1]
     if scaled:
         out.append("")

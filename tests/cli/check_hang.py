@@ -15,6 +15,10 @@ exactly from its newest checkpoint.  Through the real command line, under mpiexe
   gpu         (CUDA builds, GPU node) hang-kernel under MPS with 2 and 4 GMIs on one GPU: status
               3 within the bound, the rank named, and the MPS daemon the job started is gone
               (no nvidia-cuda-mps process left: run it where no other daemon runs)
+  gpus2       (CUDA builds, a node with 2 GPUs; exit 77, skipped, with fewer) the strategies'
+              NCCL steps between the GPUs: hang and hang-kernel with one GMI per GPU (har: one
+              NCCL all-reduce; mrr) and with 2 per GPU (har's NCCL rings under MPS): the same
+              checks as `strategies`, the exact resume included
 
   check_hang.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
@@ -150,9 +154,21 @@ def mode_gpu(a):
         print(f"gpu {np_} GMIs: MPS daemon gone {time.time() - t0:.1f} s after the job")
 
 
+def mode_gpus2(a):
+    gpus = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU ")
+    if gpus < 2:
+        print(f"check_hang gpus2: skipped ({gpus} GPU(s) here, 2 needed)")
+        sys.exit(77)
+    two = "gmi.gpus_per_node=2"
+    hang_case(a, "nccl-har-host", 2, ["har", two], "hang", 1)
+    hang_case(a, "nccl-har-kernel", 2, ["har", two], "hang-kernel", 0)
+    hang_case(a, "nccl-mrr-kernel", 2, ["mrr", two], "hang-kernel", 1)
+    hang_case(a, "nccl-rings-kernel", 4, ["har", two, "gmi.backend=mps", "reduce.inter_gpu=rings"], "hang-kernel", 2)
+
+
 def mps_processes():
     return subprocess.run(["pgrep", "-a", "-f", "nvidia-cuda-mps"], capture_output=True, text=True).stdout.split("\n")[:-1]
 
 
 if __name__ == "__main__":
-    harness.main("check_hang", ["strategies", "kernel", "stall", "gpu"], globals())
+    harness.main("check_hang", ["strategies", "kernel", "stall", "gpu", "gpus2"], globals())

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace gmi::test {
 
@@ -29,6 +32,20 @@ inline int test_gpus([[maybe_unused]] int host_gpus) {
   return want > 1 && visible_gpus() < want ? 0 : want;
 #else
   return host_gpus;
+#endif
+}
+
+/// Whether the GMIs of a GPU run side by side as gmi_drl runs them (src/gmi/session.cpp:
+/// ReducerOptions::concurrent_gmis): always on host builds; on GPU builds when an MPS daemon
+/// serves this process (CUDA_MPS_PIPE_DIRECTORY's, or the default /tmp/nvidia-mps, control pipe
+/// exists).  Time-sliced GMIs synchronise on the host instead.
+inline bool gmis_run_side_by_side() {
+#if defined(GMI_HAVE_CUDA)
+  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  const std::string control = std::string(dir && *dir ? dir : "/tmp/nvidia-mps") + "/control";
+  return ::access(control.c_str(), F_OK) == 0;
+#else
+  return true;
 #endif
 }
 
