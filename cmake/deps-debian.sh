@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Install what gmi_drl's CPU build needs on Debian 12 / Ubuntu 22.04+ (idempotent; uses sudo when
-# not root), MuJoCo's wheel (its C library) included.  With --test also what the tests need: the
-# Python packages they compare against and plot with (Gymnasium with its MuJoCo environments,
-# h5py, matplotlib, pytest; onnx and onnxruntime to check exported models) and a Slurm to submit
-# jobs to (slurm-wlm, munge; tests/slurm/local-slurm.sh starts it on localhost).
+# not root), MuJoCo's wheel (its C library) and Gymnasium's (the MuJoCo tasks' model files)
+# included.  With --test also what the tests need: the Python packages they compare against and
+# plot with (Gymnasium with its MuJoCo environments, h5py, matplotlib, pytest; onnx and onnxruntime
+# to check exported models) and a Slurm to submit jobs to (slurm-wlm, munge;
+# tests/slurm/local-slurm.sh starts it on localhost).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config python3 python3-pip
       libopenmpi-dev openmpi-bin libhdf5-openmpi-dev libtrilinos-kokkos-dev libopenblas-dev
@@ -29,6 +30,12 @@ pip_install() {
 if ! python3 -c "import mujoco" 2>/dev/null; then
   echo "deps-debian: installing mujoco (pip)"
   pip_install mujoco
+fi
+# The MuJoCo tasks' v5 model files are Gymnasium's (envs/mujoco/assets); its wheel is pure Python.
+# gmi_drl finds them where pip put them, also when Gymnasium comes after the build was configured.
+if ! python3 -c "import gymnasium" 2>/dev/null; then
+  echo "deps-debian: installing gymnasium (pip: the MuJoCo tasks' model files)"
+  pip_install gymnasium
 fi
 if [ "${1:-}" = "--test" ]; then
   if ! python3 -c "import gymnasium, gymnasium.envs.mujoco, h5py, numpy, matplotlib, pytest, onnx, onnxruntime" 2>/dev/null; then

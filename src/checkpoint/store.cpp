@@ -1,6 +1,7 @@
 #include "src/checkpoint/store.hpp"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 
 #include "kernels/core/error.hpp"
 #include "mpi/deadline.hpp"
+#include "mpi/environment.hpp"
 #include "mpi/topology.hpp"
 #include "src/checkpoint/checkpoint.hpp"
 
@@ -54,8 +56,45 @@ std::string Store::save(std::int64_t iteration, MPI_Comm comm,
     fs::create_directories(dir_, ec);
     if (!fs::is_directory(dir_)) throw Error(dir_ + ": cannot create the checkpoint directory");
   }
+  // A full disk: the newest checkpoint's size (10 % and 64 KiB more) must be free, or nothing is
+  // written and the run stops with its checkpoints as they are (rank 0 decides for every rank).
+  double space[3] = {0, 0, 0};  // bytes free, bytes needed, enough: rank 0's, summed to every rank
+  if (rank == 0) {
+    space[2] = 1;
+    const std::vector<std::string> all = list();
+    std::error_code ec;
+    const auto last = all.empty() ? 0 : fs::file_size(all.back(), ec);
+    struct statvfs sv {};
+    if (!ec && last > 0 && ::statvfs(dir_.c_str(), &sv) == 0) {
+      space[0] = double(sv.f_bavail) * double(sv.f_frsize);
+      space[1] = 1.1 * double(last) + double(1 << 16);
+      space[2] = space[0] >= space[1] ? 1 : 0;
+    }
+  }
+  mpi::allreduce_sum(space, 3, comm);
+  const auto newest = [this] {
+    const std::vector<std::string> all = list();
+    return all.empty() ? std::string("none") : all.back();
+  };
+  if (space[2] == 0)
+    throw InputError(fmt::format(
+        "checkpoint of iteration {} not written: {:.1f} MiB free in {}, about {:.1f} MiB needed (the disk is "
+        "full); the newest checkpoint is {}: free space, then --resume latest",
+        iteration, space[0] / (1 << 20), dir_, space[1] / (1 << 20), newest()));
   mpi::barrier(comm, "the checkpoint barrier (MPI_Ibarrier)");
-  write(partial);  // collective; the file is flushed and closed when it returns
+  try {
+    write(partial);  // collective; the file is flushed and closed when it returns
+  } catch (const std::exception& e) {
+    // Most often the disk filled up during the write: say so, and leave no partial file behind.
+    struct statvfs sv {};
+    const double free_mib = ::statvfs(dir_.c_str(), &sv) == 0 ? double(sv.f_bavail) * double(sv.f_frsize) / (1 << 20) : -1;
+    if (rank == 0) {
+      std::error_code ec;
+      fs::remove(partial, ec);
+    }
+    throw Error(fmt::format("writing {} failed ({:.1f} MiB free there now; the newest checkpoint is {}): {}", partial,
+                            free_mib, newest(), e.what()));
+  }
   mpi::barrier(comm, "the checkpoint barrier (MPI_Ibarrier)");
   if (rank == 0) {
     fsync_path(partial, O_RDONLY);

@@ -25,7 +25,8 @@ class Store {
 
   /// Collective over `comm`: `write(partial_path)` on every rank, then rank 0 renames the file
   /// into place, syncs the directory and removes checkpoints beyond `keep`; then a barrier.
-  /// Returns the final path.
+  /// Returns the final path.  A disk without room for another checkpoint of the newest one's
+  /// size is an InputError before anything is written; a failed write removes its partial file.
   std::string save(std::int64_t iteration, MPI_Comm comm,
                    const std::function<void(const std::string& partial)>& write) const;
 

@@ -1,15 +1,22 @@
 // The MuJoCo environments behind VecEnvBase (their dynamics against Gymnasium are in
 // compare_mujoco.py): spaces, determinism whatever the threads and the layout of envs over GMIs,
 // the reset-noise distribution, episode statistics and reward terms, exact save/load, the time
-// limit, and errors for bad keyword arguments and model paths.
+// limit, errors for bad keyword arguments and model paths, and models found in a Gymnasium
+// installed after the build was configured.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "kernels/core/error.hpp"
+#include "kernels/envs/mujoco/model.hpp"
 #include "kernels/envs/registry.hpp"
 #include "tests/support/test_util.hpp"
 
@@ -290,6 +297,44 @@ TEST(Mujoco, BadSettingsAreNamed) {
     EXPECT_NE(std::string(e.what()).find("env.model_path: /nonexistent/dir is not a model file"), std::string::npos)
         << e.what();
   }
+}
+
+// A Gymnasium installed after CMake ran (a virtual environment here) holds the models: found at
+// run time, in the order the header gives, and loaded; a model nowhere is one line saying what to do.
+TEST(Mujoco, ModelsAreFoundInAGymnasiumInstalledLater) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("gmi_venv_" + std::to_string(::getpid()));
+  const fs::path venv = root / "venv", extra = root / "pythonpath";
+  const fs::path assets = venv / "lib/python3.99/site-packages/gymnasium/envs/mujoco/assets";
+  fs::create_directories(assets);
+  fs::create_directories(extra / "gymnasium/envs/mujoco/assets");
+  std::ofstream(assets / "gmi_test_box.xml")
+      << "<mujoco><worldbody><body><freejoint/><geom type='box' size='.1 .1 .1'/></body></worldbody></mujoco>\n";
+  const auto restore = [](const char* name, const char* old) {
+    if (old) ::setenv(name, old, 1);
+    else ::unsetenv(name);
+  };
+  const char* old_venv = std::getenv("VIRTUAL_ENV");
+  const char* old_path = std::getenv("PYTHONPATH");
+  const std::string saved_venv = old_venv ? old_venv : "", saved_path = old_path ? old_path : "";
+  ::setenv("VIRTUAL_ENV", venv.c_str(), 1);
+  ::setenv("PYTHONPATH", (extra.string() + ":/nonexistent").c_str(), 1);
+  const auto found = mujoco::installed_gymnasium_assets();
+  ASSERT_GE(found.size(), 2u);
+  EXPECT_EQ(found[0], (extra / "gymnasium/envs/mujoco/assets").string());  // $PYTHONPATH first
+  EXPECT_EQ(found[1], assets.string());
+  const auto model = mujoco::load_model("gmi_test_box.xml", "");
+  EXPECT_EQ(model->nbody, 2);
+  try {
+    mujoco::load_model("gmi_no_such_model.xml", "");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("env.model_path: cannot find gmi_no_such_model.xml"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("install Gymnasium"), std::string::npos) << e.what();
+  }
+  restore("VIRTUAL_ENV", old_venv ? saved_venv.c_str() : nullptr);
+  restore("PYTHONPATH", old_path ? saved_path.c_str() : nullptr);
+  fs::remove_all(root);
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // The MuJoCo environments (built with MuJoCo): models, noise, keyword arguments.  Their registry
 // lines are in kernels/envs/registry.cpp.
 #include <fmt/format.h>
+#include <glob.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -81,6 +83,43 @@ bool is_dir(const std::string& p) {
 }
 }  // namespace
 
+std::vector<std::string> installed_gymnasium_assets() {
+  // Where pip, a virtual environment, conda, pyenv or Debian put Python packages, most specific
+  // first; each pattern ends in Gymnasium's model folder.
+  const std::string tail = "/gymnasium/envs/mujoco/assets";
+  std::vector<std::string> patterns;
+  const auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v && *v ? v : "";
+  };
+  std::string pythonpath = env("PYTHONPATH");
+  for (std::size_t b = 0; !pythonpath.empty() && b <= pythonpath.size();) {
+    const std::size_t e = std::min(pythonpath.find(':', b), pythonpath.size());
+    if (e > b) patterns.push_back(pythonpath.substr(b, e - b) + tail);
+    b = e + 1;
+  }
+  for (const char* prefix : {"VIRTUAL_ENV", "CONDA_PREFIX"})
+    if (!env(prefix).empty()) patterns.push_back(env(prefix) + "/lib/python3*/site-packages" + tail);
+  const std::string home = env("HOME");
+  if (!home.empty()) patterns.push_back(home + "/.local/lib/python3*/site-packages" + tail);
+  const std::string pyenv = !env("PYENV_ROOT").empty() ? env("PYENV_ROOT") : home.empty() ? "" : home + "/.pyenv";
+  if (!pyenv.empty()) patterns.push_back(pyenv + "/versions/*/lib/python3*/site-packages" + tail);
+  for (const char* p : {"/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
+                        "/usr/lib/python3/dist-packages", "/usr/lib/python3*/site-packages",
+                        "/opt/conda/lib/python3*/site-packages"})
+    patterns.push_back(p + tail);
+  std::vector<std::string> found;
+  for (const std::string& pattern : patterns) {
+    glob_t g{};
+    if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
+      for (std::size_t i = 0; i < g.gl_pathc; ++i)
+        if (is_dir(g.gl_pathv[i]) && std::find(found.begin(), found.end(), g.gl_pathv[i]) == found.end())
+          found.emplace_back(g.gl_pathv[i]);
+    ::globfree(&g);
+  }
+  return found;
+}
+
 ModelPtr load_model(const std::string& xml, const std::string& model_path) {
   std::string path, looked;
   if (!model_path.empty()) {
@@ -91,16 +130,25 @@ ModelPtr load_model(const std::string& xml, const std::string& model_path) {
     std::vector<std::string> dirs;
     if (const char* e = std::getenv("GMI_MUJOCO_ASSETS")) dirs.push_back(e);
 #if defined(GMI_MUJOCO_ASSETS_DIR)
-    dirs.push_back(GMI_MUJOCO_ASSETS_DIR);
+    if (*GMI_MUJOCO_ASSETS_DIR) dirs.push_back(GMI_MUJOCO_ASSETS_DIR);
 #endif
     for (const auto& d : dirs) {
       looked += (looked.empty() ? "" : ", ") + d;
       if (path.empty() && is_file(d + "/" + xml)) path = d + "/" + xml;
     }
+    // A Gymnasium installed after the build was configured (or moved): found where Python keeps it.
     if (path.empty())
-      throw InputError(fmt::format("env.model_path: cannot find {} (looked in {}); set env.model_path or "
-                                   "GMI_MUJOCO_ASSETS to Gymnasium's envs/mujoco/assets",
-                                   xml, looked.empty() ? "no directory: Gymnasium was not found at configure time" : looked));
+      for (const auto& d : installed_gymnasium_assets())
+        if (is_file(d + "/" + xml)) {
+          path = d + "/" + xml;
+          break;
+        }
+    if (path.empty())
+      throw InputError(fmt::format(
+          "env.model_path: cannot find {} ({}no Gymnasium installation in the usual Python package folders); "
+          "install Gymnasium (`python3 -m pip install gymnasium`, as cmake/deps-debian.sh does), or set "
+          "env.model_path or GMI_MUJOCO_ASSETS to a folder holding it",
+          xml, looked.empty() ? "" : "looked in " + looked + ", and "));
   }
   char error[1000] = "";
   mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
