@@ -145,8 +145,8 @@ struct DeviceConfig {
     "0: ranks on one host form a node; k > 0: consecutive groups of k ranks act as nodes (emulates several "    \
     "nodes on one machine, for tests)")                                                                         \
   X(std::string, mps_dir, "", any,                                                                              \
-    "MPS pipe directory (logs in DIR-log); empty: $CUDA_MPS_PIPE_DIRECTORY if set, else a job-private "          \
-    "directory under $TMPDIR or /tmp")
+    "MPS pipe directory (logs in DIR-log); empty: $CUDA_MPS_PIPE_DIRECTORY if a daemon answers there (used, "    \
+    "never stopped), else a job-private directory under $TMPDIR or /tmp")
 
 struct GmiConfig {
   GMI_GMI_KEYS(GMI_KEY_MEMBER)

@@ -94,10 +94,18 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
     if (!configured_dir.empty()) {
       pipe_dir_ = configured_dir;
       log_dir_ = configured_dir + "-log";
-    } else if (env_pipe && *env_pipe) {
-      pipe_dir_ = env_pipe;
+    } else if (env_pipe && *env_pipe &&
+               answers(env_pipe, env_log && *env_log ? env_log : std::string(env_pipe) + "-log")) {
+      pipe_dir_ = env_pipe;  // the site's (or the user's) running daemon: used, never stopped
       log_dir_ = env_log && *env_log ? env_log : pipe_dir_ + "-log";
     } else {
+      // A daemon this job starts lives in a directory of its own: one started in the user's
+      // $CUDA_MPS_PIPE_DIRECTORY and stopped at the end would leave that directory to the next
+      // CUDA process of the shell (or of tune), which then failed to connect to it.
+      if (env_pipe && *env_pipe)
+        spdlog::info("MPS: no daemon answers in CUDA_MPS_PIPE_DIRECTORY={}; this job starts its own in a directory "
+                     "of its own",
+                     env_pipe);
       pipe_dir_ = default_dir();
       log_dir_ = pipe_dir_ + "-log";
     }
@@ -169,5 +177,23 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
 }
 
 MpsDaemon::~MpsDaemon() = default;  // the watcher started in the constructor stops the daemon
+
+void forget_unanswered_mps_directory(MPI_Comm node) {
+  const char* pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  int stale = 0;
+  if (pipe && *pipe && mpi::comm_rank(node) == 0) {
+    const char* log = std::getenv("CUDA_MPS_LOG_DIRECTORY");
+    stale = answers(pipe, log && *log ? log : std::string(pipe) + "-log") ? 0 : 1;
+    if (stale)
+      spdlog::info("MPS: no daemon answers in CUDA_MPS_PIPE_DIRECTORY={}: the GMIs run without MPS and without "
+                   "that variable (a daemon that is quitting there would refuse them)",
+                   pipe);
+  }
+  mpi::broadcast(stale, node);
+  if (stale) {
+    ::unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+    ::unsetenv("CUDA_MPS_LOG_DIRECTORY");
+  }
+}
 
 }  // namespace gmi::instances

@@ -15,7 +15,8 @@ namespace gmi::instances {
 class MpsDaemon {
  public:
   /// Collective over MPI_COMM_WORLD.  `node` is the node communicator; `configured_dir` is
-  /// gmi.mps_dir ("" chooses: $CUDA_MPS_PIPE_DIRECTORY, else a job-private directory).
+  /// gmi.mps_dir ("" chooses: $CUDA_MPS_PIPE_DIRECTORY when a daemon answers there, else a
+  /// job-private directory: a daemon this job starts is never in a directory it does not own).
   MpsDaemon(MPI_Comm node, const std::string& configured_dir);
   ~MpsDaemon();
   MpsDaemon(const MpsDaemon&) = delete;
@@ -32,5 +33,11 @@ class MpsDaemon {
   std::string pipe_dir_, log_dir_;
   bool owner_ = false, reused_ = false;
 };
+
+/// For GMIs that do not use MPS (gmi.backend none or mig): when $CUDA_MPS_PIPE_DIRECTORY is set
+/// but no daemon answers there (none, or one that is quitting), unset it and
+/// $CUDA_MPS_LOG_DIRECTORY in this process before CUDA starts, so that CUDA does not try to
+/// connect (cudaErrorMpsConnectionFailed).  Collective over `node` (its first rank asks).
+void forget_unanswered_mps_directory(MPI_Comm node);
 
 }  // namespace gmi::instances

@@ -122,6 +122,7 @@ Session::Session(const config::Config& cfg, mpi::Environment& mpi) : cfg_(cfg) {
     if (mpi.rank() == 0)
       spdlog::warn("gmi.sm_share and gmi.memory_limit apply only with gmi.backend mps (backend is {})",
                    settings_.backend);
+  if (settings_.backend != "mps") forget_unanswered_mps_directory(comms_->node());
   if (settings_.backend == "mps") {
     mps_.emplace(comms_->node(), cfg.gmi.mps_dir);
     // Read by the CUDA driver when this process creates its context: before Kokkos starts.

@@ -274,7 +274,8 @@ json point_json(const Point& p) {
   return json{{"gmis_per_gpu", p.gmis}, {"envs_per_gmi", p.envs},   {"status", p.status},
               {"note", p.note},         {"samples_per_s", num(p.top)}, {"system_samples_per_s", num(p.system)},
               {"memory_per_gmi", num(p.mem)}, {"memory_budget_per_gmi", num(p.budget)},
-              {"sat", num(p.sat)},      {"seconds", p.seconds},       {"chosen", p.chosen}};
+              {"sat", num(p.sat)},      {"seconds", p.seconds},       {"attempts", p.attempts},
+              {"chosen", p.chosen}};
 }
 
 /// The result table, one row per grid point.
@@ -308,6 +309,7 @@ ProbeFn replay_probe(const json& j, const std::string& path) {
     p.mem = e["memory_per_gmi"].is_number() ? e["memory_per_gmi"].get<double>() : 0;
     p.budget = e["memory_budget_per_gmi"].is_number() ? e["memory_budget_per_gmi"].get<double>() : 0;
     p.seconds = e.value("seconds", 0.0);
+    p.attempts = e.value("attempts", 1);
     m[{p.gmis, p.envs}] = p;
   }
   return [m, path](int g, int n) {
@@ -327,9 +329,13 @@ struct Launch {
   std::string exe, workdir;
 };
 
+Point launch_once(const TuneOptions& o, const Launch& l, int g, int n, Point p);
+
 /// One probe: `g` GMIs x `n` envs each, a fresh `LAUNCHER -np g gmi_drl bench` job.  A candidate
 /// whose config is invalid (e.g. a batch that ppo.num_minibatches does not divide) is not
-/// launched: the config says why.
+/// launched: the config says why.  A probe that fails or times out is a failure of the machine
+/// more often than of the layout (a stale MPS daemon, a busy node): it runs once more, and the
+/// point is "failed" only when both attempts fail.
 Point launch_probe(const TuneOptions& o, const config::Overrides& sets, const Launch& l, int g, int n) {
   Point p;
   p.gmis = g;
@@ -344,6 +350,20 @@ Point launch_probe(const TuneOptions& o, const config::Overrides& sets, const La
     p.note = e.what();
     return p;
   }
+  Point first = launch_once(o, l, g, n, p);
+  if (first.status != "failed") return first;
+  spdlog::warn("probe {} GMI(s) x {} envs failed ({}); trying it once more", g, n, first.note);
+  Point second = launch_once(o, l, g, n, p);
+  second.seconds += first.seconds;
+  second.attempts = 2;
+  second.note = second.status == "probed" ? "the first attempt failed: " + first.note
+                : second.status == "failed" ? "failed twice: " + second.note
+                                            : second.note;
+  return second;
+}
+
+Point launch_once(const TuneOptions& o, const Launch& l, int g, int n, Point p) {
+  p.attempts = 1;
   const std::string stem = fmt::format("{}/probe-{}x{}", l.workdir, g, n);
   std::vector<std::string> argv = l.words;
   // One GPU's GMIs on one node (srun would spread the tasks of a multi-node allocation).
@@ -546,9 +566,19 @@ int run_tune(const TuneOptions& o) {
     summary = "no candidate ran successfully; see the probes' logs in " + l.workdir;
   } else {
     const Point& b = r.points[r.best];
+    int failed = 0, retried = 0;
+    for (const Point& p : r.points) {
+      failed += p.status == "failed" ? 1 : 0;
+      retried += p.attempts > 1 ? 1 : 0;
+    }
+    const std::string failures =
+        failed + retried == 0 ? ""
+                              : fmt::format(" ({} failed twice, {} retried: the choice is among the probes that ran; "
+                                            "see the table)",
+                                            failed, retried);
     summary = fmt::format("chosen: {} GMI(s) per GPU x {} envs per GMI: {} samples/s per GPU ({} est. for {} GPU(s)); "
-                          "{} probe(s), {:.1f} s of probing, {:.1f} s in all{}",
-                          b.gmis, b.envs, rate(b.top), rate(b.system), o.gpus, r.probes, r.seconds, took,
+                          "{} probe(s){}, {:.1f} s of probing, {:.1f} s in all{}",
+                          b.gmis, b.envs, rate(b.top), rate(b.system), o.gpus, r.probes, failures, r.seconds, took,
                           !r.cut ? ""
                           : g_signal ? fmt::format("; interrupted by signal {}, this is the best found so far", int(g_signal))
                                      : "; the search was cut by --budget-minutes, this is the best found so far");

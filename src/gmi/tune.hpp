@@ -47,7 +47,8 @@ struct Point {
   double budget = 0;    ///< a GMI's memory share, bytes
   double sat = 0;       ///< R_top / R_mem against the previous probe of this GMI count (NaN: first)
   double system = 0;    ///< estimate(): samples/s of the job's GPUs
-  double seconds = 0;   ///< wall time of the probe
+  double seconds = 0;   ///< wall time of the probe (both attempts when it was retried)
+  int attempts = 0;     ///< probes launched for this point: a failed one is tried once more
   bool chosen = false;
 };
 

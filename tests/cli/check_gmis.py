@@ -119,6 +119,22 @@ def mode_mps(a, cfg):
     got = start_and_quit(log)
     if p.returncode == 0 or len(got) != 2 or not got[1].startswith("quit "):
         fail(f"owner killed: expected the daemon's start and quit, got {got}", p)
+    # The user's CUDA_MPS_PIPE_DIRECTORY with no daemon in it (a site wrapper's export): the job's
+    # daemon lives in a directory of the job's own, and the user's directory stays as it was.
+    user = os.path.join(a.workdir, "user-mps")
+    os.makedirs(user)
+    os.remove(log)
+    env.pop("GMI_DRL_FAULT")
+    env["CUDA_MPS_PIPE_DIRECTORY"] = user
+    p = run(a, 2, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "user"), "--set", "gmi.backend=mps"], env)
+    got = start_and_quit(log)
+    if len(got) != 2 or not got[0].startswith("start " + os.path.join(a.workdir, "gmi_drl-mps-")) or \
+            os.listdir(user) or "no daemon answers in CUDA_MPS_PIPE_DIRECTORY=" + user not in p.stdout:
+        fail(f"a daemonless CUDA_MPS_PIPE_DIRECTORY: expected a job-private daemon, got {got}", p)
+    # GMIs without MPS under that variable: they drop it (CUDA would try to connect there).
+    p = run(a, 2, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "user-none"), "--set", "gmi.backend=none"], env)
+    if "the GMIs run without MPS and without that variable" not in p.stdout:
+        fail("backend none under a daemonless CUDA_MPS_PIPE_DIRECTORY: expected the variable dropped", p)
 
 
 def mode_reuse(a, cfg):

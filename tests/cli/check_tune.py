@@ -79,17 +79,23 @@ def mode_probes(a):
                    cwd=w, env=env_for(), check=True, timeout=300)
     assert keys(os.path.join(w, "run/config.yaml")) == (g, n)
 
-    # A probe that fails and one that hangs: recorded, and the search goes on.
+    # A probe that fails, one that hangs and one that fails once: each failed one is tried once
+    # more, a point is "failed" only when both attempts fail, the search goes on, and the choice
+    # line says how many failed and were retried.
     flaky = f"{HERE}/flaky_launcher.py {a.mpiexec}"
     out = tune(a, ["--json", "flaky.json", "--workdir", "p2", "--launcher", flaky, "--probe-timeout", "5",
-                   "--alpha", "0"], {"FLAKY_FAIL": "2x8", "FLAKY_HANG": "1x4"})
+                   "--alpha", "0"], {"FLAKY_FAIL": "2x8", "FLAKY_HANG": "1x4", "FLAKY_FAIL_ONCE": "2x4"})
     fl = points(json.load(open(os.path.join(w, "flaky.json"))))
-    assert fl[(2, 4)]["status"] == "probed", fl
-    assert fl[(2, 8)]["status"] == "failed" and "not enough device memory" in fl[(2, 8)]["note"], fl[(2, 8)]
+    assert fl[(2, 4)]["status"] == "probed" and fl[(2, 4)]["attempts"] == 2, fl[(2, 4)]
+    assert "the first attempt failed: exit status 1" in fl[(2, 4)]["note"], fl[(2, 4)]
+    assert fl[(2, 8)]["status"] == "failed" and fl[(2, 8)]["attempts"] == 2, fl[(2, 8)]
+    assert "failed twice: exit status 1: gmi_drl: error: not enough device memory" in fl[(2, 8)]["note"], fl[(2, 8)]
     assert fl[(2, 16)]["status"] == "not visited"
-    assert fl[(1, 4)]["status"] == "failed" and "timed out after 5 s" in fl[(1, 4)]["note"], fl[(1, 4)]
+    assert fl[(1, 4)]["status"] == "failed" and "failed twice: timed out after 5 s" in fl[(1, 4)]["note"], fl[(1, 4)]
     assert fl[(2, 4)]["chosen"], fl
     assert fl[(1, 4)]["seconds"] < 30
+    assert re.search(r"chosen: 2 GMI\(s\) per GPU x 4 envs per GMI: .* \(2 failed twice, 3 retried: the choice is among "
+                     r"the probes that ran; see the table\)", out), out
 
     # The time budget: spent after the first probe; the best so far is reported.
     out = tune(a, ["--json", "cut.json", "--workdir", "p3", "--launcher", a.mpiexec, "--budget-minutes", "0.0001"])

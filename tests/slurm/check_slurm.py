@@ -11,6 +11,9 @@ Debian's slurm-wlm and munge, else the test is skipped with status 77):
   3. srun without PMI fails instead of starting N singleton runs; a missing CONFIG: one line
   4. jobs/scaling_study.sh on 1 and 2 (emulated) nodes x 1 and 2 GMIs per GPU, then
      postprocess/scaling.py on it: the table and the plots
+  5. a stuck GMI (GMI_DRL_FAULT=hang@6:1): the job ends with exit 3 and resubmits itself
+     (GMI_MAX_RETRIES 1) without the fault; the retry resumes from the newest checkpoint and
+     finishes with every iteration once; with GMI_MAX_RETRIES 0 the job says so and stops
 
   check_slurm.py --gmi PATH/TO/gmi_drl --workdir DIR
 """
@@ -63,7 +66,8 @@ def main():
     conf = re.search(r"export SLURM_CONF=(\S+)", start.stdout).group(1)
     env = dict(os.environ, SLURM_CONF=conf, GMI_DRL=gmi, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
-    for k in ["SBATCH_SIGNAL", "RUN_DIR", "GMI_DRL_RESUBMIT_COUNT", "LAUNCHER", "MPS", "GMI_DRL_FAULT"]:
+    for k in ["SBATCH_SIGNAL", "RUN_DIR", "GMI_DRL_RESUBMIT_COUNT", "GMI_DRL_RETRY_COUNT", "GMI_MAX_RETRIES", "LAUNCHER",
+              "MPS", "GMI_DRL_FAULT"]:
         env.pop(k, None)
     ppo = os.path.join(ROOT, "jobs", "ppo_dgx.sh")
     small = os.path.join(w, "small.yaml")
@@ -78,7 +82,7 @@ def main():
     out = job_log(w, job)
     if p.returncode != 0:
         fail(f"job {job} failed ({p.returncode})", p.stderr + out)
-    for pat in [r"ppo_dgx.sh: job \d+ \(resubmission 0\): 1 node\(s\) x 1 GPU\(s\) x 2 GMI\(s\) = 2 GMIs.*srun; MPS on",
+    for pat in [r"ppo_dgx.sh: job \d+ \(resubmission 0, retry 0\): 1 node\(s\) x 1 GPU\(s\) x 2 GMI\(s\) = 2 GMIs.*srun; MPS on",
                 r"2 GMI\(s\) on 1 GPU\(s\) of 1 node\(s\), backend mps", r"done: 2048 env steps",
                 r"run status: done", r"stopping MPS on 1 node"]:
         if not re.search(pat, out):
@@ -153,6 +157,32 @@ def main():
         if os.path.getsize(os.path.join(study, png)) < 1000:
             fail(f"{png} missing or empty")
     print("4. scaling study: 4 elements, table and plots")
+
+    # 5. a stuck GMI: exit 3, resubmitted from the newest checkpoint at most GMI_MAX_RETRIES times
+    stuck = ["--", "--set", "reduce.timeout_s=3", "--set", "checkpoint.interval=1"]
+    for retries in (1, 0):
+        d = os.path.join(w, f"retry{retries}")
+        e5 = dict(env, RUN_DIR=d, LAUNCHER="mpirun", MPS="off", GMI_DRL_FAULT="hang@6:1", GMI_MAX_RETRIES=str(retries))
+        t0 = time.time()
+        first = sh(["sbatch", "--parsable", ppo, small, "2"] + stuck, e5, w).stdout.strip().split(";")[0]
+        while time.time() - t0 < 240:
+            time.sleep(2)
+            if not sh(["squeue", "-h", "-o", "%i"], env, w).stdout.split():
+                break
+        logs = "".join(job_log(w, j) for j in range(int(first), int(first) + 5))
+        status = open(os.path.join(d, "status")).read() if os.path.exists(os.path.join(d, "status")) else ""
+        if not re.search(r"rank 1 did not answer", logs) or "exited with status 3" not in logs:
+            fail(f"GMI_MAX_RETRIES={retries}: expected the stuck rank named and exit 3", logs)
+        if retries == 1:
+            if not re.search(r"exit 3: a wait on other GMIs ran out\): retry 1 of 1, resubmitted as job \d+", logs) or \
+                    not re.search(r"resumed from \S+ckpt-00000000[45]\.h5", logs) or status != "done\n":
+                fail("expected a retry that resumes from the newest checkpoint and finishes", logs)
+            its = [int(r["iteration"]) for r in csv.DictReader(open(os.path.join(d, "metrics.csv")))]
+            if its != list(range(1, 17)):
+                fail(f"metrics.csv iterations after the retry: {its}", logs)
+        elif "not resubmitting: GMI_MAX_RETRIES=0 reached" not in logs or "resubmitted as job" in logs:
+            fail("GMI_MAX_RETRIES=0: expected no resubmission, said so", logs)
+    print(f"5. a stuck GMI: exit 3, one retry from the newest checkpoint finished the run; with no retries left it stops")
     sh([os.path.join(ROOT, "tests", "slurm", "local-slurm.sh"), "stop"], env, w, check=False)
     print("check_slurm: ok")
 
