@@ -111,6 +111,9 @@ struct DeviceGroup::Impl {
 DeviceGroup::DeviceGroup(MPI_Comm comm, Transport t, std::size_t max_elements)
     : transport_(t), max_elements_(max_elements), impl_(std::make_shared<Impl>()) {
   if (comm == MPI_COMM_NULL) return;
+  // Every member arrives first (a bounded wait), so that the blocking set-up below cannot wait
+  // long for one stuck before it.
+  barrier(comm, "the set-up of a reduction group (MPI_Ibarrier)");
   GMI_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   GMI_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   size_ = comm_size(comm_);
@@ -120,7 +123,9 @@ DeviceGroup::DeviceGroup(MPI_Comm comm, Transport t, std::size_t max_elements)
   if (transport_ == Transport::nccl) {
     ncclUniqueId id;
     if (rank_ == 0) GMI_NCCL_CHECK(ncclGetUniqueId(&id));
-    GMI_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm_));
+    MPI_Request req;
+    GMI_MPI_CHECK(MPI_Ibcast(&id, sizeof(id), MPI_BYTE, 0, comm_, &req));
+    wait(req, comm_, "the set-up of a reduction group (MPI_Ibcast of the NCCL id)");
     // The hooks hold the Impl (the watch thread may be in one while this group is destroyed),
     // and watch the set-up too: a member that never joins is reported by the poll.
     std::shared_ptr<Impl> im = impl_;

@@ -74,12 +74,16 @@ std::string agree_on_error(const std::string& error, MPI_Comm comm) {
   int rank = 0;
   GMI_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   int failed = error.empty() ? -1 : rank;
-  GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm));
+  MPI_Request req;
+  GMI_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm, &req));
+  wait(req, comm, "the set-up (MPI_Iallreduce: did any rank fail?)");
   return failed < 0 ? std::string() : broadcast_string(error, comm, failed);
 }
 
 void broadcast(int& value, MPI_Comm comm, int root) {
-  GMI_MPI_CHECK(MPI_Bcast(&value, 1, MPI_INT, root, comm));
+  MPI_Request req;
+  GMI_MPI_CHECK(MPI_Ibcast(&value, 1, MPI_INT, root, comm, &req));
+  wait(req, comm, "the set-up (MPI_Ibcast)");
 }
 
 double sum_over(MPI_Comm comm, double value) {

@@ -43,14 +43,14 @@ std::string broadcast_string(const std::string& s, MPI_Comm comm = MPI_COMM_WORL
 
 /// Agreement on an error found on some ranks (STYLE.md practice 6): on every rank of `comm`, the
 /// text of the highest-ranked rank whose `error` is not empty, or "" when there is none.  An
-/// MPI_Allreduce (max of the failing rank, blocking), then broadcast_string from that rank.
+/// MPI_Iallreduce (max of the failing rank), then broadcast_string from that rank; bounded waits.
 std::string agree_on_error(const std::string& error, MPI_Comm comm = MPI_COMM_WORLD);
-
-// Blocking collectives (not bounded waits) for set-up, which runs before the first step, and the
-// benchmarks' timing fences.  Each is one MPI call with its error checked.
-
-/// `root`'s `value` on every rank of `comm` (MPI_Bcast).
+/// `root`'s `value` on every rank of `comm` (MPI_Ibcast; a bounded wait).
 void broadcast(int& value, MPI_Comm comm = MPI_COMM_WORLD, int root = 0);
+
+// Blocking collectives (not bounded waits) for the benchmarks' timing fences and what follows
+// them.  Each is one MPI call with its error checked.
+
 /// Sum and maximum of one value over the ranks of `comm` (MPI_Allreduce).
 double sum_over(MPI_Comm comm, double value);
 double max_over(MPI_Comm comm, double value);

@@ -346,6 +346,9 @@ struct GpuShared::Impl {
 
 GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity, IntraSync sync)
     : sync_(sync), capacity_(capacity), impl_(std::make_unique<Impl>()) {
+  // Every GMI of the GPU arrives first (a bounded wait), so that the blocking set-up below cannot
+  // wait long for one stuck before it.
+  mpi::barrier(gpu_comm, "the set-up of the within-GPU buffers (MPI_Ibarrier)");
   GMI_MPI_CHECK(MPI_Comm_dup(gpu_comm, &comm_));
   GMI_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   size_ = comm_size(comm_);
@@ -365,7 +368,9 @@ GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity, IntraSync sync)
   cudaIpcMemHandle_t mine;
   GMI_CUDA_CHECK(cudaIpcGetMemHandle(&mine, impl_->own));
   std::vector<cudaIpcMemHandle_t> all(size_);
-  GMI_MPI_CHECK(MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine), MPI_BYTE, comm_));
+  MPI_Request req;
+  GMI_MPI_CHECK(MPI_Iallgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine), MPI_BYTE, comm_, &req));
+  wait(req, comm_, "the set-up of the within-GPU buffers (MPI_Iallgather of the IPC handles)");
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) {
       impl_->peer[p] = impl_->own;
@@ -382,7 +387,8 @@ GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity, IntraSync sync)
       cudaIpcEventHandle_t h;
       GMI_CUDA_CHECK(cudaIpcGetEventHandle(&h, *own_ev));
       std::vector<cudaIpcEventHandle_t> hs(size_);
-      GMI_MPI_CHECK(MPI_Allgather(&h, sizeof(h), MPI_BYTE, hs.data(), sizeof(h), MPI_BYTE, comm_));
+      GMI_MPI_CHECK(MPI_Iallgather(&h, sizeof(h), MPI_BYTE, hs.data(), sizeof(h), MPI_BYTE, comm_, &req));
+      wait(req, comm_, "the set-up of the within-GPU buffers (MPI_Iallgather of the event handles)");
       peers->assign(size_, nullptr);
       for (int p = 0; p < size_; ++p)
         if (p != rank_) GMI_CUDA_CHECK(cudaIpcOpenEventHandle(&(*peers)[p], hs[p]));

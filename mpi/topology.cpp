@@ -6,6 +6,7 @@
 #include <map>
 
 #include "kernels/core/error.hpp"
+#include "mpi/deadline.hpp"
 
 namespace gmi::mpi {
 
@@ -79,6 +80,9 @@ std::vector<std::string> gather_node_names(int ranks_per_node) {
   int rank = 0, size = 1;
   GMI_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   GMI_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  // The job's first collective: every rank arrives first (a bounded wait: a rank stuck before
+  // set-up is named), so that the blocking split below cannot wait long.
+  barrier(MPI_COMM_WORLD, "the set-up (MPI_Ibarrier before finding the nodes)");
   std::string mine;
   if (ranks_per_node > 0) {
     mine = fmt::format("node{}", rank / ranks_per_node);
@@ -88,7 +92,9 @@ std::vector<std::string> gather_node_names(int ranks_per_node) {
     MPI_Comm shared = MPI_COMM_NULL;
     GMI_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
     int lowest = rank;
-    GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, shared));
+    MPI_Request req;
+    GMI_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, shared, &req));
+    wait(req, shared, "the set-up (MPI_Iallreduce of the node's lowest rank)");
     MPI_Comm_free(&shared);
     char name[MPI_MAX_PROCESSOR_NAME] = {};
     int len = 0;
@@ -99,7 +105,9 @@ std::vector<std::string> gather_node_names(int ranks_per_node) {
   std::vector<char> buf(std::size_t(kMax) * size, '\0');
   std::vector<char> own(kMax, '\0');
   std::copy(mine.begin(), mine.begin() + std::min<std::size_t>(mine.size(), kMax - 1), own.begin());
-  GMI_MPI_CHECK(MPI_Allgather(own.data(), kMax, MPI_CHAR, buf.data(), kMax, MPI_CHAR, MPI_COMM_WORLD));
+  MPI_Request req;
+  GMI_MPI_CHECK(MPI_Iallgather(own.data(), kMax, MPI_CHAR, buf.data(), kMax, MPI_CHAR, MPI_COMM_WORLD, &req));
+  wait(req, MPI_COMM_WORLD, "the set-up (MPI_Iallgather of the node names)");
   std::vector<std::string> names(size);
   for (int r = 0; r < size; ++r) names[r] = std::string(buf.data() + std::size_t(r) * kMax);
   return names;

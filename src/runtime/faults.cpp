@@ -18,7 +18,7 @@ namespace gmi::runtime {
 Faults Faults::parse(const std::string& spec, int rank) {
   Faults f;
   f.rank_ = rank;
-  static const std::regex item(R"((kill|segv|sigterm|nan|kill-in-checkpoint|slow-checkpoint|hang|hang-kernel)@([0-9]+(\.[0-9]+)?)(:([0-9]+))?)");
+  static const std::regex item(R"((kill|segv|sigterm|nan|kill-in-checkpoint|slow-checkpoint|hang|hang-kernel|hang-setup)@([0-9]+(\.[0-9]+)?)(:([0-9]+))?)");
   std::stringstream in(spec);
   std::string s;
   while (std::getline(in, s, ',')) {
@@ -26,7 +26,7 @@ Faults Faults::parse(const std::string& spec, int rank) {
     if (!std::regex_match(s, m, item))
       throw InputError("GMI_DRL_FAULT: '" + s +
                        "': expected kill@N[:RANK], segv@N[:RANK], sigterm@N[:RANK], nan@N[:RANK], hang@N[:RANK], "
-                       "hang-kernel@N[:RANK], kill-in-checkpoint@N[:RANK] or slow-checkpoint@SECONDS");
+                       "hang-kernel@N[:RANK], hang-setup@0[:RANK], kill-in-checkpoint@N[:RANK] or slow-checkpoint@SECONDS");
     Item it;
     it.what = m[1];
     it.n = std::stod(m[2]);
@@ -42,6 +42,15 @@ Faults Faults::from_environment(int rank) {
   Faults f = parse(v, rank);
   if (rank == 0) spdlog::warn("GMI_DRL_FAULT={}: faults will be injected (testing)", v);
   return f;
+}
+
+void Faults::before_setup() const {
+  for (const Item& it : items_)
+    if (it.what == "hang-setup" && it.rank == rank_) {
+      std::fprintf(stderr, "gmi_drl: GMI_DRL_FAULT: rank %d stops before the set-up (sleeps in host code)\n", rank_);
+      std::fflush(stderr);
+      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    }
 }
 
 bool Faults::before_iteration(std::int64_t iteration) const {

@@ -14,6 +14,8 @@
 ///                            host code (alive, but silent)
 ///   hang-kernel@N:R          GMI R queues a device kernel that never returns before iteration N
 ///                            (its host thread blocks at the next fence; host builds: at once)
+///   hang-setup@0:R           GMI R sleeps forever in host code before the job's set-up (its
+///                            placement, MPS, communicators)
 ///   slow-checkpoint@S        every GMI sleeps S seconds inside every checkpoint write
 ///
 /// Unset, nothing happens.  A malformed value is an input error.
@@ -33,6 +35,8 @@ class Faults {
   /// Before iteration `iteration` (1-based): kill or segv here; returns true when this GMI's
   /// gradient should get a NaN in this iteration.
   bool before_iteration(std::int64_t iteration) const;
+  /// Before the set-up (start_session): hang-setup stops here.
+  void before_setup() const;
   /// What to run inside the write of the checkpoint of `iteration` (may be empty).
   std::function<void()> in_checkpoint(std::int64_t iteration) const;
   bool empty() const { return items_.empty(); }

@@ -162,6 +162,7 @@ void set_up(Run& r) {
   r.progress.phase("set-up");
   make_directory(r);
   r.faults.emplace(Faults::from_environment(r.mpi.rank()));
+  r.faults->before_setup();
   start_session(r);
   read_resume_meta(r);
   // Host-simulated environments: env.threads 0 shares the node's hardware threads among its GMIs.

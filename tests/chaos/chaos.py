@@ -20,8 +20,8 @@ for bit.  Faults, each at an iteration a few ahead of the newest checkpoint, on 
   truncate      after a fault, the newest checkpoint cut to half: the resume skips it
   disk-full     the run directory is on a small tmpfs (root only; else this kind is left out),
                 filled to less than a checkpoint once the run reaches N: exit 2 before the write
-                (or 1 when the write itself ran out), the older checkpoints intact; freed before
-                the resume
+                (or 1 when the write itself ran out, or 4 when parallel HDF5 stalled in it and the
+                watchdog ended the job), the older checkpoints intact; freed before the resume
 
   chaos.py --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR [--seed S] [--faults N]
            [--jobs ppo,dqn,sac]
@@ -44,7 +44,8 @@ import numpy as np  # noqa: E402
 from harness import ckpt, datasets, env_for, learning_columns  # noqa: E402
 
 TIMEOUT = 3  # reduce.timeout_s
-STALL = 3  # train.stall_timeout_s with one GMI
+STALL = 3  # train.stall_timeout_s with one GMI (nobody waits for it)
+STALL_MANY = 10  # with several: above the reduction's timeout and census (hangs end with exit 3)
 COMMON = ("train:\n  total_env_steps: {steps}\n  log_interval: 1\n  max_nonfinite_updates: 1\n{stall}"
           "checkpoint:\n  interval: 1\n  keep: 3\nreduce:\n  timeout_s: {timeout}\n")
 JOBS = {
@@ -93,7 +94,7 @@ class Job:
     def __init__(self, a, name, gmis, rng, tmpfs):
         self.a, self.name, self.gmis, self.rng = a, name, gmis, rng
         body, per_iter = JOBS[name]
-        stall = f"  stall_timeout_s: {STALL}\n" if gmis == 1 else ""
+        stall = f"  stall_timeout_s: {STALL if gmis == 1 else STALL_MANY}\n"
         self.cfg = os.path.join(a.workdir, f"{name}.yaml")
         with open(self.cfg, "w") as f:
             f.write(body + COMMON.format(steps=ITERS * per_iter * gmis, stall=stall, timeout=TIMEOUT))
@@ -209,9 +210,12 @@ class Job:
                         "status 0 and 'SIGUSR1 received: stopped after iteration N with checkpoint'"),
             "nan": (lambda: rc == 2 and re.search(rf"training stopped at iteration {at}: .*NaN/Inf", first),
                     f"status 2 and 'training stopped at iteration {at}'"),
+            # Filled before the write: exit 2.  During it: the write fails (exit 1), or parallel
+            # HDF5 stalls in its collective clean-up and the watchdog ends the job (exit 4).
             "disk-full": (lambda: (rc == 2 and "the disk is full" in first) or (rc == 1 and "writing " in first and
-                                                                             "failed" in first),
-                          "status 2 and 'the disk is full' (or 1 and 'writing ... failed')"),
+                                                                             "failed" in first) or
+                          (rc == 4 and "no progress" in first),
+                          "status 2 and 'the disk is full' (or 1 and 'writing ... failed', or 4 and the watchdog)"),
         }
         if kind in ("hang", "hang-kernel"):
             if self.gmis == 1:

@@ -12,6 +12,9 @@ exactly from its newest checkpoint.  Through the real command line, under mpiexe
               blocks in it): the same
   stall       one GMI alone (nobody waits for it): the stalled-GMI watchdog
               (train.stall_timeout_s) ends it with status 4 and names the phase and iteration
+  setup       hang-setup@0:R (a GMI stuck before the set-up: placement, MPS, communicators):
+              with 3 GMIs the others' set-up collectives are bounded waits, status 3 naming rank
+              R; alone, the watchdog names the set-up phase (status 4); no rank left running
   gpu         (CUDA builds, GPU node) hang-kernel under MPS with 2 and 4 GMIs on one GPU: status
               3 within the bound, the rank named, and the MPS daemon the job started is gone
               (no nvidia-cuda-mps process left: run it where no other daemon runs)
@@ -135,6 +138,22 @@ def mode_stall(a):
                      r"[a-z ]+ at iteration 3")
 
 
+def mode_setup(a):
+    cfg = config(a, 8, 3)
+    d = os.path.join(a.workdir, "setup3")
+    p, took, out = run(a, 3, ["--config", cfg, "--run-dir", d], env={"GMI_DRL_FAULT": "hang-setup@0:2"})
+    expect_stuck(a, "setup 3 GMIs", p, took, out, 2, 3, TIMEOUT + 15,
+                 r"reduce\.timeout_s \(5 s\) ran out .*the set-up.*rank {rank} did not answer")
+    time.sleep(0.5)
+    if left_running(d):
+        fail("setup 3 GMIs: processes left running", out)
+    d = os.path.join(a.workdir, "setup1")
+    p, took, out = run(a, 0, ["--config", cfg, "--run-dir", d, "--set", "train.stall_timeout_s=3"],
+                       env={"GMI_DRL_FAULT": "hang-setup@0"})
+    expect_stuck(a, "setup 1 GMI", p, took, out, 0, 4, 3 + 15,
+                 r"no progress for \d+ s \(train\.stall_timeout_s = 3 s\): rank {rank} on \S+ is stuck in phase set-up")
+
+
 def mode_gpu(a):
     for np_ in (2, 4):
         cfg = config(a, 8, np_)
@@ -171,4 +190,4 @@ def mps_processes():
 
 
 if __name__ == "__main__":
-    harness.main("check_hang", ["strategies", "kernel", "stall", "gpu", "gpus2"], globals())
+    harness.main("check_hang", ["strategies", "kernel", "stall", "setup", "gpu", "gpus2"], globals())
