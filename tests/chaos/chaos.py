@@ -333,8 +333,9 @@ def main():
         print(f"{injected + 1} faults injected, {survived} survived (seed {seed}); rerun with --seed {seed}")
         return 1
     finally:
-        for m in mounts:
-            subprocess.run(["umount", m], capture_output=True)
+        for m in mounts:  # lazily when a process killed a moment ago still holds a file there
+            if subprocess.run(["umount", m], capture_output=True).returncode != 0:
+                subprocess.run(["umount", "-l", m], capture_output=True)
     print(f"{injected} faults injected, {survived} survived (seed {seed})")
     return 0
 
