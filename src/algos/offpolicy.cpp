@@ -71,6 +71,37 @@ double replay_bytes(const config::Config& cfg, int obs_dim, int act_dim) {
   return rl::ReplayBuffer::bytes(s);
 }
 
+MemoryNeeds replay_trainer_memory(const config::Config& cfg, const envs::EnvSpec& spec, double P, double floats,
+                                  int replay_act_dim, std::vector<std::string> drivers) {
+  const double N = cfg.env.num_envs, od = spec.obs_dim;
+  const double replay = replay_bytes(cfg, spec.obs_dim, replay_act_dim);
+  MemoryNeeds m;
+  m.drivers = std::move(drivers);
+  const bool on_device = cfg.section<ReplayConfig>().storage == "device";
+  m.device_bytes = 4 * floats + N * (od + 16) * 8 + (on_device ? replay : 0);
+  if (!device_is_host()) m.host_bytes = 4 * 4 * P + N * (od + 16) * 8 + N * od * 4;
+  if (!on_device) m.host_bytes += replay;
+  if (cfg.checkpoint.replay) m.host_bytes += replay;  // the checkpoint's copy
+  m.host_bytes += N * spec.host_bytes_per_env;
+  return m;
+}
+
+ActorTwinQ actor_twin_q(const config::Config& cfg, int actor_outputs) {
+  const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
+  const nn::Activation act = nn::parse_activation(cfg.policy.activation);
+  ActorTwinQ n;
+  n.obs_dim = spec.obs_dim;
+  n.act_dim = spec.act_dim;
+  n.actor = nn::MlpLayout(spec.obs_dim, cfg.policy.actor_hidden, actor_outputs, act, 0);
+  n.q_begin = (n.actor.num_params + 3) / 4 * 4;
+  n.q1 = nn::MlpLayout(spec.obs_dim + spec.act_dim, cfg.policy.q_hidden, 1, act, n.q_begin);
+  n.q_stride = (n.q1.num_params + 3) / 4 * 4;
+  n.q2 = nn::MlpLayout(spec.obs_dim + spec.act_dim, cfg.policy.q_hidden, 1, act, n.q_begin + n.q_stride);
+  n.q_size = n.q_stride + n.q2.num_params;
+  n.num_params = n.q_begin + n.q_size;
+  return n;
+}
+
 OffPolicyTrainer::OffPolicyTrainer(const config::Config& cfg, std::uint64_t env_offset,
                                    mpi::GradientReducer* reducer, std::size_t num_params,
                                    const UpdateSchedule& schedule)

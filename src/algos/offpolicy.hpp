@@ -34,6 +34,7 @@
 #include "kernels/core/graph.hpp"
 #include "kernels/core/kokkos.hpp"
 #include "kernels/envs/vec_env.hpp"
+#include "kernels/nn/mlp.hpp"
 #include "kernels/optim/adam.hpp"
 #include "kernels/rl/q_learning.hpp"
 #include "kernels/rl/replay.hpp"
@@ -67,6 +68,26 @@ std::vector<float> action_bias(const envs::EnvSpec& s);
 
 /// Memory of a replay shard and the transition buffers of one vector step.
 double replay_bytes(const config::Config& cfg, int obs_dim, int act_dim);
+
+/// MemoryNeeds of an off-policy trainer with `P` parameters and `floats` device floats of its own
+/// (parameters, optimiser state, batch and workspaces): those, one vector step's buffers, the
+/// replay shard (on the device or the host, and the checkpoint's host copy; `replay_act_dim`
+/// floats per stored action), host copies of the parameters and the host envs' state.
+MemoryNeeds replay_trainer_memory(const config::Config& cfg, const envs::EnvSpec& spec, double P, double floats,
+                                  int replay_act_dim, std::vector<std::string> drivers);
+
+/// The actor and the twin Q networks SAC and TD3 train, in one parameter vector: the actor (obs ->
+/// policy.actor_hidden -> `actor_outputs`), then Q1 and Q2 ([obs | action] -> policy.q_hidden ->
+/// 1), each starting 16-byte aligned, so that Q2 is Q1 shifted by q_stride (one batched MLP).
+struct ActorTwinQ {
+  nn::MlpLayout actor;
+  nn::MlpLayout q1, q2;
+  std::size_t q_begin = 0, q_size = 0;  ///< the range [Q1 | Q2]
+  std::size_t q_stride = 0;             ///< q2.offset - q1.offset
+  std::size_t num_params = 0;           ///< the actor and the twins (an algorithm's own parameters may follow)
+  int obs_dim = 0, act_dim = 0;
+};
+ActorTwinQ actor_twin_q(const config::Config& cfg, int actor_outputs);
 
 /// Kinds of optimiser step an algorithm records (DQN: 1; SAC: critic, actor, alpha).
 inline constexpr int kMaxRecordKinds = 4;

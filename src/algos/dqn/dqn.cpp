@@ -36,16 +36,8 @@ MemoryNeeds DqnTrainer::memory_needs(const config::Config& cfg) {
   floats += N * (5 * od + 4);                              // one vector step's buffers
   floats += B * (2 * od + 3) + B * q.out();                // the sampled batch, the loss gradient
   floats += nn::MlpWorkspace<float>::size(q, N) + 3 * nn::MlpWorkspace<float>::size(q, B);
-  const double replay = replay_bytes(cfg, spec.obs_dim, 1);
-  MemoryNeeds m;
-  m.drivers = {"replay.capacity", "env.num_envs", "dqn.batch_size", "policy.q_hidden"};
-  const bool on_device = cfg.section<ReplayConfig>().storage == "device";
-  m.device_bytes = 4 * floats + N * (od + 16) * 8 + (on_device ? replay : 0);
-  if (!device_is_host()) m.host_bytes = 4 * 4 * P + N * (od + 16) * 8 + N * od * 4;
-  if (!on_device) m.host_bytes += replay;
-  if (cfg.checkpoint.replay) m.host_bytes += replay;  // the checkpoint's copy
-  m.host_bytes += N * spec.host_bytes_per_env;
-  return m;
+  return replay_trainer_memory(cfg, spec, P, floats, 1,
+                               {"replay.capacity", "env.num_envs", "dqn.batch_size", "policy.q_hidden"});
 }
 
 DqnTrainer::DqnTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer)

@@ -24,17 +24,8 @@ enum Purpose : std::uint64_t { kNextAction = 0, kActorSample = 1, kAlphaSample =
 
 SacNetworks SacTrainer::networks(const config::Config& cfg) {
   const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
-  const nn::Activation act = nn::parse_activation(cfg.policy.activation);
   SacNetworks n;
-  n.obs_dim = spec.obs_dim;
-  n.act_dim = spec.act_dim;
-  n.actor = nn::MlpLayout(spec.obs_dim, cfg.policy.actor_hidden, 2 * spec.act_dim, act, 0);
-  n.q_begin = (n.actor.num_params + 3) / 4 * 4;
-  n.q1 = nn::MlpLayout(spec.obs_dim + spec.act_dim, cfg.policy.q_hidden, 1, act, n.q_begin);
-  // Q2 starts 16-byte aligned like Q1, so their layouts differ by one shift (one batched MLP).
-  n.q_stride = (n.q1.num_params + 3) / 4 * 4;
-  n.q2 = nn::MlpLayout(spec.obs_dim + spec.act_dim, cfg.policy.q_hidden, 1, act, n.q_begin + n.q_stride);
-  n.q_size = n.q_stride + n.q2.num_params;
+  static_cast<ActorTwinQ&>(n) = actor_twin_q(cfg, 2 * spec.act_dim);
   n.log_alpha = n.q_begin + n.q_size;
   n.num_params = n.log_alpha + 1;
   return n;
@@ -50,16 +41,8 @@ MemoryNeeds SacTrainer::memory_needs(const config::Config& cfg) {
   floats += B * (2 * od + A + 2);                            // the sampled batch
   floats += B * (3 * (od + A) + 5 * A + 4);                  // Q inputs and their gradients, samples
   floats += nn::MlpWorkspace<float>::size(n.actor, N) + nn::MlpWorkspace<float>::size(n.actor, B) + 2 * nn::MlpWorkspace<float>::size(n.q1, 2 * B);
-  const double replay = replay_bytes(cfg, spec.obs_dim, spec.act_dim);
-  MemoryNeeds m;
-  m.drivers = {"replay.capacity", "env.num_envs", "sac.batch_size", "policy.q_hidden", "policy.actor_hidden"};
-  const bool on_device = cfg.section<ReplayConfig>().storage == "device";
-  m.device_bytes = 4 * floats + N * (od + 16) * 8 + (on_device ? replay : 0);
-  if (!device_is_host()) m.host_bytes = 4 * 4 * P + N * (od + 16) * 8 + N * od * 4;
-  if (!on_device) m.host_bytes += replay;
-  if (cfg.checkpoint.replay) m.host_bytes += replay;
-  m.host_bytes += N * spec.host_bytes_per_env;
-  return m;
+  return replay_trainer_memory(cfg, spec, P, floats, spec.act_dim,
+                               {"replay.capacity", "env.num_envs", "sac.batch_size", "policy.q_hidden", "policy.actor_hidden"});
 }
 
 SacTrainer::SacTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer)

@@ -19,14 +19,10 @@
 namespace gmi::algos {
 
 /// Where the networks sit in the flat buffer.
-struct SacNetworks {
-  nn::MlpLayout actor;  ///< obs -> policy.actor_hidden -> [mean | raw log-std] (2 A)
-  nn::MlpLayout q1, q2; ///< [obs | action] -> policy.q_hidden -> 1, q2 = q1 shifted by q_stride
-  std::size_t q_begin = 0, q_size = 0;  ///< the range [Q1 | Q2]
-  std::size_t q_stride = 0;             ///< q2.offset - q1.offset (the twins run as one batched MLP)
+/// The actor's output is [mean | raw log-std] (2 A); log alpha follows the twins (num_params
+/// counts it).
+struct SacNetworks : ActorTwinQ {
   std::size_t log_alpha = 0;
-  std::size_t num_params = 0;
-  int obs_dim = 0, act_dim = 0;
 };
 
 

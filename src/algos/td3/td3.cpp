@@ -38,19 +38,7 @@ rl::Td3ActionArgs action_args(int B, int A, const float* actor_out, const View1<
 }  // namespace
 
 Td3Networks Td3Trainer::networks(const config::Config& cfg) {
-  const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
-  const nn::Activation act = nn::parse_activation(cfg.policy.activation);
-  Td3Networks n;
-  n.obs_dim = spec.obs_dim;
-  n.act_dim = spec.act_dim;
-  n.actor = nn::MlpLayout(spec.obs_dim, cfg.policy.actor_hidden, spec.act_dim, act, 0);
-  n.q_begin = (n.actor.num_params + 3) / 4 * 4;
-  n.q1 = nn::MlpLayout(spec.obs_dim + spec.act_dim, cfg.policy.q_hidden, 1, act, n.q_begin);
-  n.q_stride = (n.q1.num_params + 3) / 4 * 4;
-  n.q2 = nn::MlpLayout(spec.obs_dim + spec.act_dim, cfg.policy.q_hidden, 1, act, n.q_begin + n.q_stride);
-  n.q_size = n.q_stride + n.q2.num_params;
-  n.num_params = n.q_begin + n.q_size;
-  return n;
+  return actor_twin_q(cfg, envs::env_spec(cfg.env.name, config::env_overrides(cfg)).act_dim);
 }
 
 MemoryNeeds Td3Trainer::memory_needs(const config::Config& cfg) {
@@ -64,16 +52,8 @@ MemoryNeeds Td3Trainer::memory_needs(const config::Config& cfg) {
   floats += B * (3 * (od + A) + 2 * A + 2);                 // Q inputs and their gradients, actions
   floats += nn::MlpWorkspace<float>::size(n.actor, N) + nn::MlpWorkspace<float>::size(n.actor, B) +
             2 * nn::MlpWorkspace<float>::size(n.q1, 2 * B) + nn::MlpWorkspace<float>::size(n.q1, B);
-  const double replay = replay_bytes(cfg, spec.obs_dim, spec.act_dim);
-  MemoryNeeds m;
-  m.drivers = {"replay.capacity", "env.num_envs", "td3.batch_size", "policy.q_hidden", "policy.actor_hidden"};
-  const bool on_device = cfg.section<ReplayConfig>().storage == "device";
-  m.device_bytes = 4 * floats + N * (od + 16) * 8 + (on_device ? replay : 0);
-  if (!device_is_host()) m.host_bytes = 4 * 4 * P + N * (od + 16) * 8 + N * od * 4;
-  if (!on_device) m.host_bytes += replay;
-  if (cfg.checkpoint.replay) m.host_bytes += replay;
-  m.host_bytes += N * spec.host_bytes_per_env;
-  return m;
+  return replay_trainer_memory(cfg, spec, P, floats, spec.act_dim,
+                               {"replay.capacity", "env.num_envs", "td3.batch_size", "policy.q_hidden", "policy.actor_hidden"});
 }
 
 Td3Trainer::Td3Trainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer)

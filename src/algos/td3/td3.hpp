@@ -19,14 +19,8 @@
 namespace gmi::algos {
 
 /// Where the networks sit in the flat buffer.
-struct Td3Networks {
-  nn::MlpLayout actor;  ///< obs -> policy.actor_hidden -> mu (A)
-  nn::MlpLayout q1, q2; ///< [obs | action] -> policy.q_hidden -> 1, q2 = q1 shifted by q_stride
-  std::size_t q_begin = 0, q_size = 0;  ///< the range [Q1 | Q2]
-  std::size_t q_stride = 0;             ///< q2.offset - q1.offset (the twins run as one batched MLP)
-  std::size_t num_params = 0;
-  int obs_dim = 0, act_dim = 0;
-};
+/// The actor's output is mu (A).
+using Td3Networks = ActorTwinQ;
 
 class Td3Trainer final : public OffPolicyTrainer {
  public:
