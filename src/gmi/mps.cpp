@@ -76,6 +76,13 @@ std::string log_tail(const std::string& log_dir) {
   return last.empty() ? "" : " (control.log: " + last + ")";
 }
 
+/// The log directory of a daemon in `pipe` set by the environment: $CUDA_MPS_LOG_DIRECTORY, else
+/// PIPE-log.
+std::string env_log_dir(const std::string& pipe) {
+  const char* log = std::getenv("CUDA_MPS_LOG_DIRECTORY");
+  return log && *log ? std::string(log) : pipe + "-log";
+}
+
 std::string default_dir() {
   const char* tmp = std::getenv("TMPDIR");
   const char* job = std::getenv("SLURM_JOB_ID");
@@ -90,14 +97,13 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
   std::string error;
   if (local == 0) {
     const char* env_pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
-    const char* env_log = std::getenv("CUDA_MPS_LOG_DIRECTORY");
     if (!configured_dir.empty()) {
       pipe_dir_ = configured_dir;
       log_dir_ = configured_dir + "-log";
     } else if (env_pipe && *env_pipe &&
-               answers(env_pipe, env_log && *env_log ? env_log : std::string(env_pipe) + "-log")) {
+               answers(env_pipe, env_log_dir(env_pipe))) {
       pipe_dir_ = env_pipe;  // the site's (or the user's) running daemon: used, never stopped
-      log_dir_ = env_log && *env_log ? env_log : pipe_dir_ + "-log";
+      log_dir_ = env_log_dir(pipe_dir_);
     } else {
       // A daemon this job starts lives in a directory of its own: one started in the user's
       // $CUDA_MPS_PIPE_DIRECTORY and stopped at the end would leave that directory to the next
@@ -182,8 +188,7 @@ void forget_unanswered_mps_directory(MPI_Comm node) {
   const char* pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
   int stale = 0;
   if (pipe && *pipe && mpi::comm_rank(node) == 0) {
-    const char* log = std::getenv("CUDA_MPS_LOG_DIRECTORY");
-    stale = answers(pipe, log && *log ? log : std::string(pipe) + "-log") ? 0 : 1;
+    stale = answers(pipe, env_log_dir(pipe)) ? 0 : 1;
     if (stale)
       spdlog::info("MPS: no daemon answers in CUDA_MPS_PIPE_DIRECTORY={}: the GMIs run without MPS and without "
                    "that variable (a daemon that is quitting there would refuse them)",

@@ -33,6 +33,7 @@ import argparse
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -104,15 +105,16 @@ class Job:
         self.run_dir = os.path.join(base, f"{name}-chaos")
         self.filler = os.path.join(base, "filler")
 
+    def launch(self):
+        return [self.a.mpiexec, "-n", str(self.gmis), "--oversubscribe", self.a.gmi] if self.gmis > 1 else [self.a.gmi]
+
     def cmd(self, fresh):
-        launch = [self.a.mpiexec, "-n", str(self.gmis), "--oversubscribe", self.a.gmi] if self.gmis > 1 else [self.a.gmi]
-        return launch + (["--config", self.cfg, "--run-dir", self.run_dir] if fresh else
-                         ["--resume", "latest", "--run-dir", self.run_dir])
+        return self.launch() + (["--config", self.cfg, "--run-dir", self.run_dir] if fresh else
+                                ["--resume", "latest", "--run-dir", self.run_dir])
 
     def run_straight(self):
-        launch = [self.a.mpiexec, "-n", str(self.gmis), "--oversubscribe", self.a.gmi] if self.gmis > 1 else [self.a.gmi]
-        p = subprocess.run(launch + ["--config", self.cfg, "--run-dir", self.straight], capture_output=True, text=True,
-                           env=env_for(), timeout=600)
+        p = subprocess.run(self.launch() + ["--config", self.cfg, "--run-dir", self.straight], capture_output=True,
+                           text=True, env=env_for(), timeout=600)
         if p.returncode != 0:
             raise Failed(f"{self.name}: the uninterrupted run failed ({p.returncode}):\n{p.stdout}{p.stderr}")
 
@@ -285,7 +287,6 @@ def main():
     a.gmi = os.path.abspath(a.gmi)
     seed = a.seed if a.seed is not None else int(time.time()) % 100000
     rng = random.Random(seed)
-    import shutil
     shutil.rmtree(a.workdir, ignore_errors=True)
     os.makedirs(a.workdir)
     names = a.jobs.split(",")
