@@ -3,8 +3,8 @@
 # not root), MuJoCo's wheel (its C library) and Gymnasium's (the MuJoCo tasks' model files)
 # included.  With --test also what the tests need: the Python packages they compare against and
 # plot with (Gymnasium with its MuJoCo environments, h5py, matplotlib, pytest; onnx and onnxruntime
-# to check exported models) and a Slurm to submit jobs to (slurm-wlm, munge;
-# tests/slurm/local-slurm.sh starts it on localhost).
+# to check exported models; tensorboard to read event files back) and a Slurm to submit jobs to
+# (slurm-wlm, munge; tests/slurm/local-slurm.sh starts it on localhost).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config python3 python3-pip
       libopenmpi-dev openmpi-bin libhdf5-openmpi-dev libtrilinos-kokkos-dev libopenblas-dev
@@ -38,8 +38,8 @@ if ! python3 -c "import gymnasium" 2>/dev/null; then
   pip_install gymnasium
 fi
 if [ "${1:-}" = "--test" ]; then
-  if ! python3 -c "import gymnasium, gymnasium.envs.mujoco, h5py, numpy, matplotlib, pytest, onnx, onnxruntime" 2>/dev/null; then
-    echo "deps-debian: installing gymnasium[mujoco] h5py numpy matplotlib pytest onnx onnxruntime (pip)"
-    pip_install "gymnasium[mujoco]" h5py numpy matplotlib pytest onnx onnxruntime
+  if ! python3 -c "import gymnasium, gymnasium.envs.mujoco, h5py, numpy, matplotlib, pytest, onnx, onnxruntime, tensorboard" 2>/dev/null; then
+    echo "deps-debian: installing gymnasium[mujoco] h5py numpy matplotlib pytest onnx onnxruntime tensorboard (pip)"
+    pip_install "gymnasium[mujoco]" h5py numpy matplotlib pytest onnx onnxruntime tensorboard
   fi
 fi

@@ -53,5 +53,6 @@ Command add_bench_env_command(CLI::App& app);
 Command add_eval_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
 Command add_tune_command(CLI::App& app);
+Command add_sweep_command(CLI::App& app);
 
 }  // namespace gmi::cli

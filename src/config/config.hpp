@@ -178,6 +178,41 @@ struct ReduceConfig {
   GMI_REDUCE_KEYS(GMI_KEY_MEMBER)
 };
 
+/// Where a run's metrics go besides metrics.csv (src/runtime/).
+#define GMI_LOG_KEYS(X)                                                                                         \
+  X(bool, tensorboard, true, any,                                                                               \
+    "also write metrics.csv's columns as TensorBoard scalars (an events.out.tfevents.* file beside it; "        \
+    "`tensorboard --logdir DIR` compares the runs under DIR)")
+
+struct LogConfig {
+  GMI_LOG_KEYS(GMI_KEY_MEMBER)
+};
+
+/// `gmi_drl sweep` (src/gmi/sweep.hpp): many independent runs of this config.  Training itself
+/// ignores the section, so a sweep's run and the same config trained alone are the same run.
+#define GMI_SWEEP_KEYS(X)                                                                                       \
+  X(std::string, seeds, "", any,                                                                                \
+    "seeds of every configuration: 'a..b' (inclusive) or 'a,b,c'; empty: train.seed alone")                     \
+  X(std::vector<std::string>, grid, {}, any,                                                                    \
+    "grid axes, each 'key=v1,v2,...'; every combination of the axes runs with every seed")                     \
+  X(int, random, 0, at_least(0),                                                                                \
+    "configurations drawn at random from sweep.space (each combined with every grid point and seed); 0: none") \
+  X(std::string, space, "", any,                                                                                \
+    "YAML file for sweep.random: per key one of {uniform: [lo, hi]}, {log_uniform: [lo, hi]}, "               \
+    "{int_uniform: [lo, hi]}, {choice: [a, b, ...]}")                                                          \
+  X(int, per_gpu, 0, at_least(0),                                                                               \
+    "runs side by side on each GPU (GMIs with SM shares and memory limits as gmi.* says) when the sweep starts " \
+    "its own GMIs; 0: as many as fit the first run's measured memory, at most 8 and the runs per GPU (host "   \
+    "builds: the node's hardware threads, at most 8). Under mpirun/srun every rank is one GMI")                \
+  X(int, retries, 1, at_least(0),                                                                               \
+    "a run that was killed, timed out or stalled (exit status 1, 3, 4 or a signal) restarts from its newest "   \
+    "checkpoint this many times before it counts as failed; bad input and NaN stops fail at once")             \
+  X(std::string, dir, "", any, "sweep directory (runs, sweep.csv, logs); empty: sweeps/<config name>-<date>-<time>")
+
+struct SweepConfig {
+  GMI_SWEEP_KEYS(GMI_KEY_MEMBER)
+};
+
 /// The algorithms' sections (src/algos/<algo>/section.hpp), one value of each registered section
 /// type; a copy copies them.
 class SectionStore {
@@ -203,6 +238,8 @@ struct Config {
   DeviceConfig device;
   GmiConfig gmi;
   ReduceConfig reduce;
+  LogConfig log;
+  SweepConfig sweep;
   /// An algorithm's section (`c.section<algos::PpoConfig>().gamma`); throws gmi::Error for a
   /// section type that no registered algorithm declares.
   template <class S>

@@ -98,6 +98,16 @@ GmiSettings settings_for(const config::GmiConfig& g, const mpi::Layout& L, const
   return s;
 }
 
+std::vector<std::pair<std::string, std::string>> mps_variables(const GmiSettings& s, const MpsDaemon& daemon,
+                                                               int device) {
+  std::vector<std::pair<std::string, std::string>> v = {
+      {"CUDA_MPS_PIPE_DIRECTORY", daemon.pipe_dir()},
+      {"CUDA_MPS_LOG_DIRECTORY", daemon.log_dir()},
+      {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", percent_text(s.sm_share)}};
+  if (!s.memory_limit.empty()) v.emplace_back("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", fmt::format("{}={}", device, s.memory_limit));
+  return v;
+}
+
 Session::Session(const config::Config& cfg, mpi::Environment& mpi) : cfg_(cfg) {
   mpi::set_timeout(cfg.reduce.timeout_s);
   const std::vector<std::string> names = mpi::gather_node_names(cfg.gmi.ranks_per_node);
@@ -126,12 +136,8 @@ Session::Session(const config::Config& cfg, mpi::Environment& mpi) : cfg_(cfg) {
   if (settings_.backend == "mps") {
     mps_.emplace(comms_->node(), cfg.gmi.mps_dir);
     // Read by the CUDA driver when this process creates its context: before Kokkos starts.
-    ::setenv("CUDA_MPS_PIPE_DIRECTORY", mps_->pipe_dir().c_str(), 1);
-    ::setenv("CUDA_MPS_LOG_DIRECTORY", mps_->log_dir().c_str(), 1);
-    ::setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", percent_text(settings_.sm_share).c_str(), 1);
-    if (!settings_.memory_limit.empty())
-      ::setenv("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
-               fmt::format("{}={}", settings_.device_id, settings_.memory_limit).c_str(), 1);
+    for (const auto& [name, value] : mps_variables(settings_, *mps_, settings_.device_id))
+      ::setenv(name.c_str(), value.c_str(), 1);
   }
   kokkos_.emplace(settings_.device_id);
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "mpi/environment.hpp"
 #include "mpi/reducers.hpp"
@@ -34,6 +35,12 @@ int detect_gpus_per_node();
 /// Throws gmi::InputError naming the key.
 GmiSettings settings_for(const config::GmiConfig& g, const mpi::Layout& layout, const mpi::Place& place,
                          bool cuda_build);
+
+/// The variables a GMI's process needs before CUDA starts under MPS (backend mps): the daemon's
+/// pipe and log directories, the SM share and the memory limit, for `device` (the CUDA device
+/// number as that process sees it).
+std::vector<std::pair<std::string, std::string>> mps_variables(const GmiSettings& s, const MpsDaemon& daemon,
+                                                               int device);
 
 class Session {
  public:

@@ -1,10 +1,6 @@
 #include "src/gmi/tune.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -22,12 +18,14 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "gmi_version.hpp"
 #include "kernels/core/error.hpp"
 #include "src/config/config.hpp"
+#include "src/gmi/child.hpp"
 
 namespace gmi::tuning {
 namespace {
@@ -210,63 +208,27 @@ std::vector<std::string> words(const std::string& s) {
   return w;
 }
 
-std::string self_exe() {
-  std::error_code ec;
-  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw Error("cannot find the gmi_drl executable (/proc/self/exe)");
-  return p.string();
-}
-
-/// The last line of `log` that says what went wrong (an error line if there is one).
-std::string failure_text(const std::string& log) {
-  std::ifstream in(log);
-  std::string line, last, error;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    last = line;
-    if (line.find("error") != std::string::npos || line.find("fatal") != std::string::npos) error = line;
-  }
-  std::string t = error.empty() ? last : error;
-  if (t.size() > 300) t = t.substr(0, 300) + "...";
-  return t;
-}
-
 /// Runs argv with stdout and stderr to `log`, in its own process group; kills the group after
-/// `timeout_s`.  Returns the exit status, 128 + signal, or -1 on a timeout.
+/// `timeout_s`.  Returns the exit status, 128 + signal, -1 on a timeout or -2 after a signal.
 int run_process(const std::vector<std::string>& argv, const std::string& log, double timeout_s) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  posix_spawnattr_t at;
-  posix_spawnattr_init(&at);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&at, 0);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &fa, &at, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&at);
-  if (rc != 0) throw InputError(fmt::format("--launcher: cannot start '{}': {}", argv[0], std::strerror(rc)));
+  instances::ChildSpec spec;
+  spec.argv = argv;
+  spec.log = log;
+  std::optional<instances::Child> child;
+  try {
+    child.emplace(spec);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--launcher: ") + e.what());
+  }
   const auto t0 = Clock::now();
-  int status = 0;
   while (true) {
-    const pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
+    if (const auto st = child->poll()) return *st;
     if (seconds_since(t0) > timeout_s || g_signal) {
-      kill(-pid, SIGTERM);
-      for (int i = 0; i < 50 && waitpid(pid, &status, WNOHANG) == 0; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
+      child->stop(5.0);
       return g_signal ? -2 : -1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 json point_json(const Point& p) {
@@ -382,7 +344,7 @@ Point launch_once(const TuneOptions& o, const Launch& l, int g, int n, Point p) 
     p.status = "failed";
     p.note = rc == -2 ? "interrupted (signal)"
              : rc < 0 ? fmt::format("timed out after {:.0f} s ({}.log)", o.probe_timeout_s, stem)
-                      : fmt::format("exit status {}: {} ({}.log)", rc, failure_text(stem + ".log"), stem);
+                      : fmt::format("exit status {}: {} ({}.log)", rc, instances::failure_text(stem + ".log"), stem);
     if (rc == -2) p.status = "cut";
     return p;
   }
@@ -511,7 +473,7 @@ int run_tune(const TuneOptions& o) {
     std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
     l.workdir = std::string("tune-") + stamp;
   }
-  l.exe = self_exe();
+  l.exe = instances::self_exe();
 
   ProbeFn probe;
   if (!o.replay.empty()) {

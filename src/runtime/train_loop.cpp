@@ -4,6 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
 
 #include "mpi/deadline.hpp"
 #include "src/runtime/process_clock.hpp"
@@ -82,6 +85,25 @@ void log_iteration(const Run& r, const algos::IterationMetrics& m, const Totals&
                1e3 * t.times[0], 1e3 * t.times[1], fmt_duration(eta));
 }
 
+/// A metrics.csv row as TensorBoard scalars at its env step (finite values only: TensorBoard
+/// draws NaN as a point).  A failed write (a full disk) ends the scalars, not the run.
+void tensorboard_row(Run& r, const std::vector<double>& row) {
+  if (!r.tensorboard) return;
+  std::vector<std::pair<std::string, double>> values;
+  double step = 0;
+  for (std::size_t i = 0; i < r.columns.size(); ++i) {
+    if (r.columns[i] == "env_steps") step = row[i];
+    else if (r.columns[i] != "iteration" && std::isfinite(row[i])) values.emplace_back(r.columns[i], row[i]);
+  }
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  try {
+    r.tensorboard->scalars(std::int64_t(step), now, values);
+  } catch (const std::exception& e) {
+    spdlog::warn("log.tensorboard: {}; the run goes on without TensorBoard scalars", e.what());
+    r.tensorboard.reset();
+  }
+}
+
 /// Non-finite gradients or losses: the update was skipped (every GMI alike, the gradient is
 /// reduced before its norm is taken); too many in a row end the run.
 void check_nonfinite(const Run& r, const algos::IterationMetrics& m) {
@@ -144,18 +166,34 @@ bool iteration(Run& r) {
   if (std::isfinite(t.ret)) r.best_return = std::max(r.best_return, t.ret);
   r.history.values.insert(r.history.values.end(), t.row.begin(), t.row.end());
   if (r.csv) r.csv->row(t.row);
+  tensorboard_row(r, t.row);
   if (m.iteration % r.cfg.train.log_interval == 0 || m.iteration == r.cfg.num_iterations) log_iteration(r, m, t);
   check_nonfinite(r, m);
   return at_boundary(r, m);
 }
 
-/// metrics.csv (rank 0): the history so far, then a row per iteration.
+/// metrics.csv (rank 0): the history so far, then a row per iteration.  With log.tensorboard
+/// the same rows go to a new TensorBoard event file; the files of earlier attempts are removed
+/// first (they may hold iterations after the checkpoint resumed from, which this run repeats).
 void open_metrics(Run& r) {
   if (r.mpi.rank() != 0) return;
   const std::size_t width = r.columns.size();
   r.csv.emplace(r.dir + "/metrics.csv", r.columns);
-  for (std::size_t k = 0; k < r.history.rows(); ++k)
-    r.csv->row(std::vector<double>(r.history.values.begin() + k * width, r.history.values.begin() + (k + 1) * width));
+  if (r.cfg.log.tensorboard) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(r.dir, ec))
+      if (e.path().filename().string().rfind("events.out.tfevents.", 0) == 0) std::filesystem::remove(e.path(), ec);
+    try {
+      r.tensorboard.emplace(r.dir);
+    } catch (const std::exception& e) {
+      spdlog::warn("log.tensorboard: {}; the run goes on without TensorBoard scalars", e.what());
+    }
+  }
+  for (std::size_t k = 0; k < r.history.rows(); ++k) {
+    const std::vector<double> row(r.history.values.begin() + k * width, r.history.values.begin() + (k + 1) * width);
+    r.csv->row(row);
+    tensorboard_row(r, row);
+  }
 }
 
 void log_plan(const Run& r) {

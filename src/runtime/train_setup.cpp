@@ -25,7 +25,7 @@ const std::vector<std::string> kTail = {"grad_norm", "learning_rate", "updates",
 
 /// Keys a resumed run may change; any other difference from the checkpoint's config is an error.
 bool may_change_on_resume(const std::string& key) {
-  for (const char* prefix : {"checkpoint.", "gmi.", "reduce.", "device."})
+  for (const char* prefix : {"checkpoint.", "gmi.", "reduce.", "device.", "log.", "sweep."})
     if (key.rfind(prefix, 0) == 0) return true;
   for (const char* k : {"train.total_env_steps", "train.log_interval", "train.run_dir",
                         "train.max_nonfinite_updates", "train.stall_timeout_s", "env.num_envs", "env.threads",

@@ -20,6 +20,7 @@
 #include "src/checkpoint/store.hpp"
 #include "src/config/config.hpp"
 #include "src/gmi/session.hpp"
+#include "src/io/tensorboard.hpp"
 #include "src/runtime/faults.hpp"
 #include "src/runtime/run_dir.hpp"
 #include "src/runtime/signals.hpp"
@@ -64,6 +65,7 @@ struct Run {
   checkpoint::Metrics history;
   double wall_offset = 0;  ///< wall time of the runs before this one (resumed)
   std::optional<MetricsCsv> csv;  ///< rank 0 writes the metrics
+  std::optional<io::TensorBoardWriter> tensorboard;  ///< and, with log.tensorboard, as TensorBoard scalars
   std::string last_checkpoint;
   Clock::time_point last_checkpoint_time;
   Clock::time_point start;  ///< of the first iteration

@@ -1,0 +1,158 @@
+#include "src/gmi/child.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "kernels/core/error.hpp"
+
+extern char** environ;
+
+namespace gmi::instances {
+namespace {
+
+/// The child's environment: ours, less the removed prefixes, with `set` on top.
+std::vector<std::string> child_environment(const ChildSpec& s) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string v(*e);
+    const std::string name = v.substr(0, v.find('='));
+    bool drop = false;
+    for (const auto& p : s.unset_prefixes) drop = drop || name.rfind(p, 0) == 0;
+    for (const auto& k : s.keep) drop = drop && name != k;
+    for (const auto& kv : s.env) drop = drop || name == kv.first;
+    if (!drop) env.push_back(v);
+  }
+  for (const auto& [k, v] : s.env) env.push_back(k + "=" + v);
+  return env;
+}
+
+int decode(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+}  // namespace
+
+Child::Child(const ChildSpec& s) {
+  if (s.argv.empty()) throw Error("Child: no command");
+  // Everything the child needs is built before fork: between fork and exec it only makes
+  // async-signal-safe calls.
+  std::vector<std::string> env = child_environment(s);
+  std::vector<char*> argv, envp;
+  for (const auto& a : s.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  for (int c : s.cpus) CPU_SET(c, &mask);
+  const int log = ::open(s.log.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (s.append ? O_APPEND : O_TRUNC), 0644);
+  if (log < 0) throw Error(fmt::format("{}: cannot open for writing: {}", s.log, std::strerror(errno)));
+  int report[2];  // exec's errno comes back through this pipe; it closes (EOF) when exec works
+  if (::pipe2(report, O_CLOEXEC) != 0) {
+    ::close(log);
+    throw Error(fmt::format("pipe2: {}", std::strerror(errno)));
+  }
+  const pid_t parent = ::getpid();
+  pid_ = ::fork();
+  if (pid_ < 0) {
+    const int e = errno;
+    ::close(log), ::close(report[0]), ::close(report[1]);
+    throw Error(fmt::format("fork: {}", std::strerror(e)));
+  }
+  if (pid_ == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
+    ::dup2(log, 1);
+    ::dup2(log, 2);
+    if (!s.cpus.empty()) ::sched_setaffinity(0, sizeof mask, &mask);
+    ::execvpe(argv[0], argv.data(), envp.data());
+    const int e = errno;
+    if (::write(report[1], &e, sizeof e) < 0) {}
+    ::_exit(127);
+  }
+  ::setpgid(pid_, pid_);  // also here: a signal sent before the child ran setpgid reaches it
+  ::close(log);
+  ::close(report[1]);
+  int e = 0;
+  ssize_t n;
+  do n = ::read(report[0], &e, sizeof e);
+  while (n < 0 && errno == EINTR);
+  ::close(report[0]);
+  if (n == sizeof e) {
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    pid_ = -1;
+    throw InputError(fmt::format("cannot start '{}': {}", s.argv[0], std::strerror(e)));
+  }
+}
+
+Child::~Child() {
+  if (pid_ > 0 && !status_) {
+    ::kill(-pid_, SIGKILL);
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+  }
+}
+
+std::optional<int> Child::poll() {
+  if (status_ || pid_ <= 0) return status_;
+  int st = 0;
+  const pid_t w = ::waitpid(pid_, &st, WNOHANG);
+  if (w == pid_) status_ = decode(st);
+  return status_;
+}
+
+void Child::signal(int sig) {
+  if (pid_ > 0 && !status_) ::kill(-pid_, sig);
+}
+
+int Child::stop(double grace_s) {
+  signal(SIGTERM);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!poll() && std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < grace_s)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (!poll()) {
+    signal(SIGKILL);
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    status_ = decode(st);
+  }
+  return *status_;
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw Error("cannot find the gmi_drl executable (/proc/self/exe)");
+  return p.string();
+}
+
+std::string failure_text(const std::string& log) {
+  std::ifstream in(log);
+  std::string line, last, error;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    last = line;
+    if (line.find("error") != std::string::npos || line.find("fatal") != std::string::npos) error = line;
+  }
+  std::string t = error.empty() ? last : error;
+  if (t.size() > 300) t = t.substr(0, 300) + "...";
+  return t;
+}
+
+}  // namespace gmi::instances
