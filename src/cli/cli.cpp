@@ -7,18 +7,15 @@
 
 #include "gmi_version.hpp"
 #include "src/cli/commands.hpp"
+#include "src/config/integer.hpp"
 
 namespace gmi::cli {
 
 CLI::Validator at_least(long long lo) {
   return CLI::Validator(
       [lo](std::string& s) -> std::string {
-        try {
-          std::size_t used = 0;
-          const long long v = std::stoll(s, &used);
-          if (used == s.size() && v >= lo) return {};
-        } catch (const std::exception&) {
-        }
+        const auto v = config::parse_integer(s);
+        if (v && *v >= lo) return {};
         return "expected an integer >= " + std::to_string(lo) + ", got '" + s + "'";
       },
       "INT>=" + std::to_string(lo));

@@ -26,8 +26,7 @@ namespace {
 /// The child's environment: ours, less the removed prefixes, with `set` on top.
 std::vector<std::string> child_environment(const ChildSpec& s) {
   std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    const std::string v(*e);
+  for (const std::string& v : s.base_env.empty() ? environment() : s.base_env) {
     const std::string name = v.substr(0, v.find('='));
     bool drop = false;
     for (const auto& p : s.unset_prefixes) drop = drop || name.rfind(p, 0) == 0;
@@ -133,6 +132,12 @@ int Child::stop(double grace_s) {
     status_ = decode(st);
   }
   return *status_;
+}
+
+std::vector<std::string> environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  return env;
 }
 
 std::string self_exe() {

@@ -17,6 +17,8 @@ struct ChildSpec {
   std::vector<std::string> argv;  ///< argv[0] is looked up in PATH when it has no '/'
   std::string log;                ///< stdout and stderr go here
   bool append = false;            ///< append to `log` instead of truncating it
+  /// The environment the changes below apply to ("NAME=value" entries); empty: this process's.
+  std::vector<std::string> base_env;
   std::vector<std::pair<std::string, std::string>> env;  ///< variables set in the child
   std::vector<std::string> unset_prefixes;  ///< variables starting with one of these are removed,
   std::vector<std::string> keep;            ///< except these
@@ -45,6 +47,10 @@ class Child {
   pid_t pid_ = -1;
   std::optional<int> status_;
 };
+
+/// This process's environment now, as "NAME=value" entries (for ChildSpec::base_env: taken before
+/// MPI starts, it has none of the variables MPI_Init adds).
+std::vector<std::string> environment();
 
 /// This executable (/proc/self/exe).
 std::string self_exe();

@@ -25,12 +25,6 @@
 namespace gmi::instances {
 namespace {
 
-constexpr bool kCudaBuild =
-#if defined(GMI_HAVE_CUDA)
-    true;
-#else
-    false;
-#endif
 
 std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / double(1ull << 30)); }
 

@@ -19,6 +19,14 @@
 
 namespace gmi::instances {
 
+/// Whether GMIs run on GPUs (a CUDA build) or on the host.
+inline constexpr bool kCudaBuild =
+#if defined(GMI_HAVE_CUDA)
+    true;
+#else
+    false;
+#endif
+
 /// What one GMI gets, decided before CUDA starts.
 struct GmiSettings {
   std::string backend;        ///< mps | none | mig (auto resolved)

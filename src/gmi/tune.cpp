@@ -25,6 +25,7 @@
 #include "gmi_version.hpp"
 #include "kernels/core/error.hpp"
 #include "src/config/config.hpp"
+#include "src/config/integer.hpp"
 #include "src/gmi/child.hpp"
 
 namespace gmi::tuning {
@@ -86,16 +87,10 @@ std::string sat_text(double s) {
 std::vector<int> parse_env_counts(const std::string& text) {
   std::vector<int> out;
   auto number = [&](const std::string& t) {
-    std::size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(t, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (!used || used != t.size() || v < 1 || v > (1 << 30))
+    const auto v = config::parse_integer(t);
+    if (!v || *v < 1 || *v > (1 << 30))
       throw InputError("--env-counts: '" + t + "' is not a positive env count (expected lo..hi or a,b,c)");
-    return int(v);
+    return int(*v);
   };
   const auto dots = text.find("..");
   if (dots != std::string::npos) {

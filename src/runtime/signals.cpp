@@ -49,6 +49,10 @@ const char* signal_name(int sig) {
     case SIGINT: return "SIGINT";
     case SIGUSR1: return "SIGUSR1";
     case SIGUSR2: return "SIGUSR2";
+    case SIGKILL: return "SIGKILL";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
     default: return "a signal";
   }
 }

@@ -21,7 +21,7 @@ class SignalRequests {
   bool take_checkpoint_request();
 };
 
-/// "SIGTERM", "SIGUSR1", ... ("signal N" otherwise).
+/// "SIGTERM", "SIGUSR1", "SIGKILL", ... ("a signal" for the others).
 const char* signal_name(int sig);
 
 }  // namespace gmi::runtime

@@ -40,12 +40,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr bool kCudaBuild =
-#if defined(GMI_HAVE_CUDA)
-    true;
-#else
-    false;
-#endif
 
 // Message tags between a GMI and rank 0.
 enum Tag : int { kReady = 1, kRun = 2, kResult = 3, kStop = 4, kQuit = 5 };
@@ -205,9 +199,13 @@ struct Placement {
 
 void fill_slot(Slot& s, const config::Config& cfg, const mpi::Layout& layout, const mpi::Place& p, Placement& pl,
                int cpu_k, int cpu_n) {
-  const instances::GmiSettings set = instances::settings_for(cfg.gmi, layout, p, kCudaBuild);
-  s.where = kCudaBuild ? fmt::format("node {} GPU {} slot {}", p.node, p.gpu, p.slot) : fmt::format("node {} slot {}", p.node, p.local_rank);
-  if (kCudaBuild && set.backend != "mig") s.env.emplace_back("CUDA_VISIBLE_DEVICES", visible_device(set.device_id));
+  const instances::GmiSettings set = instances::settings_for(cfg.gmi, layout, p, instances::kCudaBuild);
+  s.where = instances::kCudaBuild ? fmt::format("node {} GPU {} slot {}", p.node, p.gpu, p.slot) : fmt::format("node {} slot {}", p.node, p.local_rank);
+  // An MPS client's CUDA_VISIBLE_DEVICES counts in the daemon's devices, which are this process's
+  // (the daemon inherited its environment, or the job's, which this process has too).
+  if (instances::kCudaBuild && set.backend != "mig")
+    s.env.emplace_back("CUDA_VISIBLE_DEVICES",
+                       set.backend == "mps" ? std::to_string(set.device_id) : visible_device(set.device_id));
   if (set.backend == "mps")
     for (auto& kv : instances::mps_variables(set, *pl.mps, 0)) s.env.push_back(kv);
   s.cpus = cpu_share(cpu_k, cpu_n);
@@ -218,7 +216,7 @@ void fill_slot(Slot& s, const config::Config& cfg, const mpi::Layout& layout, co
 void place_alone(Placement& pl, const config::Config& cfg, mpi::Environment& mpi, int gpus, int per_gpu) {
   const std::vector<std::string> names(std::size_t(gpus * per_gpu), "localhost");
   const mpi::Layout layout = mpi::plan_layout(names, {gpus, per_gpu});
-  const instances::GmiSettings first = instances::settings_for(cfg.gmi, layout, layout.places[0], kCudaBuild);
+  const instances::GmiSettings first = instances::settings_for(cfg.gmi, layout, layout.places[0], instances::kCudaBuild);
   if (first.backend == "mps") pl.mps.emplace(MPI_COMM_WORLD, cfg.gmi.mps_dir);
   else if (mpi.size() == 1) instances::forget_unanswered_mps_directory(MPI_COMM_WORLD);
   pl.slots.resize(layout.places.size());
@@ -235,7 +233,7 @@ void place_ranks(Placement& pl, const config::Config& cfg, mpi::Environment& mpi
   pl.comms = std::make_unique<mpi::Communicators>(mpi::plan_layout(mpi::gather_node_names(cfg.gmi.ranks_per_node), req));
   const mpi::Layout& layout = pl.comms->layout();
   const mpi::Place& me = pl.comms->me();
-  if (instances::settings_for(cfg.gmi, layout, me, kCudaBuild).backend == "mps") pl.mps.emplace(pl.comms->node(), cfg.gmi.mps_dir);
+  if (instances::settings_for(cfg.gmi, layout, me, instances::kCudaBuild).backend == "mps") pl.mps.emplace(pl.comms->node(), cfg.gmi.mps_dir);
   else instances::forget_unanswered_mps_directory(pl.comms->node());
   int on_node = 0;
   for (const mpi::Place& p : layout.places) on_node += p.node == me.node;
@@ -249,10 +247,20 @@ void place_ranks(Placement& pl, const config::Config& cfg, mpi::Environment& mpi
 // ---------------------------------------------------------------------------------------------
 // Running jobs on this process's GMIs.
 
-/// Variables a child must not inherit: the MPI launcher's, which would make the run join this
-/// job instead of starting alone.
-const std::vector<std::string> kLauncherPrefixes = {"OMPI_", "PMIX_", "PMI_", "ORTE_", "OPAL_", "HYDRA_", "MPIR_"};
-const std::vector<std::string> kLauncherKeep = {"OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"};
+/// A run starts from this process's environment as it was before MPI started (MPI_Init adds the
+/// singleton's own variables), less what an MPI launcher set for this job, which would make the
+/// run join the job instead of starting alone.  The site's MPI settings (OMPI_MCA_plm_rsh_agent
+/// in a container without ssh, OPAL_PREFIX, transports) stay: a run needs them as a user's does.
+std::vector<std::string> g_start_env;
+const std::vector<std::string> kLauncherPrefixes = {
+    "PMIX_", "PMI_", "OMPI_COMM_WORLD_", "OMPI_MCA_ess", "OMPI_MCA_orte_", "OMPI_MCA_pmix", "OMPI_FILE_LOCATION",
+    "OMPI_UNIVERSE_SIZE", "OMPI_NUM_APP_CTX", "OMPI_FIRST_RANKS", "OMPI_APP_CTX_", "OMPI_ARGV", "OMPI_COMMAND",
+    "OMPI_MCA_initial_wdir", "OMPI_MCA_shmem_RUNTIME_QUERY_hint", "HYDRA_", "MPIR_", "MPI_LOCALRANKID",
+    "MPI_LOCALNRANKS",
+    // srun's step (Open MPI refuses to start alone inside one: "direct launched using srun"); the
+    // job's own variables (SLURM_JOB_ID, ...) stay.
+    "SLURM_STEP", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_TASK_PID", "SLURM_GTIDS", "SLURM_SRUN_COMM_",
+    "SLURM_PMIX", "SLURM_LAUNCH_NODE_IPADDR"};
 
 /// Starts `job` on `s`; returns a Result at once when it cannot start.
 std::optional<Result> start(Slot& s, const Job& job, const std::string& exe) {
@@ -262,8 +270,8 @@ std::optional<Result> start(Slot& s, const Job& job, const std::string& exe) {
   spec.log = job.log;
   spec.append = true;
   spec.env = s.env;
+  spec.base_env = g_start_env;
   spec.unset_prefixes = kLauncherPrefixes;
-  spec.keep = kLauncherKeep;
   spec.cpus = s.cpus;
   s.job = job;
   s.started = Clock::now();
@@ -287,7 +295,8 @@ Result finished(Slot& s, int rc) {
   r.seconds = seconds_since(s.started);
   r.status = first_line(s.job.dir + "/status");
   read_metrics(s.job.dir, r);
-  if (rc != 0) r.error = instances::failure_text(s.job.log);
+  if (rc > 128) r.error = fmt::format("killed by {}", runtime::signal_name(rc - 128));
+  else if (rc != 0) r.error = instances::failure_text(s.job.log);
   s.child.reset();
   s.job = Job{};
   return r;
@@ -600,21 +609,22 @@ void follow(Placement& pl, mpi::Mailbox& box, const std::string& exe, double gra
 /// the memory a one-iteration `gmi_drl bench` of the first run measured (90 % of the GPU's), on
 /// host builds the hardware threads; at most 8, and no more than the runs per GPU.
 int default_per_gpu(const Queue& q, const std::vector<std::string>& configs, const std::vector<std::string>& sets,
-                    const std::string& dir, const std::string& exe, int gpus) {
+                    const std::string& dir, const std::string& exe, int gpus, int num_envs) {
   int left = 0;
   for (const RunState& r : q.runs) left += r.status != "done" && r.status != "failed";
   const int cap = std::max(1, std::min(8, (left + gpus - 1) / gpus));
-  if (!kCudaBuild) return std::max(1, std::min(cap, int(std::thread::hardware_concurrency())));
+  if (!instances::kCudaBuild) return std::max(1, std::min(cap, int(std::thread::hardware_concurrency())));
   instances::ChildSpec spec;
   spec.argv = {exe, "bench"};
   for (const std::string& c : configs) spec.argv.insert(spec.argv.end(), {"--config", c});
   for (const std::string& s : sets) spec.argv.insert(spec.argv.end(), {"--set", s});
   const std::string json_path = dir + "/logs/footprint.json";
-  spec.argv.insert(spec.argv.end(), {"--iterations", "1", "--warmup", "1", "--json", json_path});
+  spec.argv.insert(spec.argv.end(), {"--num-envs", std::to_string(num_envs), "--iterations", "1", "--warmup", "1",
+                                     "--json", json_path});
   spec.log = dir + "/logs/footprint.log";
   spec.env = {{"CUDA_VISIBLE_DEVICES", visible_device(0)}};
+  spec.base_env = g_start_env;
   spec.unset_prefixes = kLauncherPrefixes;
-  spec.keep = kLauncherKeep;
   instances::Child probe(spec);
   const auto t0 = Clock::now();
   while (!probe.poll() && !g_stop && seconds_since(t0) < 600) std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -690,6 +700,7 @@ std::string prepare(const SweepOptions& o, std::optional<Queue>& q, std::string&
 }
 
 int sweep(const SweepOptions& o, mpi::Environment& mpi) {
+  const auto t0 = Clock::now();
   StopSignals signals;
   std::optional<Queue> q;
   std::string dir, yaml, error;
@@ -714,7 +725,7 @@ int sweep(const SweepOptions& o, mpi::Environment& mpi) {
   Placement pl;
   if (mpi.size() == 1) {
     const int per_gpu =
-        cfg.sweep.per_gpu > 0 ? cfg.sweep.per_gpu : default_per_gpu(*q, q->configs(), q->sets(), dir, exe, gpus);
+        cfg.sweep.per_gpu > 0 ? cfg.sweep.per_gpu : default_per_gpu(*q, q->configs(), q->sets(), dir, exe, gpus, cfg.env.num_envs);
     place_alone(pl, cfg, mpi, gpus, per_gpu);
   } else {
     place_ranks(pl, cfg, mpi, gpus);
@@ -736,14 +747,19 @@ int sweep(const SweepOptions& o, mpi::Environment& mpi) {
     return 0;
   }
   runtime::write_text_file(dir + "/status", failed ? fmt::format("done, {} failed\n", failed) : "done\n");
-  spdlog::info("sweep done: {} of {} runs done, {} failed; {}/sweep.csv (analyse: python3 postprocess/sweep.py {})", done,
-               q->runs.size(), failed, dir, dir);
+  double steps = 0;
+  for (const RunState& r : q->runs) steps += r.status == "done" ? double(r.last.env_steps) : 0.0;
+  const double wall = seconds_since(t0);
+  spdlog::info("sweep done: {} of {} runs done, {} failed in {:.1f} s ({:.4g} env steps of the runs done, {:.4g} per s "
+               "end to end); {}/sweep.csv (analyse: python3 postprocess/sweep.py {})",
+               done, q->runs.size(), failed, wall, steps, steps / std::max(wall, 1e-9), dir, dir);
   return failed ? 1 : 0;
 }
 
 }  // namespace
 
 int run_sweep(const SweepOptions& o, int* argc, char*** argv) {
+  g_start_env = instances::environment();
   return runtime::run_mpi_command(argc, argv, o.log_level, [&](mpi::Environment& mpi) { return sweep(o, mpi); });
 }
 

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "kernels/core/error.hpp"
+#include "src/config/integer.hpp"
 #include "src/runtime/sweep.hpp"
 
 namespace gmi::sweeps {
@@ -125,16 +126,9 @@ std::vector<config::Overrides> random_draws(const config::SweepConfig& s, std::u
 std::vector<std::int64_t> parse_seeds(const std::string& text, std::int64_t fallback) {
   if (text.empty()) return {fallback};
   auto number = [&](const std::string& t) {
-    std::size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(t, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != t.size() || v < 0)
-      throw InputError("sweep.seeds: expected 'a..b' or 'a,b,c' of integers >= 0, got '" + text + "'");
-    return std::int64_t(v);
+    const auto v = config::parse_integer(t);
+    if (!v || *v < 0) throw InputError("sweep.seeds: expected 'a..b' or 'a,b,c' of integers >= 0, got '" + text + "'");
+    return std::int64_t(*v);
   };
   std::vector<std::int64_t> out;
   const auto dots = text.find("..");

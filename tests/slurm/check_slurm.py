@@ -14,6 +14,9 @@ Debian's slurm-wlm and munge, else the test is skipped with status 77):
   5. a stuck GMI (GMI_DRL_FAULT=hang@6:1): the job ends with exit 3 and resubmits itself
      (GMI_MAX_RETRIES 1) without the fault; the retry resumes from the newest checkpoint and
      finishes with every iteration once; with GMI_MAX_RETRIES 0 the job says so and stops
+  6. `sbatch jobs/sweep.sh CONFIG 2 -- --seeds 1..4` (srun, 2 GMIs): USR1 to the job while its
+     runs train: every running run checkpoints and stops, the job resubmits itself, and the next
+     job's `gmi_drl sweep --resume` finishes all 4 runs, each with every iteration once
 
   check_slurm.py --gmi PATH/TO/gmi_drl --workdir DIR
 """
@@ -183,6 +186,36 @@ def main():
         elif "not resubmitting: GMI_MAX_RETRIES=0 reached" not in logs or "resubmitted as job" in logs:
             fail("GMI_MAX_RETRIES=0: expected no resubmission, said so", logs)
     print(f"5. a stuck GMI: exit 3, one retry from the newest checkpoint finished the run; with no retries left it stops")
+
+    # 6. a sweep: signalled, stopped with checkpoints, resubmitted, finished by --resume
+    d = os.path.join(w, "sweep")
+    runs = os.path.join(w, "sweep_runs.yaml")
+    open(runs, "w").write(CFG.format(steps=4096) + "checkpoint:\n  interval: 4\n")
+    e6 = dict(env, SWEEP_DIR=d, MPS="off", GMI_DRL_FAULT="slow-checkpoint@0.2")
+    t0 = time.time()
+    first = sh(["sbatch", "--parsable", os.path.join(ROOT, "jobs", "sweep.sh"), runs, "2", "--", "--seeds", "1..4"],
+               e6, w).stdout.strip().split(";")[0]
+    while time.time() - t0 < 120 and not os.path.exists(os.path.join(d, "seed1", "checkpoints")):
+        time.sleep(0.5)
+    time.sleep(1)
+    sh(["scancel", "--signal=USR1", "--batch", first], env, w)
+    while time.time() - t0 < 400:
+        time.sleep(2)
+        if not sh(["squeue", "-h", "-o", "%i"], env, w).stdout.split():
+            break
+    logs = "".join(open(os.path.join(w, f)).read() for f in sorted(os.listdir(w)) if f.startswith("gmi_sweep-"))
+    status = open(os.path.join(d, "status")).read() if os.path.exists(os.path.join(d, "status")) else ""
+    if not re.search(r"sweep.sh: job \d+ \(resubmission 0\): 1 node\(s\) x 1 GPU\(s\) x 2 GMI\(s\) = 2 GMIs", logs) or \
+            "sweep status: stopped SIGUSR1" not in logs or not re.search(r"resubmitted as job \d+", logs) or status != "done\n":
+        fail(f"the sweep chain: expected a stop, a resubmission and a finished sweep (status {status!r})", logs)
+    sweep_rows = list(csv.DictReader(open(os.path.join(d, "sweep.csv"))))
+    if [r["status"] for r in sweep_rows] != ["done"] * 4:
+        fail(f"sweep.csv: {[r['status'] for r in sweep_rows]}", logs)
+    for s in range(1, 5):
+        its = [int(r["iteration"]) for r in csv.DictReader(open(os.path.join(d, f"seed{s}", "metrics.csv")))]
+        if its != list(range(1, 65)):
+            fail(f"seed{s}: metrics.csv iterations are not 1..64 once each", logs)
+    print(f"6. a sweep of 4 runs on 2 GMIs: stopped by USR1 with checkpoints, resubmitted, finished by --resume")
     sh([os.path.join(ROOT, "tests", "slurm", "local-slurm.sh"), "stop"], env, w, check=False)
     print("check_slurm: ok")
 
