@@ -50,9 +50,23 @@ Result mps_control(const std::string& pipe, const std::string& log, const std::s
   return r;
 }
 
-bool answers(const std::string& pipe, const std::string& log) {
-  // Without a daemon the client cannot connect and fails (or, if a stale pipe hangs, times out).
-  return mps_control(pipe, log, "", "get_default_active_thread_percentage", 10).status == 0;
+/// Whether a daemon answers in `pipe`; `why` gets the control program's status and output when not.
+/// While the daemon starts an MPS server for a client (about 70 ms on an H100) it refuses other
+/// connections ("Cannot send command to MPS control daemon process"), so a process that asks then
+/// (a sweep's run starting while another one's CUDA context is created) asks again, for up to 3 s,
+/// as long as the daemon's control pipe is there; without it there is no daemon to wait for.
+bool answers(const std::string& pipe, const std::string& log, std::string* why = nullptr) {
+  struct stat st {};
+  Result r;
+  for (int attempt = 0; attempt < 15; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // Without a daemon the client cannot connect and fails (or, if a stale pipe hangs, times out).
+    r = mps_control(pipe, log, "", "get_default_active_thread_percentage", 10);
+    if (r.status == 0) return true;
+    if (::stat((pipe + "/control").c_str(), &st) != 0) break;
+  }
+  if (why) *why = fmt::format("status {}: {}", r.status, r.output.empty() ? "no output" : r.output);
+  return false;
 }
 
 bool make_dirs(const std::string& path) {
@@ -188,11 +202,12 @@ void forget_unanswered_mps_directory(MPI_Comm node) {
   const char* pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
   int stale = 0;
   if (pipe && *pipe && mpi::comm_rank(node) == 0) {
-    stale = answers(pipe, env_log_dir(pipe)) ? 0 : 1;
+    std::string why;
+    stale = answers(pipe, env_log_dir(pipe), &why) ? 0 : 1;
     if (stale)
-      spdlog::info("MPS: no daemon answers in CUDA_MPS_PIPE_DIRECTORY={}: the GMIs run without MPS and without "
-                   "that variable (a daemon that is quitting there would refuse them)",
-                   pipe);
+      spdlog::info("MPS: no daemon answers in CUDA_MPS_PIPE_DIRECTORY={} ({}): the GMIs run without MPS and "
+                   "without that variable (a daemon that is quitting there would refuse them)",
+                   pipe, why);
   }
   mpi::broadcast(stale, node);
   if (stale) {
