@@ -53,20 +53,21 @@ Result mps_control(const std::string& pipe, const std::string& log, const std::s
 /// Whether a daemon answers in `pipe`; `why` gets the control program's status and output when not.
 /// While the daemon starts an MPS server for a client (about 70 ms on an H100) it refuses other
 /// connections ("Cannot send command to MPS control daemon process"), so a process that asks then
-/// (a sweep's run starting while another one's CUDA context is created) asks again, for up to 3 s,
-/// as long as the daemon's control pipe is there; without it there is no daemon to wait for.
-bool answers(const std::string& pipe, const std::string& log, std::string* why = nullptr) {
+/// (a sweep's run starting while another run's CUDA context is created) would take a running
+/// daemon for none: with `retry_s` > 0 it asks again, every 200 ms for that long, while the
+/// daemon's control pipe is there (without it there is no daemon to wait for).
+bool answers(const std::string& pipe, const std::string& log, double retry_s = 0, std::string* why = nullptr) {
+  // Without a daemon the client cannot connect and fails (or, if a stale pipe hangs, times out).
+  Result r = mps_control(pipe, log, "", "get_default_active_thread_percentage", 10);
   struct stat st {};
-  Result r;
-  for (int attempt = 0; attempt < 15; ++attempt) {
-    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    // Without a daemon the client cannot connect and fails (or, if a stale pipe hangs, times out).
-    r = mps_control(pipe, log, "", "get_default_active_thread_percentage", 10);
-    if (r.status == 0) return true;
-    if (::stat((pipe + "/control").c_str(), &st) != 0) break;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (r.status != 0 && retry_s > 0 && ::stat((pipe + "/control").c_str(), &st) == 0 &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < retry_s) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    r = mps_control(pipe, log, "", "get_default_active_thread_percentage", 2);
   }
-  if (why) *why = fmt::format("status {}: {}", r.status, r.output.empty() ? "no output" : r.output);
-  return false;
+  if (r.status != 0 && why) *why = fmt::format("status {}: {}", r.status, r.output.empty() ? "no output" : r.output);
+  return r.status == 0;
 }
 
 bool make_dirs(const std::string& path) {
@@ -115,7 +116,7 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
       pipe_dir_ = configured_dir;
       log_dir_ = configured_dir + "-log";
     } else if (env_pipe && *env_pipe &&
-               answers(env_pipe, env_log_dir(env_pipe))) {
+               answers(env_pipe, env_log_dir(env_pipe), 3.0)) {
       pipe_dir_ = env_pipe;  // the site's (or the user's) running daemon: used, never stopped
       log_dir_ = env_log_dir(pipe_dir_);
     } else {
@@ -203,7 +204,7 @@ void forget_unanswered_mps_directory(MPI_Comm node) {
   int stale = 0;
   if (pipe && *pipe && mpi::comm_rank(node) == 0) {
     std::string why;
-    stale = answers(pipe, env_log_dir(pipe), &why) ? 0 : 1;
+    stale = answers(pipe, env_log_dir(pipe), 3.0, &why) ? 0 : 1;
     if (stale)
       spdlog::info("MPS: no daemon answers in CUDA_MPS_PIPE_DIRECTORY={} ({}): the GMIs run without MPS and "
                    "without that variable (a daemon that is quitting there would refuse them)",
