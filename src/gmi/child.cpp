@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <linux/close_range.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,9 +62,13 @@ Child::Child(const ChildSpec& s) {
   for (int c : s.cpus) CPU_SET(c, &mask);
   const int log = ::open(s.log.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (s.append ? O_APPEND : O_TRUNC), 0644);
   if (log < 0) throw Error(fmt::format("{}: cannot open for writing: {}", s.log, std::strerror(errno)));
+  const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   int report[2];  // exec's errno comes back through this pipe; it closes (EOF) when exec works
   if (::pipe2(report, O_CLOEXEC) != 0) {
+    const int e = errno;
     ::close(log);
+    if (null_in >= 0) ::close(null_in);
+    errno = e;
     throw Error(fmt::format("pipe2: {}", std::strerror(errno)));
   }
   const pid_t parent = ::getpid();
@@ -70,6 +76,7 @@ Child::Child(const ChildSpec& s) {
   if (pid_ < 0) {
     const int e = errno;
     ::close(log), ::close(report[0]), ::close(report[1]);
+    if (null_in >= 0) ::close(null_in);
     throw Error(fmt::format("fork: {}", std::strerror(e)));
   }
   if (pid_ == 0) {
@@ -78,6 +85,9 @@ Child::Child(const ChildSpec& s) {
     if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
     ::dup2(log, 1);
     ::dup2(log, 2);
+    if (null_in >= 0) ::dup2(null_in, 0);
+    // This process's other descriptors (MPI's sockets, its log files) are none of the run's.
+    ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
     if (!s.cpus.empty()) ::sched_setaffinity(0, sizeof mask, &mask);
     ::execvpe(argv[0], argv.data(), envp.data());
     const int e = errno;
@@ -86,6 +96,7 @@ Child::Child(const ChildSpec& s) {
   }
   ::setpgid(pid_, pid_);  // also here: a signal sent before the child ran setpgid reaches it
   ::close(log);
+  if (null_in >= 0) ::close(null_in);
   ::close(report[1]);
   int e = 0;
   ssize_t n;
@@ -113,6 +124,7 @@ std::optional<int> Child::poll() {
   int st = 0;
   const pid_t w = ::waitpid(pid_, &st, WNOHANG);
   if (w == pid_) status_ = decode(st);
+  else if (w < 0 && errno == ECHILD) status_ = -1;  // reaped elsewhere (SIGCHLD ignored): over, status unknown
   return status_;
 }
 

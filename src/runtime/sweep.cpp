@@ -44,6 +44,9 @@ using Clock = std::chrono::steady_clock;
 // Message tags between a GMI and rank 0.
 enum Tag : int { kReady = 1, kRun = 2, kResult = 3, kStop = 4, kQuit = 5 };
 
+/// Result::rc of a run its GMI could not start (not a failure of the run: it goes back to the queue).
+constexpr int kNotStarted = -3;
+
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // ---------------------------------------------------------------------------------------------
@@ -145,6 +148,25 @@ void read_metrics(const std::string& dir, Result& r) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Stop signals: SIGTERM, SIGINT, SIGUSR1 end the sweep after its runs checkpointed.
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_stop(int sig) { g_stop = sig; }
+
+class StopSignals {
+ public:
+  StopSignals() {
+    for (int s : {SIGTERM, SIGINT, SIGUSR1}) old_[s] = std::signal(s, on_stop);
+  }
+  ~StopSignals() {
+    for (auto& [s, h] : old_) std::signal(s, h);
+  }
+
+ private:
+  std::map<int, void (*)(int)> old_;
+};
+
+// ---------------------------------------------------------------------------------------------
 // The GMIs: where each one runs, with which environment and CPUs.
 
 /// A GMI of the sweep: the place its runs train on and the run it has now.
@@ -156,6 +178,8 @@ struct Slot {
   Job job;
   Clock::time_point started, signalled;
   bool stopping = false;
+  int start_failures = 0;  ///< in a row; a GMI that cannot start 3 runs gets no more
+  std::vector<std::string> unset;  ///< variables the run must not inherit (a forgotten MPS directory)
 };
 
 std::vector<int> allowed_cpus() {
@@ -215,6 +239,8 @@ void fill_slot(Slot& s, const config::Config& cfg, const mpi::Layout& layout, co
                        set.backend == "mps" ? std::to_string(set.device_id) : visible_device(set.device_id));
   if (set.backend == "mps")
     for (auto& kv : instances::mps_variables(set, *pl.mps, 0)) s.env.push_back(kv);
+  else if (!std::getenv("CUDA_MPS_PIPE_DIRECTORY"))  // forgotten: no daemon answered there
+    s.unset = {"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_LOG_DIRECTORY"};
   s.cpus = cpu_share(cpu_k, cpu_n);
   pl.backend = set.backend;
 }
@@ -262,7 +288,7 @@ std::vector<std::string> g_start_env;
 const std::vector<std::string> kLauncherPrefixes = {
     "PMIX_", "PMI_", "OMPI_COMM_WORLD_", "OMPI_MCA_ess", "OMPI_MCA_orte_", "OMPI_MCA_pmix", "OMPI_FILE_LOCATION",
     "OMPI_UNIVERSE_SIZE", "OMPI_NUM_APP_CTX", "OMPI_FIRST_RANKS", "OMPI_APP_CTX_", "OMPI_ARGV", "OMPI_COMMAND",
-    "OMPI_MCA_initial_wdir", "OMPI_MCA_shmem_RUNTIME_QUERY_hint", "HYDRA_", "MPIR_", "MPI_LOCALRANKID",
+    "OMPI_MCA_initial_wdir", "OMPI_MCA_shmem_RUNTIME_QUERY_hint", "HYDRA_", "MPI_LOCALRANKID",
     "MPI_LOCALNRANKS",
     // srun's step (Open MPI refuses to start alone inside one: "direct launched using srun"); the
     // job's own variables (SLURM_JOB_ID, ...) stay.
@@ -279,17 +305,32 @@ std::optional<Result> start(Slot& s, const Job& job, const std::string& exe) {
   spec.env = s.env;
   spec.base_env = g_start_env;
   spec.unset_prefixes = kLauncherPrefixes;
+  spec.unset_prefixes.insert(spec.unset_prefixes.end(), s.unset.begin(), s.unset.end());
   spec.cpus = s.cpus;
   s.job = job;
   s.started = Clock::now();
   s.stopping = false;
-  try {
-    s.child = std::make_unique<instances::Child>(spec);
-  } catch (const std::exception& e) {
-    Result r;
-    r.run = job.run, r.rc = 127, r.error = e.what(), r.where = s.where;
+  Result r;
+  r.run = job.run, r.where = s.where;
+  if (g_stop) {  // a run handed out while this GMI was told to stop: not started
+    r.rc = kNotStarted, r.error = "the sweep is stopping";
     return r;
   }
+  // The run writes its status when it starts; one left by an earlier attempt must not be read as
+  // this attempt's (an exit 2 after "stopped ...").
+  std::error_code ec;
+  fs::remove(job.dir + "/status", ec);
+  try {
+    s.child = std::make_unique<instances::Child>(spec);
+  } catch (const InputError& e) {  // the executable cannot run: every run would fail alike
+    r.rc = 127, r.error = e.what();
+    return r;
+  } catch (const std::exception& e) {
+    r.rc = kNotStarted, r.error = e.what();
+    ++s.start_failures;
+    return r;
+  }
+  s.start_failures = 0;
   return std::nullopt;
 }
 
@@ -337,7 +378,8 @@ struct RunState {
   RunSpec spec;
   std::string status = "pending";  ///< pending | running | done | failed | stopped
   Result last;
-  int attempts = 0;
+  int attempts = 0;  ///< starts, over every job of the sweep (sweep.csv)
+  int retries = 0;   ///< restarts after a failure in this job (sweep.retries bounds them)
 };
 
 class Queue {
@@ -355,6 +397,9 @@ class Queue {
   bool empty() const { return pending_.empty(); }
   const std::vector<std::string>& configs() const { return configs_; }
   const std::vector<std::string>& sets() const { return sets_; }
+  /// --set strings that make a run one GMI where the config places several (gmi.per_gpu, a list
+  /// of shares, gmi.backend mps: the GMI's MPS settings reach the run through its environment).
+  void one_gmi(std::vector<std::string> sets) { one_gmi_ = std::move(sets); }
   int running() const { return running_; }
 
   /// The next run to start, or nothing (none left, or stopping).
@@ -368,6 +413,7 @@ class Queue {
     j.log = dir_ + "/logs/" + r.spec.name + ".log";
     for (const std::string& c : configs_) j.args.insert(j.args.end(), {"--config", c});
     for (const std::string& s : sets_) j.args.insert(j.args.end(), {"--set", s});
+    for (const std::string& s : one_gmi_) j.args.insert(j.args.end(), {"--set", s});
     for (const auto& [k, v] : r.spec.overrides) j.args.insert(j.args.end(), {"--set", k + "=" + v});
     j.args.insert(j.args.end(), {"--seed", std::to_string(r.spec.seed), "--run-dir", j.dir});
     // A run that has begun continues from its newest checkpoint (or starts again if it has none).
@@ -382,9 +428,17 @@ class Queue {
   /// Records a result; a run that was killed or timed out goes back to the front of the queue.
   void report(const Result& res) {
     RunState& r = runs.at(std::size_t(res.run));
+    if (r.status != "running") return;  // not handed out (a message from an earlier life of the queue)
     --running_;
-    r.last = res;
     changed = true;
+    if (res.rc == kNotStarted) {  // the GMI could not start it (fork, its log file): it goes back
+      --r.attempts;
+      r.status = "pending";
+      pending_.push_front(r.spec.index);
+      if (!stopping_) spdlog::warn("run {} could not start on {}: {}; it goes back to the queue", r.spec.name, res.where, res.error);
+      return;
+    }
+    r.last = res;
     const bool stopped = res.status.rfind("stopped", 0) == 0;
     if (res.rc == 0 && res.status == "done") {
       r.status = "done";
@@ -395,7 +449,8 @@ class Queue {
     } else if (res.rc == 0 && stopped) {  // someone signalled the run itself: it goes on later
       r.status = "pending";
       pending_.push_front(r.spec.index);
-    } else if (res.rc != 2 && res.rc != 127 && r.attempts <= retries_) {
+    } else if (res.rc != 2 && res.rc != 127 && r.retries < retries_) {
+      ++r.retries;
       spdlog::warn("run {} ended with status {} ({}): {}; it continues from its newest checkpoint", r.spec.name,
                    res.rc, res.where, res.error);
       r.status = "pending";
@@ -408,6 +463,7 @@ class Queue {
   }
 
   void stop() {
+    if (stopping_) return;
     stopping_ = true;
     for (int i : pending_) runs[std::size_t(i)].status = "pending";
   }
@@ -435,30 +491,11 @@ class Queue {
 
  private:
   std::string dir_;
-  std::vector<std::string> configs_, sets_;
+  std::vector<std::string> configs_, sets_, one_gmi_;
   int retries_ = 1;
   std::deque<int> pending_;
   int running_ = 0;
   bool stopping_ = false;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Stop signals: SIGTERM, SIGINT, SIGUSR1 end the sweep after its runs checkpointed.
-
-volatile std::sig_atomic_t g_stop = 0;
-void on_stop(int sig) { g_stop = sig; }
-
-class StopSignals {
- public:
-  StopSignals() {
-    for (int s : {SIGTERM, SIGINT, SIGUSR1}) old_[s] = std::signal(s, on_stop);
-  }
-  ~StopSignals() {
-    for (auto& [s, h] : old_) std::signal(s, h);
-  }
-
- private:
-  std::map<int, void (*)(int)> old_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -481,6 +518,7 @@ json new_sweep(const SweepOptions& o, const std::string& dir, const std::vector<
     j["configs"].push_back(copy);
   }
   j["sets"] = o.sets;
+  j["sweep"] = o.sweep;  // --per-gpu, --retries, ...: a resumed sweep (jobs/sweep.sh) keeps them
   j["runs"] = json::array();
   for (const RunSpec& r : runs) {
     json ov = json::array();
@@ -544,11 +582,31 @@ std::vector<RunState> load_runs(const json& j, const std::string& dir) {
 
 /// Rank 0.  Returns when every run ended (or, after a stop signal, every running run stopped).
 void lead(Queue& q, Placement& pl, mpi::Mailbox& box, int world, const std::string& exe, double grace) {
-  std::vector<int> idle;  // other ranks waiting for a run
+  std::vector<int> idle;                      // other ranks waiting for a run
+  std::vector<int> start_failures(std::size_t(world), 0);  // per rank, in a row
   auto last_csv = Clock::now(), last_progress = Clock::now();
   const auto t0 = Clock::now();
   const std::size_t total = q.runs.size();
+  auto write_csv = [&] {
+    try {
+      q.write_csv();
+    } catch (const std::exception& e) {  // a full disk: the runs go on, the table is written later
+      spdlog::warn("sweep.csv: {}; trying again", e.what());
+    }
+    last_csv = Clock::now();
+  };
   while (true) {
+    for (const Result& r : poll(pl.slots, grace)) q.report(r);
+    while (const auto l = box.poll()) {
+      Result r;
+      if (l->tag == kResult) q.report(r = result_from(json::parse(l->text)));
+      int& fails = start_failures[std::size_t(l->from)];
+      fails = l->tag != kResult ? fails : r.rc == kNotStarted ? fails + 1 : 0;
+      if ((l->tag == kResult && fails < 3) || l->tag == kReady) idle.push_back(l->from);
+      if (fails == 3) spdlog::warn("GMI rank {} could not start 3 runs in a row; it gets no more", l->from);
+      if (l->tag == kStop && !g_stop) g_stop = SIGTERM;  // a GMI was told to stop: the sweep stops
+    }
+    // A stop before any run is handed out in this pass.
     if (g_stop && !q.stopping()) {
       spdlog::warn("{} received: every running run writes a checkpoint and stops; continue with --resume",
                    runtime::signal_name(g_stop));
@@ -556,14 +614,8 @@ void lead(Queue& q, Placement& pl, mpi::Mailbox& box, int world, const std::stri
       stop_all(pl.slots);
       for (int r = 1; r < world; ++r) box.post(r, kStop, "");
     }
-    for (const Result& r : poll(pl.slots, grace)) q.report(r);
-    while (const auto l = box.poll()) {
-      if (l->tag == kResult) q.report(result_from(json::parse(l->text)));
-      if (l->tag == kResult || l->tag == kReady) idle.push_back(l->from);
-      if (l->tag == kStop && !g_stop) g_stop = SIGTERM;  // a GMI was told to stop: the sweep stops
-    }
     for (Slot& s : pl.slots)
-      if (!s.child)
+      if (!s.child && s.start_failures < 3)
         if (const auto j = q.next())
           if (const auto r = start(s, *j, exe)) q.report(*r);
     while (!idle.empty()) {
@@ -573,7 +625,13 @@ void lead(Queue& q, Placement& pl, mpi::Mailbox& box, int world, const std::stri
       idle.pop_back();
     }
     if (q.running() == 0 && (q.empty() || q.stopping())) break;
-    if (q.changed && seconds_since(last_csv) >= 1) q.write_csv(), last_csv = Clock::now();
+    if (q.running() == 0 && idle.empty() &&
+        std::none_of(pl.slots.begin(), pl.slots.end(), [](const Slot& s) { return s.start_failures < 3; })) {
+      spdlog::error("no GMI can start a run (each failed 3 times in a row); the sweep stops");
+      q.stop();
+      break;
+    }
+    if (q.changed && seconds_since(last_csv) >= 1) write_csv();
     if (seconds_since(last_progress) >= 60) {
       last_progress = Clock::now();
       spdlog::info("sweep: {} done, {} failed, {} running, {} pending of {} after {:.0f} s", q.count("done"),
@@ -583,7 +641,7 @@ void lead(Queue& q, Placement& pl, mpi::Mailbox& box, int world, const std::stri
   }
   for (int r = 1; r < world; ++r) box.post(r, kQuit, "");
   box.flush();
-  q.write_csv();
+  write_csv();
 }
 
 /// Every rank but 0: one GMI that runs what rank 0 sends.
@@ -664,6 +722,8 @@ std::string prepare(const SweepOptions& o, std::optional<Queue>& q, std::string&
     spec = read_sweep(dir);
     configs = spec.at("configs").get<std::vector<std::string>>();
     sets = spec.at("sets").get<std::vector<std::string>>();
+    config::Overrides kept = config::parse_overrides(spec.value("sweep", std::vector<std::string>{}));
+    sweep_keys.insert(sweep_keys.begin(), kept.begin(), kept.end());  // this command's own ones win
   }
   config::Overrides all = config::parse_overrides(sets);
   all.insert(all.end(), sweep_keys.begin(), sweep_keys.end());
@@ -686,6 +746,11 @@ std::string prepare(const SweepOptions& o, std::optional<Queue>& q, std::string&
     runs = load_runs(spec, dir);
   }
   q.emplace(dir, configs, sets, cfg.sweep.retries);
+  std::vector<std::string> one;
+  if (cfg.gmi.per_gpu != 0) one.push_back("gmi.per_gpu=0");
+  if (!cfg.gmi.sm_share.empty()) one.push_back("gmi.sm_share=[]");
+  if (cfg.gmi.backend == "mps") one.push_back("gmi.backend=auto");
+  q->one_gmi(one);
   q->runs = std::move(runs);
   // A run whose own config is wrong (a grid value out of range) fails now, with its error line.
   for (RunState& r : q->runs) {

@@ -85,9 +85,14 @@ void log_iteration(const Run& r, const algos::IterationMetrics& m, const Totals&
                1e3 * t.times[0], 1e3 * t.times[1], fmt_duration(eta));
 }
 
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 /// A metrics.csv row as TensorBoard scalars at its env step (finite values only: TensorBoard
-/// draws NaN as a point).  A failed write (a full disk) ends the scalars, not the run.
-void tensorboard_row(Run& r, const std::vector<double>& row) {
+/// draws NaN as a point), written at `when` (Unix seconds).  A failed write (a full disk) ends the
+/// scalars, not the run.
+void tensorboard_row(Run& r, const std::vector<double>& row, double when) {
   if (!r.tensorboard) return;
   std::vector<std::pair<std::string, double>> values;
   double step = 0;
@@ -95,9 +100,8 @@ void tensorboard_row(Run& r, const std::vector<double>& row) {
     if (r.columns[i] == "env_steps") step = row[i];
     else if (r.columns[i] != "iteration" && std::isfinite(row[i])) values.emplace_back(r.columns[i], row[i]);
   }
-  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   try {
-    r.tensorboard->scalars(std::int64_t(step), now, values);
+    r.tensorboard->scalars(std::int64_t(step), when, values);
   } catch (const std::exception& e) {
     spdlog::warn("log.tensorboard: {}; the run goes on without TensorBoard scalars", e.what());
     r.tensorboard.reset();
@@ -166,7 +170,7 @@ bool iteration(Run& r) {
   if (std::isfinite(t.ret)) r.best_return = std::max(r.best_return, t.ret);
   r.history.values.insert(r.history.values.end(), t.row.begin(), t.row.end());
   if (r.csv) r.csv->row(t.row);
-  tensorboard_row(r, t.row);
+  tensorboard_row(r, t.row, unix_now());
   if (m.iteration % r.cfg.train.log_interval == 0 || m.iteration == r.cfg.num_iterations) log_iteration(r, m, t);
   check_nonfinite(r, m);
   return at_boundary(r, m);
@@ -189,10 +193,14 @@ void open_metrics(Run& r) {
       spdlog::warn("log.tensorboard: {}; the run goes on without TensorBoard scalars", e.what());
     }
   }
+  // The rows of earlier attempts at the times they were made: now less the training time since.
+  const auto wall = std::find(r.columns.begin(), r.columns.end(), "wall_time_s") - r.columns.begin();
+  const double now = unix_now();
+  const double last = r.history.rows() ? r.history.values[(r.history.rows() - 1) * width + std::size_t(wall)] : 0;
   for (std::size_t k = 0; k < r.history.rows(); ++k) {
     const std::vector<double> row(r.history.values.begin() + k * width, r.history.values.begin() + (k + 1) * width);
     r.csv->row(row);
-    tensorboard_row(r, row);
+    tensorboard_row(r, row, now - (last - row[std::size_t(wall)]));
   }
 }
 

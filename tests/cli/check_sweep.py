@@ -5,7 +5,8 @@
           columns) and final checkpoint equal the same config and seed trained alone, bit for bit;
           sweep.csv has one row per run; every run writes TensorBoard scalars; nothing is left
           running
-  mpi     the same under `mpiexec -n 3` (every rank one GMI, rank 0 holds the queue)
+  mpi     the same under `mpiexec -n 3` (every rank one GMI, rank 0 holds the queue), with
+          gmi.per_gpu: 3 in the config (the runs are one GMI each all the same)
   faults  a grid value the config rejects and a NaN stop fail with their error lines while the
           other runs finish (exit status 1); a `kill -9` of one run mid-way restarts it from its
           newest checkpoint and it still equals the standalone run
@@ -141,7 +142,8 @@ def mode_alone(a):
 def mode_mpi(a):
     cfg = config(a)
     d = os.path.join(a.workdir, "sweep")
-    p = sweep(a, ["--config", cfg, "--seeds", "1..4", "--sweep-dir", d], np_=3)
+    # gmi.per_gpu places the sweep's 3 GMIs; each run is one GMI all the same (the sweep sets it to 0).
+    p = sweep(a, ["--config", cfg, "--seeds", "1..4", "--sweep-dir", d, "--set", "gmi.per_gpu=3"], np_=3)
     if "on 3 GMI(s)" not in p.stdout:
         fail("not 3 GMIs", p)
     check_done_sweep(a, cfg, d, [1, 2, 3, 4])
