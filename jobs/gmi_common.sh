@@ -1,5 +1,6 @@
-# Shared by jobs/ppo_dgx.sh and jobs/scaling_study.sh (sourced inside a Slurm job): checks,
-# the gmi_drl binary, GPUs per node, one MPS control daemon per node, and the launch command.
+# Shared by jobs/ppo_dgx.sh, jobs/sweep.sh and jobs/scaling_study.sh (sourced inside a Slurm job):
+# checks, the chains' arguments and resubmission, the gmi_drl binary, GPUs per node, one MPS
+# control daemon per node, and the launch command.
 # Expects NODES, GMIS_PER_GPU; sets GMI_DRL, GPUS_PER_NODE, RANKS_PER_NODE, MPS, MPS_DIR.
 
 die() { echo "$(basename "${SCRIPT:-$0}"): error: $*" >&2; exit 2; }
@@ -75,4 +76,36 @@ wait_launch() {
     wait "$LAUNCH_PID"; LAUNCH_RC=$?
     kill -0 "$LAUNCH_PID" 2>/dev/null || break
   done
+}
+
+# A chain's arguments, [CONFIG [GMIS_PER_GPU]] [-- gmi_drl options] ($1: the default GMIs per GPU,
+# then the script's arguments); sets ORIG_ARGS, CONFIG, GMIS_PER_GPU, GMI_ARGS (after --),
+# MAX_RESUBMITS and RESUBMIT_COUNT.
+chain_args() {
+  local default_gmis=$1 positional=()
+  shift
+  ORIG_ARGS=("$@")
+  GMI_ARGS=()
+  while [ $# -gt 0 ]; do
+    if [ "$1" = "--" ]; then shift; GMI_ARGS=("$@"); break; fi
+    positional+=("$1"); shift
+  done
+  [ ${#positional[@]} -le 2 ] || die "expected [CONFIG [GMIS_PER_GPU]] [-- gmi_drl options], got ${positional[*]}"
+  CONFIG=${positional[0]:-${CONFIG:-config/cartpole_ppo.yaml}}
+  GMIS_PER_GPU=${positional[1]:-${GMIS_PER_GPU:-$default_gmis}}
+  MAX_RESUBMITS=${MAX_RESUBMITS:-20}
+  RESUBMIT_COUNT=${GMI_DRL_RESUBMIT_COUNT:-0}
+}
+
+# This job again, with the same nodes, time limit, partition, account and arguments, and $1 added
+# to what it exports ("RUN_DIR=...,GMI_DRL_RESUBMIT_COUNT=2"); never with GMI_DRL_FAULT.  Needs the
+# script's field().  Prints the new job's id.
+resubmit_self() {
+  local opts tl acct
+  opts=(--nodes="$NODES" --job-name="$SLURM_JOB_NAME" --chdir="$SLURM_SUBMIT_DIR"
+        --export="ALL,$1,GMI_DRL=$GMI_DRL,GPUS_PER_NODE=$GPUS_PER_NODE,GMI_DRL_FAULT=")
+  tl=$(field TimeLimit); [ -n "$tl" ] && [ "$tl" != UNLIMITED ] && opts+=(--time="$tl")
+  [ -n "${SLURM_JOB_PARTITION:-}" ] && opts+=(--partition="$SLURM_JOB_PARTITION")
+  acct=$(field Account); [ -n "$acct" ] && [ "$acct" != "(null)" ] && opts+=(--account="$acct")
+  sbatch --parsable "${opts[@]}" "$SCRIPT" "${ORIG_ARGS[@]}"
 }

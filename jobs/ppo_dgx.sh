@@ -49,18 +49,7 @@ SCRIPT=$(field Command)   # this file where sbatch found it (Slurm runs a copy)
 source "$(dirname "$SCRIPT")/gmi_common.sh"
 cd "${SLURM_SUBMIT_DIR:-.}" || die "cannot enter the submit directory ${SLURM_SUBMIT_DIR:-}"
 
-ORIG_ARGS=("$@")
-positional=()
-GMI_ARGS=()
-while [ $# -gt 0 ]; do
-  if [ "$1" = "--" ]; then shift; GMI_ARGS=("$@"); break; fi
-  positional+=("$1"); shift
-done
-[ ${#positional[@]} -le 2 ] || die "expected [CONFIG [GMIS_PER_GPU]] [-- gmi_drl options], got ${positional[*]}"
-CONFIG=${positional[0]:-${CONFIG:-config/cartpole_ppo.yaml}}
-GMIS_PER_GPU=${positional[1]:-${GMIS_PER_GPU:-2}}
-MAX_RESUBMITS=${MAX_RESUBMITS:-20}
-RESUBMIT_COUNT=${GMI_DRL_RESUBMIT_COUNT:-0}
+chain_args 2 "$@"
 GMI_MAX_RETRIES=${GMI_MAX_RETRIES:-3}
 RETRY_COUNT=${GMI_DRL_RETRY_COUNT:-0}
 [[ "$GMI_MAX_RETRIES" =~ ^[0-9]+$ ]] || die "GMI_MAX_RETRIES: expected an integer >= 0, got '$GMI_MAX_RETRIES'"
@@ -88,17 +77,8 @@ rc=$LAUNCH_RC
 status=$(cat "$RUN_DIR/status" 2>/dev/null || echo "unknown")
 log "gmi_drl exited with status $rc; run status: $status"
 
-# This job again, with the same nodes, time limit, partition, account, arguments and RUN_DIR; $1
-# and $2 are the resubmission and retry counts it gets.  Prints the new job's id.
-resubmit() {
-  local opts tl acct
-  opts=(--nodes="$NODES" --job-name="$SLURM_JOB_NAME" --chdir="$SLURM_SUBMIT_DIR"
-        --export="ALL,RUN_DIR=$RUN_DIR,GMI_DRL_RESUBMIT_COUNT=$1,GMI_DRL_RETRY_COUNT=$2,GMI_DRL=$GMI_DRL,GPUS_PER_NODE=$GPUS_PER_NODE,GMI_DRL_FAULT=")
-  tl=$(field TimeLimit); [ -n "$tl" ] && [ "$tl" != UNLIMITED ] && opts+=(--time="$tl")
-  [ -n "${SLURM_JOB_PARTITION:-}" ] && opts+=(--partition="$SLURM_JOB_PARTITION")
-  acct=$(field Account); [ -n "$acct" ] && [ "$acct" != "(null)" ] && opts+=(--account="$acct")
-  sbatch --parsable "${opts[@]}" "$SCRIPT" "${ORIG_ARGS[@]}"
-}
+# This job again ($1, $2: the resubmission and retry counts it gets); prints the new job's id.
+resubmit() { resubmit_self "RUN_DIR=$RUN_DIR,GMI_DRL_RESUBMIT_COUNT=$1,GMI_DRL_RETRY_COUNT=$2"; }
 
 if [ "$rc" -eq 0 ] && [[ "$status" == stopped* ]] && [ -n "$time_up" ]; then
   if [ "$RESUBMIT_COUNT" -ge "$MAX_RESUBMITS" ]; then

@@ -36,18 +36,7 @@ SCRIPT=$(field Command)
 source "$(dirname "$SCRIPT")/gmi_common.sh"
 cd "${SLURM_SUBMIT_DIR:-.}" || die "cannot enter the submit directory ${SLURM_SUBMIT_DIR:-}"
 
-ORIG_ARGS=("$@")
-positional=()
-SWEEP_ARGS=()
-while [ $# -gt 0 ]; do
-  if [ "$1" = "--" ]; then shift; SWEEP_ARGS=("$@"); break; fi
-  positional+=("$1"); shift
-done
-[ ${#positional[@]} -le 2 ] || die "expected [CONFIG [GMIS_PER_GPU]] [-- gmi_drl sweep options], got ${positional[*]}"
-CONFIG=${positional[0]:-${CONFIG:-config/cartpole_ppo.yaml}}
-GMIS_PER_GPU=${positional[1]:-${GMIS_PER_GPU:-4}}
-MAX_RESUBMITS=${MAX_RESUBMITS:-20}
-RESUBMIT_COUNT=${GMI_DRL_RESUBMIT_COUNT:-0}
+chain_args 4 "$@"
 SWEEP_DIR=${SWEEP_DIR:-sweeps/${SLURM_JOB_NAME:-gmi_sweep}-${SLURM_JOB_ID}}
 NODES=${SLURM_JOB_NUM_NODES:-1}
 [ -f "$CONFIG" ] || die "CONFIG: $CONFIG does not exist"
@@ -60,7 +49,7 @@ start_mps
 if [ -f "$SWEEP_DIR/sweep.json" ]; then
   launch sweep --resume "$SWEEP_DIR"
 else
-  launch sweep --config "$CONFIG" --sweep-dir "$SWEEP_DIR" "${SWEEP_ARGS[@]}"
+  launch sweep --config "$CONFIG" --sweep-dir "$SWEEP_DIR" "${GMI_ARGS[@]}"
 fi
 
 time_up=
@@ -81,12 +70,7 @@ if [ "$rc" -eq 0 ] && [[ "$status" == stopped* ]] && [ -n "$time_up" ]; then
     log "not resubmitting: MAX_RESUBMITS=$MAX_RESUBMITS reached; continue by hand with SWEEP_DIR=$SWEEP_DIR"
     exit 3
   fi
-  opts=(--nodes="$NODES" --job-name="$SLURM_JOB_NAME" --chdir="$SLURM_SUBMIT_DIR"
-        --export="ALL,SWEEP_DIR=$SWEEP_DIR,GMI_DRL_RESUBMIT_COUNT=$((RESUBMIT_COUNT + 1)),GMI_DRL=$GMI_DRL,GPUS_PER_NODE=$GPUS_PER_NODE,GMI_DRL_FAULT=")
-  tl=$(field TimeLimit); [ -n "$tl" ] && [ "$tl" != UNLIMITED ] && opts+=(--time="$tl")
-  [ -n "${SLURM_JOB_PARTITION:-}" ] && opts+=(--partition="$SLURM_JOB_PARTITION")
-  acct=$(field Account); [ -n "$acct" ] && [ "$acct" != "(null)" ] && opts+=(--account="$acct")
-  next=$(sbatch --parsable "${opts[@]}" "$SCRIPT" "${ORIG_ARGS[@]}") || { log "resubmission failed"; exit 1; }
+  next=$(resubmit_self "SWEEP_DIR=$SWEEP_DIR,GMI_DRL_RESUBMIT_COUNT=$((RESUBMIT_COUNT + 1))") || { log "resubmission failed"; exit 1; }
   log "sweep not done: resubmitted as job $next (continues the sweep in $SWEEP_DIR)"
   exit 0
 fi

@@ -112,11 +112,9 @@ Child::Child(const ChildSpec& s) {
 }
 
 Child::~Child() {
-  if (pid_ > 0 && !status_) {
-    ::kill(-pid_, SIGKILL);
-    int st = 0;
-    ::waitpid(pid_, &st, 0);
-  }
+  // A run still going when its watcher unwinds (an error) gets the stop request a time limit would
+  // give it, so it keeps what it did since its last checkpoint; then it is killed.
+  if (pid_ > 0 && !poll()) stop(5.0);
 }
 
 std::optional<int> Child::poll() {

@@ -30,7 +30,7 @@ class Child {
   /// Starts the child.  Throws gmi::InputError naming argv[0] when it cannot be executed, and
   /// gmi::Error when the log cannot be opened or fork fails.
   explicit Child(const ChildSpec& spec);
-  /// A child still running is killed (its process group, SIGKILL) and reaped.
+  /// A child still running gets SIGTERM (its process group) and 5 s to end, then SIGKILL; it is reaped.
   ~Child();
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;

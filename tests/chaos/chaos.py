@@ -30,6 +30,7 @@ Prints every fault and its outcome, then `N faults injected, N survived (seed S)
 every fault was survived and every job ended equal to its uninterrupted run.
 """
 import argparse
+import errno
 import os
 import random
 import re
@@ -172,14 +173,18 @@ class Job:
                              for f in os.listdir(os.path.join(self.run_dir, "checkpoints")) if f.endswith(".h5")]
                     leave = max(sizes, default=0) // 2
                     fill = max(0, st.f_bavail * st.f_frsize - leave)
-                    with open(self.filler, "wb") as f:
-                        f.truncate(fill)  # a sparse file does not take the room: write it
-                        f.seek(0)
-                        chunk = b"\0" * (1 << 20)
-                        left = fill
-                        while left > 0:
-                            n = f.write(chunk[:min(left, len(chunk))])
-                            left -= n
+                    try:
+                        with open(self.filler, "wb") as f:
+                            f.truncate(fill)  # a sparse file does not take the room: write it
+                            f.seek(0)
+                            chunk = b"\0" * (1 << 20)
+                            left = fill
+                            while left > 0:
+                                n = f.write(chunk[:min(left, len(chunk))])
+                                left -= n
+                    except OSError as e:  # the running job wrote too (its logs): the disk is full sooner
+                        if e.errno != errno.ENOSPC:
+                            raise
                 else:
                     pids = rank_pids(p) if self.gmis > 1 else [p.pid]
                     if kind == "kill9":
