@@ -70,6 +70,22 @@ launch() {
   LAUNCH_PID=$!
 }
 
+# A chain's wait for its launched gmi_drl: Slurm's USR1 (time limit ahead) goes on to every rank
+# (they checkpoint and stop: "asking $1 to checkpoint and stop"), TERM to the launch.  Sets
+# LAUNCH_RC, and TIME_UP to 1 when USR1 came.
+wait_chain() {
+  TIME_UP=
+  CHAIN_WHAT=$1
+  forward_usr1() {
+    TIME_UP=1
+    log "USR1 (time limit ahead): asking $CHAIN_WHAT to checkpoint and stop"
+    if [ "$LAUNCHER" = srun ]; then scancel --signal=USR1 "$SLURM_JOB_ID"; else kill -USR1 "$LAUNCH_PID"; fi
+  }
+  trap forward_usr1 USR1
+  trap 'log "TERM: passing it on"; kill -TERM "$LAUNCH_PID" 2>/dev/null' TERM
+  wait_launch
+}
+
 # Wait for the launched gmi_drl (a trapped signal interrupts `wait`); sets LAUNCH_RC.
 wait_launch() {
   while true; do

@@ -64,15 +64,7 @@ start_mps
 gmi_layout_args
 launch --config "$CONFIG" --run-dir "$RUN_DIR" --resume latest "${GMI_LAYOUT[@]}" "${GMI_ARGS[@]}"
 
-time_up=
-forward() {
-  time_up=1
-  log "USR1 (time limit ahead): asking every rank to checkpoint and stop"
-  if [ "$LAUNCHER" = srun ]; then scancel --signal=USR1 "$SLURM_JOB_ID"; else kill -USR1 "$LAUNCH_PID"; fi
-}
-trap forward USR1
-trap 'log "TERM: passing it on"; kill -TERM "$LAUNCH_PID" 2>/dev/null' TERM
-wait_launch
+wait_chain "every rank"
 rc=$LAUNCH_RC
 status=$(cat "$RUN_DIR/status" 2>/dev/null || echo "unknown")
 log "gmi_drl exited with status $rc; run status: $status"
@@ -80,7 +72,7 @@ log "gmi_drl exited with status $rc; run status: $status"
 # This job again ($1, $2: the resubmission and retry counts it gets); prints the new job's id.
 resubmit() { resubmit_self "RUN_DIR=$RUN_DIR,GMI_DRL_RESUBMIT_COUNT=$1,GMI_DRL_RETRY_COUNT=$2"; }
 
-if [ "$rc" -eq 0 ] && [[ "$status" == stopped* ]] && [ -n "$time_up" ]; then
+if [ "$rc" -eq 0 ] && [[ "$status" == stopped* ]] && [ -n "$TIME_UP" ]; then
   if [ "$RESUBMIT_COUNT" -ge "$MAX_RESUBMITS" ]; then
     log "not resubmitting: MAX_RESUBMITS=$MAX_RESUBMITS reached; continue by hand with RUN_DIR=$RUN_DIR"
     exit 3

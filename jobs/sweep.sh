@@ -52,20 +52,12 @@ else
   launch sweep --config "$CONFIG" --sweep-dir "$SWEEP_DIR" "${GMI_ARGS[@]}"
 fi
 
-time_up=
-forward() {
-  time_up=1
-  log "USR1 (time limit ahead): asking every run to checkpoint and stop"
-  if [ "$LAUNCHER" = srun ]; then scancel --signal=USR1 "$SLURM_JOB_ID"; else kill -USR1 "$LAUNCH_PID"; fi
-}
-trap forward USR1
-trap 'log "TERM: passing it on"; kill -TERM "$LAUNCH_PID" 2>/dev/null' TERM
-wait_launch
+wait_chain "every run"
 rc=$LAUNCH_RC
 status=$(cat "$SWEEP_DIR/status" 2>/dev/null || echo "unknown")
 log "gmi_drl sweep exited with status $rc; sweep status: $status"
 
-if [ "$rc" -eq 0 ] && [[ "$status" == stopped* ]] && [ -n "$time_up" ]; then
+if [ "$rc" -eq 0 ] && [[ "$status" == stopped* ]] && [ -n "$TIME_UP" ]; then
   if [ "$RESUBMIT_COUNT" -ge "$MAX_RESUBMITS" ]; then
     log "not resubmitting: MAX_RESUBMITS=$MAX_RESUBMITS reached; continue by hand with SWEEP_DIR=$SWEEP_DIR"
     exit 3
