@@ -246,12 +246,12 @@ void fill_slot(Slot& s, const config::Config& cfg, const mpi::Layout& layout, co
 }
 
 /// Alone: `per_gpu` GMIs on each of the node's GPUs, all in this process.
-void place_alone(Placement& pl, const config::Config& cfg, mpi::Environment& mpi, int gpus, int per_gpu) {
+void place_alone(Placement& pl, const config::Config& cfg, int gpus, int per_gpu) {
   const std::vector<std::string> names(std::size_t(gpus * per_gpu), "localhost");
   const mpi::Layout layout = mpi::plan_layout(names, {gpus, per_gpu});
   const instances::GmiSettings first = instances::settings_for(cfg.gmi, layout, layout.places[0], instances::kCudaBuild);
   if (first.backend == "mps") pl.mps.emplace(MPI_COMM_WORLD, cfg.gmi.mps_dir);
-  else if (mpi.size() == 1) instances::forget_unanswered_mps_directory(MPI_COMM_WORLD);
+  else instances::forget_unanswered_mps_directory(MPI_COMM_WORLD);
   pl.slots.resize(layout.places.size());
   for (std::size_t i = 0; i < layout.places.size(); ++i)
     fill_slot(pl.slots[i], cfg, layout, layout.places[i], pl, int(i), int(layout.places.size()));
@@ -798,7 +798,7 @@ int sweep(const SweepOptions& o, mpi::Environment& mpi) {
   if (mpi.size() == 1) {
     const int per_gpu =
         cfg.sweep.per_gpu > 0 ? cfg.sweep.per_gpu : default_per_gpu(*q, q->configs(), q->sets(), dir, exe, gpus, cfg.env.num_envs);
-    place_alone(pl, cfg, mpi, gpus, per_gpu);
+    place_alone(pl, cfg, gpus, per_gpu);
   } else {
     place_ranks(pl, cfg, mpi, gpus);
   }
