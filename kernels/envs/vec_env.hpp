@@ -98,16 +98,16 @@ class VecEnvBase {
   /// Restore what save_state returned; throws gmi::Error naming an array that is missing or
   /// has the wrong type or length.
   virtual void load_state(const ExecSpace& space, const std::vector<StateArray>& state) = 0;
-  /// Whether step_async works: host-simulated environments step a range of envs on their
-  /// threads while the caller goes on (env.async_halves).
+  /// Whether step_async works: host-simulated environments step ranges of envs on their
+  /// threads while the caller goes on (env.batch_size groups).
   virtual bool can_step_async() const { return false; }
-  /// Start stepping envs [lo, hi) with `actions` and `out` as in step() (whole-batch pointers;
+  /// Queue a step of envs [lo, hi) with `actions` and `out` as in step() (whole-batch pointers;
   /// rows lo..hi are read and written) and return; the actions are read before it returns.
-  /// One range at a time: step_wait() before the next.
+  /// Several disjoint ranges may be queued; the threads step them in order.
   virtual void step_async(const ExecSpace& space, const float* actions, const StepOutputs& out, int lo, int hi) {
     throw Error("step_async: this environment steps on the device only");
   }
-  /// Wait for the range started last; its results are queued to the device on `space`.
+  /// Wait for the oldest range queued; its results are queued to the device on `space`.
   virtual void step_wait(const ExecSpace& space) {}
   /// Host-simulated environments: the simulator state each env is in now (MuJoCo: qpos, qvel
   /// and mj_getState's integration state), for `gmi_drl env`.  Empty for device environments.

@@ -49,6 +49,7 @@ Algorithm ppo() {
   a.rules.sections = {ppo_section()};
   a.rules.multi_agent = true;
   a.rules.captured_rollout = true;
+  a.rules.grouped_steps = true;
   a.rules.derive = derive_ppo;
   a.example = {{"env.name", "CartPole-v1"}, {"env.num_envs", "4"}, {"ppo.num_steps", "16"},
                {"policy.actor_hidden", "[16, 16]"}, {"policy.critic_hidden", "[16, 16]"},

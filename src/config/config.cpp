@@ -332,7 +332,7 @@ envs::EnvOverrides env_overrides(const Config& c) {
   o.max_episode_steps = c.env.max_episode_steps;
   envs::mujoco::Options& m = o.mujoco;
   m.threads = std::max(1, c.env.threads);
-  m.async_halves = c.env.async_halves;
+  m.pin_threads = c.env.pin_threads;
   m.model_path = c.env.model_path;
   m.kwargs = c.env.kwargs;
   o.tag = c.env.tag;
@@ -448,6 +448,18 @@ void derive(Config& c, int world_size) {
   if (c.env.async_halves && !envs::mujoco::is_mujoco(c.env.name))
     bad("env.async_halves", c.env.name + " steps on the device; only host-simulated environments (MuJoCo) step in halves");
   if (c.env.async_halves && c.env.num_envs < 2) bad("env.async_halves", "needs env.num_envs >= 2 (two halves)");
+  if (c.env.batch_size > 0) {
+    if (c.env.batch_size > c.env.num_envs)
+      bad("env.batch_size", fmt::format("{} is more than env.num_envs ({})", c.env.batch_size, c.env.num_envs));
+    if (c.env.batch_size < c.env.num_envs && !envs::mujoco::is_mujoco(c.env.name))
+      bad("env.batch_size", c.env.name + " steps on the device; only host-simulated environments (MuJoCo) step in groups");
+    if (c.env.batch_size < c.env.num_envs && !algo->grouped_steps)
+      bad("env.batch_size", "algo " + c.algo + " steps all envs at once; groups are for algo " +
+                                names_where([](const AlgorithmRules& a) { return a.grouped_steps; }));
+    if (c.env.async_halves && c.env.batch_size != (c.env.num_envs + 1) / 2)
+      bad("env.batch_size", fmt::format("{} contradicts env.async_halves (half of env.num_envs: {}); set one of them",
+                                        c.env.batch_size, (c.env.num_envs + 1) / 2));
+  }
   if (c.device.graphs == "on" && !algo->captured_update &&
       (multi || envs::mujoco::is_mujoco(c.env.name) || !algo->captured_rollout))
     bad("device.graphs", "on: graphs capture the rollout of environments that step on the device (algo " +

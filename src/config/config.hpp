@@ -34,11 +34,17 @@ namespace gmi::config {
   X(int, num_envs, 8, at_least(1), "parallel environments per GMI (MPI rank)")                                 \
   X(int, max_episode_steps, 0, at_least(0), "episode time limit (truncation); 0 keeps Gymnasium's default")     \
   X(int, threads, 0, at_least(0),                                                                               \
-    "host-simulated environments (MuJoCo): worker threads stepping this GMI's envs; 0: the node's hardware "   \
-    "threads divided among its GMIs")                                                                           \
+    "host-simulated environments (MuJoCo): threads stepping this GMI's envs; 0: the CPUs it may run on, "      \
+    "at most the node's hardware threads divided among its GMIs")                                               \
+  X(bool, pin_threads, false, any,                                                                              \
+    "host-simulated environments: each stepping thread on one CPU of the GMI's affinity mask (its NUMA node "  \
+    "first, one per physical core before second hardware threads)")                                             \
+  X(int, batch_size, 0, at_least(0),                                                                            \
+    "host-simulated environments, PPO: the envs in groups of this many, taken in turn; the device computes a " \
+    "group's actions while the threads step the others (the same results as one batch); 0: env.num_envs (one " \
+    "batch)")                                                                                                   \
   X(bool, async_halves, false, any,                                                                             \
-    "host-simulated environments: step one half of the envs on the threads while the device computes the "     \
-    "other half's actions (double buffering)")                                                                  \
+    "the same as env.batch_size = half of env.num_envs (rounded up)")                                          \
   X(std::string, model_path, "", any,                                                                           \
     "MuJoCo model: a directory holding the task's XML, or the XML file; empty: the installed Gymnasium's "      \
     "envs/mujoco/assets (or $GMI_MUJOCO_ASSETS)")
@@ -326,6 +332,7 @@ struct AlgorithmRules {
   bool multi_agent = false;           ///< trains the multi-agent games (one policy per role)
   bool captured_rollout = false;      ///< device.graphs can capture its rollout
   bool captured_update = false;       ///< device.graphs can capture its update events (any env)
+  bool grouped_steps = false;         ///< steps host-simulated envs in env.batch_size groups
   bool discrete_actions = true;       ///< trains on environments with discrete actions
   bool continuous_actions = true;     ///< trains on environments with continuous actions
   /// Its derived values (num_steps, batch_size, minibatch_size) and the checks between its keys

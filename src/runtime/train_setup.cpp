@@ -29,7 +29,7 @@ bool may_change_on_resume(const std::string& key) {
     if (key.rfind(prefix, 0) == 0) return true;
   for (const char* k : {"train.total_env_steps", "train.log_interval", "train.run_dir",
                         "train.max_nonfinite_updates", "train.stall_timeout_s", "env.num_envs", "env.threads",
-                        "env.async_halves", "env.model_path", "replay.storage"})
+                        "env.pin_threads", "env.batch_size", "env.async_halves", "env.model_path", "replay.storage"})
     if (key == k) return true;
   return false;
 }

@@ -389,7 +389,12 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     if (o.mode != "train" && o.mode != "serve" && o.mode != "update")
       throw InputError("--mode: expected train, serve or update, got '" + o.mode + "'");
     const bool serve = o.mode == "serve";
-    config::Config base = config::load(o.config_paths, config::parse_overrides(o.sets), W);
+    config::Overrides sets = config::parse_overrides(o.sets);
+    // Each point sets env.num_envs (--num-envs) and is checked below; the file's own count is not
+    // what keys that depend on it (env.batch_size) are checked against.
+    const int most = o.num_envs.empty() ? 0 : *std::max_element(o.num_envs.begin(), o.num_envs.end());
+    if (most >= W && most % W == 0) sets.emplace_back("env.num_envs", std::to_string(most / W));
+    config::Config base = config::load(o.config_paths, sets, W);
     const algos::Algorithm& algo = algos::algorithm(base.algo);
     if (serve && !algo.serve_bench)
       throw InputError("--mode serve: serves the actors of algo " +
@@ -469,7 +474,8 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
         << "\",\n  \"device\": " << json_string(device) << ",\n  \"config\": " << json_string(base.source)
         << ",\n  \"seed\": " << base.train.seed << ",\n  " << layout_json(session)
         << ",\n  \"reduce\": " << json_string(reducer ? reducer->name() : "none") << ",\n  \"env\": \""
-        << base.env.name << "\",\n  \"num_steps\": " << base.num_steps << ",\n  \"update_epochs\": "
+        << base.env.name << "\",\n  \"env_threads\": " << base.env.threads << ",\n  \"env_batch_size\": "
+        << base.env.batch_size << ",\n  \"num_steps\": " << base.num_steps << ",\n  \"update_epochs\": "
         << base.section<algos::PpoConfig>().update_epochs << ",\n  \"num_minibatches\": " << base.section<algos::PpoConfig>().num_minibatches
         << ",\n  \"batch_size\": " << base.minibatch_size << ",\n  \"replay_storage\": \"" << base.section<algos::ReplayConfig>().storage
         << "\",\n  \"replay_capacity\": " << base.section<algos::ReplayConfig>().capacity

@@ -74,7 +74,7 @@ void run_env_bench(const EnvBenchOptions& o) {
   if (o.steps < 1) throw InputError("--steps: expected an integer >= 1");
   for (int t : o.threads)
     if (t < 1) throw InputError(fmt::format("--threads: {} is not a thread count (>= 1)", t));
-  const config::Config cfg = config::env_only(o.name, o.sets, "bench-env");
+  const config::Config cfg = config::env_only(o.name, o.sets, "bench-env", {{"env.num_envs", std::to_string(o.num_envs)}});
   if (envs::is_multi_agent(o.name)) {
     run_multi_agent_env_bench(o, cfg);
     return;
@@ -88,6 +88,9 @@ void run_env_bench(const EnvBenchOptions& o) {
   };
   std::vector<Point> points;
   ExecSpace space;
+  // env.batch_size (or env.async_halves): groups stepped asynchronously, host-simulated envs only.
+  const int batch = cfg.env.batch_size > 0 ? cfg.env.batch_size : cfg.env.async_halves ? (N + 1) / 2 : N;
+  const int group = host ? std::min(batch, N) : N, groups = (N + group - 1) / group;
   for (int t : threads) {
     envs::EnvOverrides ov = config::env_overrides(cfg);
     ov.mujoco.threads = t;
@@ -109,21 +112,37 @@ void run_env_bench(const EnvBenchOptions& o) {
     Kokkos::deep_copy(act, Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(a.data(), a.size()));
     env->reset_all(space, obs.data());
     const envs::StepOutputs out{obs.data(), fin.data(), rew.data(), term.data(), trunc.data()};
-    for (int i = 0; i < o.warmup; ++i) env->step(space, act.data() + std::size_t(i % K) * N * ad, out);
+    auto actions = [&](int i) { return act.data() + std::size_t(i % K) * N * ad; };
+    // Steps i in [from, to): one batch, or in groups of `group` taken in turn (each group's next
+    // step queued as soon as its last one came back, as a PPO rollout does with env.batch_size).
+    auto run = [&](int from, int to) {
+      if (group >= N) {
+        for (int i = from; i < to; ++i) env->step(space, actions(i), out);
+        return;
+      }
+      for (int g = 0; g < groups; ++g) env->step_async(space, actions(from), out, g * group, std::min(N, (g + 1) * group));
+      for (int i = from; i < to; ++i)
+        for (int g = 0; g < groups; ++g) {
+          env->step_wait(space);
+          if (i + 1 < to) env->step_async(space, actions(i + 1), out, g * group, std::min(N, (g + 1) * group));
+        }
+    };
+    run(0, o.warmup);
     space.fence();
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < o.steps; ++i) env->step(space, act.data() + std::size_t(i % K) * N * ad, out);
+    run(0, o.steps);
     space.fence();
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     points.push_back({t, double(o.steps) * N / sec});
-    spdlog::info("{} | {} envs | {} thread(s) | {:.0f} env steps/s", o.name, N, host ? t : 0, points.back().steps_per_s);
+    spdlog::info("{} | {} envs{} | {} thread(s) | {:.0f} env steps/s", o.name, N,
+                 group < N ? fmt::format(" in groups of {}", group) : "", host ? t : 0, points.back().steps_per_s);
   }
   if (!o.json_path.empty()) {
     std::ofstream j(o.json_path);
     if (!j) throw InputError("--json: cannot write " + o.json_path);
     j << "{\n  \"benchmark\": \"env_steps\",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION << "\",\n  \"device\": \""
       << instances::device_description() << "\",\n  \"env\": \"" << o.name << "\",\n  \"num_envs\": " << N
-      << ",\n  \"steps\": " << o.steps << ",\n  \"results\": [\n";
+      << ",\n  \"batch_size\": " << group << ",\n  \"steps\": " << o.steps << ",\n  \"results\": [\n";
     for (std::size_t i = 0; i < points.size(); ++i)
       j << fmt::format("    {{\"threads\": {}, \"env_steps_per_s\": {:.1f}}}{}\n", points[i].threads,
                        points[i].steps_per_s, i + 1 < points.size() ? "," : "");

@@ -31,7 +31,7 @@
             per-role and tag-rate columns
   mujoco    Hopper-v5 (host-simulated) on 2 GMIs: N iterations straight == N/2 then --resume
             (simulator states and metrics, reward-term columns included, bit for bit), and ~= a
-            run with env.async_halves (to rounding)
+            run with env.async_halves or env.batch_size groups (to rounding)
 
   check_checkpoint.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
@@ -486,13 +486,17 @@ def mode_mujoco(a):
     # Two halves stepped beside the policy (env.async_halves): the same training (the same actions
     # and random numbers); the policy's products over half the envs at a time may round
     # differently (BLAS picks kernels by size), so the last bits may differ.
-    c = os.path.join(a.workdir, "halves")
-    run(a, 2, ["--config", cfg, "--run-dir", c, "--set", "env.async_halves=true"])
-    x, y = datasets(ckpt(ref, iters)), datasets(ckpt(c, iters))
-    for k in ["policy/params", "experience/env/physics", "experience/obs", "experience/env/episode_return",
-              "rng/env_episode"]:
-        if k in x and not np.allclose(x[k], y[k], rtol=1e-3, atol=1e-5):
-            fail(f"{k}: training with env.async_halves differs from training without")
+    # The same for env.batch_size groups (4 envs in groups of 1, 3 threads, pinned).
+    x = datasets(ckpt(ref, iters))
+    for name, sets in [("halves", ["env.async_halves=true"]),
+                       ("groups", ["env.batch_size=1", "env.threads=3", "env.pin_threads=true"])]:
+        c = os.path.join(a.workdir, name)
+        run(a, 2, ["--config", cfg, "--run-dir", c] + [w for s in sets for w in ("--set", s)])
+        y = datasets(ckpt(c, iters))
+        for k in ["policy/params", "experience/env/physics", "experience/obs", "experience/env/episode_return",
+                  "rng/env_episode"]:
+            if k in x and not np.allclose(x[k], y[k], rtol=1e-3, atol=1e-5):
+                fail(f"{k}: training with {' '.join(sets)} differs from training in one batch")
 
 
 def mode_tag(a):

@@ -106,6 +106,22 @@ TEST(Config, InconsistentKeysAreNamed) {
             "ppo.num_steps = 15");
 }
 
+TEST(Config, EnvBatchSizeGroupsHostSimulatedEnvsForPpo) {
+  EXPECT_EQ(parse("env: {name: Hopper-v5, num_envs: 8, batch_size: 3}", "t.yaml").env.batch_size, 3);
+  EXPECT_EQ(parse("env: {name: CartPole-v1, num_envs: 8, batch_size: 8}", "t.yaml").env.batch_size, 8);  // one batch
+  EXPECT_EQ(error_of("env: {name: Hopper-v5, num_envs: 8, batch_size: 9}"),
+            "config test.yaml: env.batch_size: 9 is more than env.num_envs (8)");
+  EXPECT_EQ(error_of("env: {name: CartPole-v1, num_envs: 8, batch_size: 4}"),
+            "config test.yaml: env.batch_size: CartPole-v1 steps on the device; only host-simulated environments "
+            "(MuJoCo) step in groups");
+  EXPECT_EQ(error_of("algo: sac\nenv: {name: Hopper-v5, num_envs: 8, batch_size: 4}"),
+            "config test.yaml: env.batch_size: algo sac steps all envs at once; groups are for algo ppo");
+  EXPECT_EQ(error_of("env: {name: Hopper-v5, num_envs: 8, batch_size: 2, async_halves: true}"),
+            "config test.yaml: env.batch_size: 2 contradicts env.async_halves (half of env.num_envs: 4); set one of them");
+  EXPECT_EQ(error_of("env: {name: Hopper-v5, batch_size: -1}"),
+            "config test.yaml: env.batch_size: expected an integer >= 0, got '-1'");
+}
+
 TEST(Config, YamlSyntaxErrorNamesLine) {
   const std::string e = error_of("ppo:\n  gamma: [0.9\n");
   EXPECT_EQ(e.rfind("config test.yaml: line ", 0), 0u) << e;

@@ -10,6 +10,7 @@
 /// the device asynchronously.  On host builds device memory is host memory and nothing is copied.
 /// Reset noise is counter-based: episode k of global env g draws from philox(seed, {k, g}), as
 /// the device environments do.
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,7 +33,7 @@ template <class Task>
 class MujocoVecEnv final : public VecEnvBase {
  public:
   MujocoVecEnv(int n, std::uint64_t seed, std::uint64_t offset, const Options& o, int max_episode_steps)
-      : task_(Task::params(o.kwargs)), model_(load_model(Task::kXml, o.model_path)), pool_(o.threads),
+      : task_(Task::params(o.kwargs)), model_(load_model(Task::kXml, o.model_path)), pool_(ThreadPool::Options{o.threads, o.pin_threads}),
         seed_(seed), offset_(offset) {
     const mjModel* m = model_.get();
     spec_ = spec_of(task_, m, max_episode_steps);
@@ -51,14 +52,22 @@ class MujocoVecEnv final : public VecEnvBase {
     done_length_.assign(n, 0.0);
     done_count_.assign(n, 0.0);
     done_terms_.assign(std::size_t(n) * nterms_, 0.0);
+    h_actions_ = Staging<float>("gmi::envs::mujoco::actions", std::size_t(n) * ad_);
     if (!device_is_host()) {
-      h_actions_ = Staging<float>("gmi::envs::mujoco::actions", std::size_t(n) * ad_);
       h_obs_ = Staging<float>("gmi::envs::mujoco::obs", std::size_t(n) * od_);
       h_final_ = Staging<float>("gmi::envs::mujoco::final_obs", std::size_t(n) * od_);
       h_reward_ = Staging<float>("gmi::envs::mujoco::reward", n);
       h_term_ = Staging<std::uint8_t>("gmi::envs::mujoco::terminated", n);
       h_trunc_ = Staging<std::uint8_t>("gmi::envs::mujoco::truncated", n);
     }
+  }
+
+  ~MujocoVecEnv() override {
+    // Steps still queued write into this object's buffers: let them end first.
+    for (const Pending& p : pending_) try {
+        pool_.wait(p.job);
+      } catch (...) {
+      }
   }
 
   /// The task's spec on a loaded model: dimensions, action bounds (actuator control ranges).
@@ -84,6 +93,7 @@ class MujocoVecEnv final : public VecEnvBase {
   }
 
   void reset_all(const ExecSpace& space, float* obs, std::uint64_t first_episode = 0) override {
+    GMI_REQUIRE(pending_.empty(), "reset_all: steps are still queued (step_wait first)");
     space.fence();
     float* o = device_is_host() ? obs : h_obs_.data();
     pool_.run(num_envs_, [&](int b, int e) {
@@ -102,22 +112,29 @@ class MujocoVecEnv final : public VecEnvBase {
   }
 
   void step(const ExecSpace& space, const float* actions, const StepOutputs& out) override {
-    begin(space, actions, out, 0, num_envs_);
-    pool_.run(num_envs_, [this](int b, int e) { step_range(b, e); });
-    finish(space);
+    GMI_REQUIRE(pending_.empty(), "step: steps are still queued (step_wait first)");
+    const Range r = begin(space, actions, out, 0, num_envs_);
+    pool_.run(num_envs_, [this, &r](int b, int e) { step_range(r, b, e); });
+    finish(space, r);
   }
 
   bool can_step_async() const override { return true; }
 
   void step_async(const ExecSpace& space, const float* actions, const StepOutputs& out, int lo, int hi) override {
     GMI_REQUIRE(0 <= lo && lo < hi && hi <= num_envs_, "step_async: the range must lie within the envs");
-    begin(space, actions, out, lo, hi);
-    pool_.start(hi - lo, [this, lo](int b, int e) { step_range(lo + b, lo + e); });
+    for (const Pending& p : pending_)
+      GMI_REQUIRE(hi <= p.range.lo || p.range.hi <= lo, "step_async: the range overlaps one still stepping");
+    const Range r = begin(space, actions, out, lo, hi);
+    const ThreadPool::Job job = pool_.submit(hi - lo, [this, r](int b, int e) { step_range(r, r.lo + b, r.lo + e); });
+    pending_.push_back(Pending{r, job});
   }
 
   void step_wait(const ExecSpace& space) override {
-    pool_.wait();
-    finish(space);
+    if (pending_.empty()) return;
+    const Pending p = pending_.front();
+    pending_.pop_front();
+    pool_.wait(p.job);
+    finish(space, p.range);
   }
 
   EpisodeStats take_episode_stats(const ExecSpace&) override {
@@ -134,6 +151,7 @@ class MujocoVecEnv final : public VecEnvBase {
   }
 
   std::vector<StateArray> save_state(const ExecSpace& space) const override {
+    GMI_REQUIRE(pending_.empty(), "save_state: steps are still queued (step_wait first)");
     space.fence();
     std::vector<StateArray> s;
     s.push_back(StateArray{"physics", false, physics_state(), state_size()});
@@ -153,6 +171,7 @@ class MujocoVecEnv final : public VecEnvBase {
   }
 
   void load_state(const ExecSpace& space, const std::vector<StateArray>& state) override {
+    GMI_REQUIRE(pending_.empty(), "load_state: steps are still queued (step_wait first)");
     space.fence();
     const mjModel* m = model_.get();
     const int k = state_size();
@@ -221,33 +240,45 @@ class MujocoVecEnv final : public VecEnvBase {
     Kokkos::deep_copy(space, Unmanaged<T, MemSpace>(dst, n), Unmanaged<T, PinnedSpace>(src, n));
   }
 
-  /// A step of envs [lo, hi): their actions in host memory (copied from the device on GPU
-  /// builds, which also orders the previous copies out of the staging buffers), and where the
-  /// threads write.
-  void begin(const ExecSpace& space, const float* actions, const StepOutputs& out, int lo, int hi) {
-    lo_ = lo, hi_ = hi, out_ = out;
-    act_ = actions;
-    host_ = out;
+  /// A step of envs [lo, hi): where its actions are read and its results written on the host,
+  /// and where the results go on the device.
+  struct Range {
+    int lo = 0, hi = 0;
+    const float* act = nullptr;  ///< [N][act_dim], host memory
+    StepOutputs host, device;    ///< indexed by env
+  };
+  struct Pending {
+    Range range;
+    ThreadPool::Job job;
+  };
+
+  /// A step of envs [lo, hi): their actions copied to host memory (from the device on GPU
+  /// builds, which also orders the previous copies out of the staging buffers), so the caller
+  /// may overwrite its own once this returns.
+  Range begin(const ExecSpace& space, const float* actions, const StepOutputs& out, int lo, int hi) {
+    Range r{lo, hi, h_actions_.data(), out, out};
+    const std::size_t a0 = std::size_t(lo) * ad_, an = std::size_t(hi - lo) * ad_;
+    Kokkos::deep_copy(space, Unmanaged<float, PinnedSpace>(h_actions_.data() + a0, an),
+                      Unmanaged<const float, MemSpace>(actions + a0, an));
     if (!device_is_host()) {
-      const std::size_t a0 = std::size_t(lo) * ad_, an = std::size_t(hi - lo) * ad_;
-      Kokkos::deep_copy(space, Unmanaged<float, PinnedSpace>(h_actions_.data() + a0, an),
-                        Unmanaged<const float, MemSpace>(actions + a0, an));
-      act_ = h_actions_.data();
-      host_ = StepOutputs{h_obs_.data(), h_final_.data(), h_reward_.data(), h_term_.data(), h_trunc_.data()};
+      r.host = StepOutputs{h_obs_.data(), h_final_.data(), h_reward_.data(), h_term_.data(), h_trunc_.data()};
     }
     space.fence();
+    return r;
   }
 
   /// Envs [b, e) one step (a worker's slice): Gymnasium's TimeLimit and same-step reset, the
   /// statistics of finished episodes.
-  void step_range(int b, int e) {
+  void step_range(const Range& r, int b, int e) {
     const mjModel* m = model_.get();
     const int max_steps = spec_.max_episode_steps;
-    const StepOutputs& h = host_;
-    std::vector<double> a(ad_), terms(std::max(1, nterms_));
+    const StepOutputs& h = r.host;
+    thread_local std::vector<double> a, terms;  // this thread's scratch
+    a.resize(ad_);
+    terms.resize(std::max(1, nterms_));
     for (int i = b; i < e; ++i) {
       mjData* d = data_[i].get();
-      for (int k = 0; k < ad_; ++k) a[k] = act_[std::size_t(i) * ad_ + k];
+      for (int k = 0; k < ad_; ++k) a[k] = r.act[std::size_t(i) * ad_ + k];
       bool terminated = false;
       const double r = task_.step(m, d, a.data(), &anchor_[2 * std::size_t(i)], terms.data(), terminated);
       const int steps = elapsed_[i] + 1;
@@ -279,15 +310,16 @@ class MujocoVecEnv final : public VecEnvBase {
     }
   }
 
-  /// Queue the copies of envs [lo, hi)'s results to the device (GPU builds).
-  void finish(const ExecSpace& space) {
+  /// Queue the copies of a step's results to the device (GPU builds).
+  void finish(const ExecSpace& space, const Range& r) {
     if (device_is_host()) return;
-    const std::size_t lo = lo_, n = hi_ - lo_;
-    to_device(space, out_.next_obs + lo * od_, h_obs_.data() + lo * od_, n * od_);
-    to_device(space, out_.final_obs + lo * od_, h_final_.data() + lo * od_, n * od_);
-    to_device(space, out_.reward + lo, h_reward_.data() + lo, n);
-    to_device(space, out_.terminated + lo, h_term_.data() + lo, n);
-    to_device(space, out_.truncated + lo, h_trunc_.data() + lo, n);
+    const std::size_t lo = r.lo, n = r.hi - r.lo;
+    const StepOutputs& out = r.device;
+    to_device(space, out.next_obs + lo * od_, h_obs_.data() + lo * od_, n * od_);
+    to_device(space, out.final_obs + lo * od_, h_final_.data() + lo * od_, n * od_);
+    to_device(space, out.reward + lo, h_reward_.data() + lo, n);
+    to_device(space, out.terminated + lo, h_term_.data() + lo, n);
+    to_device(space, out.truncated + lo, h_trunc_.data() + lo, n);
   }
 
   /// Gymnasium's reset: mj_resetData, the task's noisy qpos and qvel, mj_forward.
@@ -329,10 +361,7 @@ class MujocoVecEnv final : public VecEnvBase {
   std::vector<double> done_terms_;   ///< [N][terms] of episodes finished since the last take
   Staging<float> h_actions_, h_obs_, h_final_, h_reward_;
   Staging<std::uint8_t> h_term_, h_trunc_;
-  // The step in progress: its range, where its results go on the device, and in host memory.
-  int lo_ = 0, hi_ = 0;
-  const float* act_ = nullptr;
-  StepOutputs out_, host_;
+  std::deque<Pending> pending_;  ///< steps queued by step_async, oldest first
 };
 
 }  // namespace gmi::envs::mujoco

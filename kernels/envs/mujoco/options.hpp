@@ -63,7 +63,7 @@ struct Kwargs {
 struct Options {
   Kwargs kwargs;
   int threads = 1;             ///< worker threads stepping this GMI's envs (>= 1)
-  bool async_halves = false;   ///< step one half of the envs while the device acts for the other
+  bool pin_threads = false;    ///< each worker thread on one CPU of the affinity mask
   std::string model_path;      ///< directory or XML file; "" Gymnasium's assets
 };
 

@@ -203,7 +203,8 @@ void PpoTrainer::init(std::uint64_t seed) {
   const bool fuse_update = rl::FusedUpdate::supported(layout_) && fused_wanted(cfg);
   paths_open_ = cfg.device.fused_kernels == "auto" && (fuse_rollout || fuse_update);
   use_paths(fuse_rollout, fuse_update, paths_open_);
-  async_halves_ = env_ && cfg.env.async_halves && env_->can_step_async() && N_ >= 2;
+  const int batch = cfg.env.batch_size > 0 ? cfg.env.batch_size : cfg.env.async_halves ? (N_ + 1) / 2 : N_;
+  group_ = env_ && env_->can_step_async() ? std::min(batch, N_) : N_;
   // device.graphs (config::derive rejects "on" where it cannot apply): device envs only.
   const bool device_env = env_ && spec_.host_bytes_per_env == 0 && !env_->can_step_async();
   if (device_env && cfg.device.graphs != "off" && graphs_available()) {
@@ -485,20 +486,26 @@ void PpoTrainer::rollout() {
   auto actions_of = [&](int t) { return env_actions ? env_actions : actions_.data() + std::size_t(t) * N_ * ad_; };
   // With a rollout graph, act() reads the global step's base on the device (graph or not).
   if (rollout_graph_) Kokkos::deep_copy(space_, step_base_, std::uint64_t(iteration_) * T_);
-  if (async_halves_) {
-    // Two halves of the envs: the device computes one half's actions while the host threads step
-    // the other (env.async_halves).  Every env sees the same actions as without halves (the same
-    // random numbers); only the last bits of the policy's products may differ.
-    const int h = N_ / 2;
-    act(0, 0, h);
-    env_->step_async(space_, actions_of(0), step_outputs(0), 0, h);
+  if (group_ < N_) {
+    // The envs in groups of group_ (env.batch_size), taken in turn: the threads step the groups
+    // queued while the device computes the actions of the group that came back.  Every env sees
+    // the same actions as in one batch (the same random numbers); only the last bits of the
+    // policy's products over fewer envs may differ.
+    const int groups = (N_ + group_ - 1) / group_;
+    auto range = [&](int g) { return std::make_pair(g * group_, std::min(N_, (g + 1) * group_)); };
+    for (int g = 0; g < groups; ++g) {
+      const auto [lo, hi] = range(g);
+      act(0, lo, hi);
+      env_->step_async(space_, actions_of(0), step_outputs(0), lo, hi);
+    }
     for (int t = 0; t < T_; ++t) {
-      act(t, h, N_);          // queued on the device while the threads step half A
-      env_->step_wait(space_);  // half A at step t done; its results are queued to the device
-      env_->step_async(space_, actions_of(t), step_outputs(t), h, N_);
-      if (t + 1 < T_) act(t + 1, 0, h);  // overlaps half B's step
-      env_->step_wait(space_);
-      if (t + 1 < T_) env_->step_async(space_, actions_of(t + 1), step_outputs(t + 1), 0, h);
+      for (int g = 0; g < groups; ++g) {
+        env_->step_wait(space_);  // group g's step t done (the oldest queued); its results are queued to the device
+        if (t + 1 == T_) continue;
+        const auto [lo, hi] = range(g);
+        act(t + 1, lo, hi);
+        env_->step_async(space_, actions_of(t + 1), step_outputs(t + 1), lo, hi);
+      }
       mpi::progress().beat();
     }
   } else if (rollout_graph_ && rollout_warm_ && !phases_ && !Kokkos::Tools::profileLibraryLoaded()) {
@@ -523,7 +530,7 @@ void PpoTrainer::rollout() {
     }
     rollout_warm_ = true;
   }
-  mark(Phase::EnvStep);  // with halves: policy and envs overlap; the whole rollout counts as env steps
+  mark(Phase::EnvStep);  // in groups: policy and envs overlap; the whole rollout counts as env steps
   finish_rollout();
   mark(Phase::Inference);
 }

@@ -199,7 +199,9 @@ class PpoTrainer final : public Trainer {
   /// tensor cores; empty elsewhere), valid from the start of a rollout to its end (act_frag_ready_)
   View1<float> act_frag_;
   bool act_frag_ready_ = false;
-  bool async_halves_ = false;  ///< env.async_halves with an environment that steps asynchronously
+  /// envs per group (env.batch_size, env.async_halves) with an environment that steps groups
+  /// asynchronously; N_ when all envs step as one batch
+  int group_ = 0;
   rl::FusedUpdate fused_;  ///< the fused update's plan and workspace
   View1<float> ones_;
   rl::RunningMeanStd obs_rms_, ret_rms_;
