@@ -5,47 +5,57 @@
 #   groups  128 envs in groups of 64 on 16 threads (gmi_drl env.batch_size=64; EnvPool's async mode,
 #           num_envs 128, batch_size 64, recv/send)
 # gmi_drl runs each point twice (plain and env.pin_threads), EnvPool once (its harness,
-# ../shared/peers/envpool/bench_envpool.py, on PYTHONPATH=$ENVPOOL/site).
+# ../shared/peers/envpool/bench_envpool.py, on PYTHONPATH=$ENVPOOL/site); REPS=n repeats the
+# whole set n times, alternating, and the ledger takes each side's median.
 # Usage, from the repository root on the GPU machine:
 #   ENVPOOL=.peers/envpool postprocess/peers/envpool_peers.sh GMI_DRL OUTDIR [TASK:STEPS...]
-# Writes OUTDIR/gmi-*.json (bench-env), OUTDIR/envpool.jsonl and OUTDIR/peers_new.json (ledger rows:
-# gmi_drl's better of plain and pinned against EnvPool; postprocess/peers/ledger.py merge).
+# Writes OUTDIR/gmi-*.json (bench-env), OUTDIR/envpool.jsonl, OUTDIR/summary.json (every sample)
+# and OUTDIR/peers_new.json (ledger rows: gmi_drl's better median of plain and pinned against
+# EnvPool's median; postprocess/peers/ledger.py merge).
 set -uo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 GMI_DRL OUTDIR [TASK:STEPS...]" >&2; exit 2; }
 gmi=$(realpath "$1"); out=$(realpath -m "$2"); shift 2
 tasks=${*:-"Hopper-v5:400 Ant-v5:200 Humanoid-v5:150"}
 mkdir -p "$out"
 envpool=${ENVPOOL:-.peers/envpool}
-for ts in $tasks; do
-  t=${ts%%:*}; s=${ts##*:}
-  for pin in false true; do
-    "$gmi" bench-env --name "$t" --num-envs 64 --threads 1,2,4,8,16 --steps "$s" --warmup 20 \
-      --set env.pin_threads=$pin --json "$out/gmi-sync-$pin-$t.json" 2>&1 | grep "env steps"
-    "$gmi" bench-env --name "$t" --num-envs 128 --threads 16 --steps "$s" --warmup 20 --set env.batch_size=64 \
-      --set env.pin_threads=$pin --json "$out/gmi-groups-$pin-$t.json" 2>&1 | grep "env steps"
-  done
-done
 names=$(for ts in $tasks; do echo -n "${ts%%:*} "; done)
-# shellcheck disable=SC2086
-PYTHONPATH="$envpool/site" timeout 400 python3 "$envpool/bench_envpool.py" --tasks $names \
-  > "$out/envpool.jsonl" 2> "$out/envpool.log"
-grep -v "^#" "$out/envpool.log" | tail -n 20
+reps=${REPS:-1}
+for rep in $(seq "$reps"); do  # gmi_drl and EnvPool alternate, so a slow spell of the machine hits both
+  for ts in $tasks; do
+    t=${ts%%:*}; s=${ts##*:}
+    for pin in false true; do
+      "$gmi" bench-env --name "$t" --num-envs 64 --threads 1,2,4,8,16 --steps "$s" --warmup 20 \
+        --set env.pin_threads=$pin --json "$out/gmi-sync-$pin-$rep-$t.json" 2>&1 | grep "env steps"
+      "$gmi" bench-env --name "$t" --num-envs 128 --threads 16 --steps "$s" --warmup 20 --set env.batch_size=64 \
+        --set env.pin_threads=$pin --json "$out/gmi-groups-$pin-$rep-$t.json" 2>&1 | grep "env steps"
+    done
+  done
+  # shellcheck disable=SC2086
+  PYTHONPATH="$envpool/site" timeout 400 python3 "$envpool/bench_envpool.py" --tasks $names \
+    --min-seconds "${ENVPOOL_SECONDS:-2}" >> "$out/envpool.jsonl" 2>> "$out/envpool.log"
+  grep -v "^#" "$out/envpool.log" | tail -n 18
+done
 python3 - "$out" "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" "$(nproc)" <<'PY'
-import datetime, glob, json, os, sys
+import datetime, glob, json, os, statistics, sys
 out, gpu, cores = sys.argv[1], sys.argv[2] or "no GPU", sys.argv[3]
-peer = {}
+peer, gmi = {}, {}  # (task, mode, threads) -> samples; gmi: per pinning
 for line in open(os.path.join(out, "envpool.jsonl")):
     if line.startswith("{"):
         p = json.loads(line)
         if "env_steps_per_s" in p:
-            peer[(p["task"], p["mode"], p["threads"])] = p["env_steps_per_s"]
-best = {}
+            peer.setdefault((p["task"], p["mode"], p["threads"]), []).append(p["env_steps_per_s"])
 for f in glob.glob(os.path.join(out, "gmi-*.json")):
-    kind = os.path.basename(f).split("-")[1]
+    _, kind, pin = os.path.basename(f).split("-")[:3]
     j = json.load(open(f))
     for r in j["results"]:
         key = (j["env"], "sync" if kind == "sync" else "async", r["threads"])
-        best[key] = max(best.get(key, 0.0), r["env_steps_per_s"])
+        gmi.setdefault(key, {}).setdefault(pin, []).append(r["env_steps_per_s"])
+med = statistics.median
+best = {k: max(med(v) for v in by_pin.values()) for k, by_pin in gmi.items()}
+json.dump([{"task": k[0], "mode": k[1], "threads": k[2], "envpool": peer.get(k, []),
+            "gmi_drl": gmi[k].get("false", []), "gmi_drl_pinned": gmi[k].get("true", [])} for k in sorted(gmi)],
+          open(os.path.join(out, "summary.json"), "w"), indent=1)
+peer = {k: med(v) for k, v in peer.items()}
 rows = []
 for key in sorted(best):
     if key not in peer:
@@ -58,7 +68,8 @@ for key in sorted(best):
         "device": f"{gpu} machine, {cores} CPU cores",
         "same_call": True,
         "command": "ENVPOOL=.peers/envpool postprocess/peers/envpool_peers.sh GMI_DRL OUT "
-                   "(gmi_drl bench-env, the better of env.pin_threads false/true; EnvPool: bench_envpool.py)",
+                   "(gmi_drl bench-env, the better median of env.pin_threads false/true; EnvPool: bench_envpool.py; "
+                   "medians of REPS alternating repetitions)",
         "workload": f"env/{task}/{'sync' if mode == 'sync' else 'groups'}/{threads}-threads",
         "precision": "float64 physics",
         "unit": f"env-steps/s, random actions, {setting}",
