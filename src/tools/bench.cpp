@@ -381,6 +381,16 @@ std::ofstream open_json(const std::string& path) {
   return j;
 }
 
+/// The benchmark's config: the files and --set, with env.num_envs at the largest --num-envs per
+/// GMI (each point sets its own count and is checked below; the file's count is not what keys that
+/// depend on it, such as env.batch_size, are checked against).
+config::Config load_bench_config(const BenchOptions& o, int W) {
+  config::Overrides sets = config::parse_overrides(o.sets);
+  const int most = o.num_envs.empty() ? 0 : *std::max_element(o.num_envs.begin(), o.num_envs.end());
+  if (most >= W && most % W == 0) sets.emplace_back("env.num_envs", std::to_string(most / W));
+  return config::load(o.config_paths, sets, W);
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& o, int* argc, char*** argv) {
@@ -389,12 +399,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     if (o.mode != "train" && o.mode != "serve" && o.mode != "update")
       throw InputError("--mode: expected train, serve or update, got '" + o.mode + "'");
     const bool serve = o.mode == "serve";
-    config::Overrides sets = config::parse_overrides(o.sets);
-    // Each point sets env.num_envs (--num-envs) and is checked below; the file's own count is not
-    // what keys that depend on it (env.batch_size) are checked against.
-    const int most = o.num_envs.empty() ? 0 : *std::max_element(o.num_envs.begin(), o.num_envs.end());
-    if (most >= W && most % W == 0) sets.emplace_back("env.num_envs", std::to_string(most / W));
-    config::Config base = config::load(o.config_paths, sets, W);
+    config::Config base = load_bench_config(o, W);
     const algos::Algorithm& algo = algos::algorithm(base.algo);
     if (serve && !algo.serve_bench)
       throw InputError("--mode serve: serves the actors of algo " +
