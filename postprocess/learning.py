@@ -2,13 +2,16 @@
 """Learning curves of several runs.
 
     postprocess/learning.py RUN_DIR... [--labels A,B,...] [--smooth N] [--out DIR]
-                            [--reference R1,R2,...]
+                            [--reference R1,R2,...] [--threshold X]
 
 Reads RUN_DIR/metrics.csv of every run (gmi_drl's run directories) and prints, per run, the
 iterations, env steps, wall time, final return (mean of the last 10 % of iterations with
 finished episodes) and best iteration return.  --reference gives one return per run (or '-' for
 none), e.g. a published result, drawn as a dashed line in the run's colour and printed beside
-its final return.  Writes to DIR (default the current directory):
+its final return.  --threshold X adds the time to return: per run, the wall time and env steps
+where the return smoothed over --smooth iterations first reaches X, and the first wall time where
+the mean of the runs' smoothed curves (each at its latest iteration) does.  Writes to DIR (default
+the current directory):
     learning_steps.png    episode return against env steps
     learning_time.png     episode return against wall time
 """
@@ -53,6 +56,29 @@ def smooth(values, n):
     return out
 
 
+def time_to_return(labels, runs, n, threshold):
+    """When each run's smoothed return, and the mean of the runs' smoothed curves, first reach
+    `threshold` (the curves are step functions of wall time: a run keeps its latest value)."""
+    curves = [(wall, smooth(ret, n)) for _, wall, ret in runs]
+    print(f"\n| run | seconds to {threshold:g} | env steps to {threshold:g} |")
+    print("|---|---|---|")
+    for label, (steps, wall, _), (_, sm) in zip(labels, runs, curves):
+        hit = next((i for i, v in enumerate(sm) if math.isfinite(v) and v >= threshold), None)
+        shown = ("not reached", "-") if hit is None else (f"{wall[hit]:.1f}", f"{steps[hit]:.0f}")
+        print(f"| {label} | {shown[0]} | {shown[1]} |")
+    end = min(w[-1] for w, _ in curves)
+    times = sorted({t for w, _ in curves for t in w if t <= end})
+    for t in times:
+        values = []
+        for w, sm in curves:
+            i = max((k for k, x in enumerate(w) if x <= t), default=None)
+            values.append(math.nan if i is None else sm[i])
+        if all(math.isfinite(v) for v in values) and sum(values) / len(values) >= threshold:
+            print(f"mean of the {len(runs)} runs' curves reaches {threshold:g} at {t:.1f} s")
+            return
+    print(f"mean of the {len(runs)} runs' curves does not reach {threshold:g} (within the shortest run, {end:.1f} s)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dirs", nargs="+")
@@ -60,6 +86,7 @@ def main():
     ap.add_argument("--smooth", type=int, default=10, help="moving average over N iterations (default 10)")
     ap.add_argument("--out", default=".", help="where to write the plots")
     ap.add_argument("--reference", help="comma-separated returns, one per run ('-': none), drawn as dashed lines")
+    ap.add_argument("--threshold", type=float, help="report when each run (and the runs' mean) first reaches this return")
     a = ap.parse_args()
     labels = a.labels.split(",") if a.labels else [os.path.basename(os.path.normpath(d)) for d in a.run_dirs]
     if len(labels) != len(a.run_dirs):
@@ -86,6 +113,9 @@ def main():
         best = max(finite) if finite else math.nan
         shown = "-" if ref is None else f"{ref:.2f}"
         print(f"| {label} | {len(steps)} | {steps[-1]:.0f} | {wall[-1]:.1f} | {final:.2f} | {best:.2f} | {shown} |")
+
+    if a.threshold is not None:
+        time_to_return(labels, runs, a.smooth, a.threshold)
 
     import matplotlib
     matplotlib.use("Agg")

@@ -110,6 +110,23 @@ def test_learning_table_and_plots(tmp_path):
     assert "| flat | 20 | 40000 | 20.0 | 5.00 | 5.00 | - |" in p.stdout
 
 
+def test_learning_time_to_return(tmp_path):
+    # Smoothed over 2 iterations a is 10, 15, 25, 35, ...: 30 at iteration 4 (2.0 s, 4000 steps);
+    # b (5 throughout) never; their mean needs a's curve at 55: iteration 6 (3.0 s).
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    metrics(a, [10, 20, 30, 40, 50, 60, 70, 80, 90, 100])
+    metrics(b, [5] * 20, steps_per_iter=2000, seconds_per_iter=0.25)
+    p = run(LEARNING, a, b, "--labels", "fast,flat", "--smooth", "2", "--threshold", "30", "--out", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert "| fast | 2.0 | 4000 |" in p.stdout
+    assert "| flat | not reached | - |" in p.stdout
+    assert "mean of the 2 runs' curves reaches 30 at 3.0 s" in p.stdout
+    p = run(LEARNING, a, b, "--smooth", "2", "--threshold", "60", "--out", str(tmp_path))
+    assert "mean of the 2 runs' curves does not reach 60 (within the shortest run, 5.0 s)" in p.stdout
+    p = run(LEARNING, a, "--smooth", "1", "--threshold", "70", "--out", str(tmp_path))
+    assert "| a | 3.5 | 7000 |" in p.stdout and "mean of the 1 runs' curves reaches 70 at 3.5 s" in p.stdout
+
+
 def test_learning_bad_input(tmp_path):
     p = run(LEARNING, str(tmp_path / "nope"))
     assert p.returncode == 2 and "no metrics.csv" in p.stderr
