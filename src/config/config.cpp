@@ -339,6 +339,41 @@ envs::EnvOverrides env_overrides(const Config& c) {
   return o;
 }
 
+int env_group_size(const EnvConfig& e) {
+  const int b = e.batch_size > 0 ? e.batch_size : e.async_halves ? (e.num_envs + 1) / 2 : e.num_envs;
+  return std::max(1, std::min(b, e.num_envs));
+}
+
+namespace {
+/// The key and what is wrong when env.batch_size / env.async_halves cannot be stepped as asked (more
+/// than env.num_envs, an environment on the device, more groups than can be queued, a
+/// contradiction); derive() also checks that the algorithm steps groups.
+std::optional<std::pair<std::string, std::string>> env_groups_problem(const EnvConfig& e) {
+  auto problem = [](const std::string& key, const std::string& what) {
+    return std::optional<std::pair<std::string, std::string>>(std::make_pair(key, what));
+  };
+  if (e.async_halves && !envs::mujoco::is_mujoco(e.name))
+    return problem("env.async_halves", e.name + " steps on the device; only host-simulated environments (MuJoCo) step in halves");
+  if (e.async_halves && e.num_envs < 2) return problem("env.async_halves", "needs env.num_envs >= 2 (two halves)");
+  if (e.batch_size <= 0) return std::nullopt;
+  if (e.batch_size > e.num_envs)
+    return problem("env.batch_size", fmt::format("{} is more than env.num_envs ({})", e.batch_size, e.num_envs));
+  if (e.batch_size < e.num_envs && !envs::mujoco::is_mujoco(e.name))
+    return problem("env.batch_size", e.name + " steps on the device; only host-simulated environments (MuJoCo) step in groups");
+  if (e.async_halves && e.batch_size != (e.num_envs + 1) / 2)
+    return problem("env.batch_size", fmt::format("{} contradicts env.async_halves (half of env.num_envs: {}); set one of them",
+                                                 e.batch_size, (e.num_envs + 1) / 2));
+  const int groups = (e.num_envs + e.batch_size - 1) / e.batch_size;
+  if (groups > envs::mujoco::kMaxQueuedSteps)
+    return problem("env.batch_size", fmt::format("{} envs in groups of {} make {} groups; at most {} can be queued (a "
+                                                 "batch of at least {})",
+                                                 e.num_envs, e.batch_size, groups, envs::mujoco::kMaxQueuedSteps,
+                                                 (e.num_envs + envs::mujoco::kMaxQueuedSteps - 1) / envs::mujoco::kMaxQueuedSteps));
+  return std::nullopt;
+}
+
+}  // namespace
+
 void register_algorithm(const AlgorithmRules& rules) {
   for (const SectionDecl& d : rules.sections) {
     bool known = false;
@@ -445,21 +480,11 @@ void derive(Config& c, int world_size) {
     if (!changed.empty())
       bad(changed, c.env.name + " does not take this parameter (TagGridworld-v0 and TagContinuous-v0 only)");
   }
-  if (c.env.async_halves && !envs::mujoco::is_mujoco(c.env.name))
-    bad("env.async_halves", c.env.name + " steps on the device; only host-simulated environments (MuJoCo) step in halves");
-  if (c.env.async_halves && c.env.num_envs < 2) bad("env.async_halves", "needs env.num_envs >= 2 (two halves)");
-  if (c.env.batch_size > 0) {
-    if (c.env.batch_size > c.env.num_envs)
-      bad("env.batch_size", fmt::format("{} is more than env.num_envs ({})", c.env.batch_size, c.env.num_envs));
-    if (c.env.batch_size < c.env.num_envs && !envs::mujoco::is_mujoco(c.env.name))
-      bad("env.batch_size", c.env.name + " steps on the device; only host-simulated environments (MuJoCo) step in groups");
-    if (c.env.batch_size < c.env.num_envs && !algo->grouped_steps)
-      bad("env.batch_size", "algo " + c.algo + " steps all envs at once; groups are for algo " +
-                                names_where([](const AlgorithmRules& a) { return a.grouped_steps; }));
-    if (c.env.async_halves && c.env.batch_size != (c.env.num_envs + 1) / 2)
-      bad("env.batch_size", fmt::format("{} contradicts env.async_halves (half of env.num_envs: {}); set one of them",
-                                        c.env.batch_size, (c.env.num_envs + 1) / 2));
-  }
+  if (const auto p = env_groups_problem(c.env)) bad(p->first, p->second);
+  if (env_group_size(c.env) < c.env.num_envs && !algo->grouped_steps)
+    bad(c.env.async_halves ? "env.async_halves" : "env.batch_size",
+        "algo " + c.algo + " steps all envs at once; groups are for algo " +
+            names_where([](const AlgorithmRules& a) { return a.grouped_steps; }));
   if (c.device.graphs == "on" && !algo->captured_update &&
       (multi || envs::mujoco::is_mujoco(c.env.name) || !algo->captured_rollout))
     bad("device.graphs", "on: graphs capture the rollout of environments that step on the device (algo " +

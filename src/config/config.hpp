@@ -37,8 +37,9 @@ namespace gmi::config {
     "host-simulated environments (MuJoCo): threads stepping this GMI's envs; 0: the CPUs it may run on, "      \
     "at most the node's hardware threads divided among its GMIs")                                               \
   X(bool, pin_threads, false, any,                                                                              \
-    "host-simulated environments: each stepping thread on one CPU of the GMI's affinity mask (its NUMA node "  \
-    "first, one per physical core before second hardware threads)")                                             \
+    "host-simulated environments: each worker thread on one CPU of the GMI's affinity mask (the caller's NUMA " \
+    "node first, one per physical core before second hardware threads); GMIs that share a node's mask take a " \
+    "slice of it each")                                                                                         \
   X(int, batch_size, 0, at_least(0),                                                                            \
     "host-simulated environments, PPO: the envs in groups of this many, taken in turn; the device computes a " \
     "group's actions while the threads step the others (the same results as one batch); 0: env.num_envs (one " \
@@ -315,6 +316,9 @@ struct EnvOverrides;
 
 namespace gmi::config {
 
+/// The envs per group that env.batch_size (or env.async_halves: half of them) asks for;
+/// env.num_envs when all envs step as one batch.
+int env_group_size(const EnvConfig& e);
 /// What the environment registry needs of env.* (time limit, MuJoCo's keyword arguments, threads
 /// (0, not yet resolved to the node's share: 1), model path).
 envs::EnvOverrides env_overrides(const Config& c);

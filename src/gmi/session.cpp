@@ -150,6 +150,20 @@ int Session::env_threads(int configured) const {
                                                                     : int(std::thread::hardware_concurrency());
   const int share = int(std::thread::hardware_concurrency()) / mpi::comm_size(comms_->node());
   const int threads = configured > 0 ? configured : std::max(1, std::min(allowed, share));
+  const int gmis = mpi::comm_size(comms_->node());
+  if (cfg_.env.pin_threads && gmis > 1 && allowed >= int(std::thread::hardware_concurrency())) {
+    // Every GMI of the node may run anywhere (mpirun --bind-to none): pinned threads of several
+    // GMIs would share the first CPUs, so this GMI keeps its slice of the node's CPUs, the k-th of
+    // as many as the node has GMIs (its threads inherit it; the pool pins within it).
+    std::vector<int> cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &mask)) cpus.push_back(c);
+    const int k = mpi::comm_rank(comms_->node()), n = int(cpus.size());
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    for (int i = k * n / gmis; i < (k + 1) * n / gmis; ++i) CPU_SET(cpus[std::size_t(i)], &mine);
+    if (CPU_COUNT(&mine) > 0) ::sched_setaffinity(0, sizeof mine, &mine);
+  }
   // One line per node (its first GMI): the launcher binds every rank alike.
   if (envs::mujoco::is_mujoco(cfg_.env.name) && (threads > allowed || allowed < share) &&
       mpi::comm_rank(comms_->node()) == 0)

@@ -88,9 +88,8 @@ void run_env_bench(const EnvBenchOptions& o) {
   };
   std::vector<Point> points;
   ExecSpace space;
-  // env.batch_size (or env.async_halves): groups stepped asynchronously, host-simulated envs only.
-  const int batch = cfg.env.batch_size > 0 ? cfg.env.batch_size : cfg.env.async_halves ? (N + 1) / 2 : N;
-  const int group = host ? std::min(batch, N) : N, groups = (N + group - 1) / group;
+  // env.batch_size (or env.async_halves; checked with the config): groups stepped asynchronously.
+  const int group = host ? config::env_group_size(cfg.env) : N, groups = (N + group - 1) / group;
   for (int t : threads) {
     envs::EnvOverrides ov = config::env_overrides(cfg);
     ov.mujoco.threads = t;
@@ -116,6 +115,7 @@ void run_env_bench(const EnvBenchOptions& o) {
     // Steps i in [from, to): one batch, or in groups of `group` taken in turn (each group's next
     // step queued as soon as its last one came back, as a PPO rollout does with env.batch_size).
     auto run = [&](int from, int to) {
+      if (from >= to) return;
       if (group >= N) {
         for (int i = from; i < to; ++i) env->step(space, actions(i), out);
         return;

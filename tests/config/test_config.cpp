@@ -116,6 +116,11 @@ TEST(Config, EnvBatchSizeGroupsHostSimulatedEnvsForPpo) {
             "(MuJoCo) step in groups");
   EXPECT_EQ(error_of("algo: sac\nenv: {name: Hopper-v5, num_envs: 8, batch_size: 4}"),
             "config test.yaml: env.batch_size: algo sac steps all envs at once; groups are for algo ppo");
+  EXPECT_EQ(error_of("algo: sac\nenv: {name: Hopper-v5, num_envs: 8, async_halves: true}"),
+            "config test.yaml: env.async_halves: algo sac steps all envs at once; groups are for algo ppo");
+  EXPECT_EQ(error_of("env: {name: Hopper-v5, num_envs: 130, batch_size: 2}"),
+            "config test.yaml: env.batch_size: 130 envs in groups of 2 make 65 groups; at most 64 can be queued (a "
+            "batch of at least 3)");
   EXPECT_EQ(error_of("env: {name: Hopper-v5, num_envs: 8, batch_size: 2, async_halves: true}"),
             "config test.yaml: env.batch_size: 2 contradicts env.async_halves (half of env.num_envs: 4); set one of them");
   EXPECT_EQ(error_of("env: {name: Hopper-v5, batch_size: -1}"),

@@ -4,8 +4,8 @@
 /// several GMIs, checkpoints and `gmi_drl env` use them as they use the device environments.
 ///
 /// The model is loaded once and shared (read only); every env has its own mjData.  A step copies
-/// the actions from the device into pinned host memory, the pool's threads step disjoint slices
-/// of the envs (Gymnasium's TimeLimit and same-step automatic reset, the true last observation
+/// the actions from the device into pinned host memory, the pool's threads step the envs, handed
+/// out one at a time (Gymnasium's TimeLimit and same-step automatic reset, the true last observation
 /// kept for bootstrapping, per-term reward sums of finished episodes), and the results go back to
 /// the device asynchronously.  On host builds device memory is host memory and nothing is copied.
 /// Reset noise is counter-based: episode k of global env g draws from philox(seed, {k, g}), as
@@ -138,6 +138,7 @@ class MujocoVecEnv final : public VecEnvBase {
   }
 
   EpisodeStats take_episode_stats(const ExecSpace&) override {
+    GMI_REQUIRE(pending_.empty(), "take_episode_stats: steps are still queued (step_wait first)");
     EpisodeStats s;
     s.term_sums.assign(nterms_, 0.0);
     for (int i = 0; i < num_envs_; ++i) {
@@ -199,6 +200,7 @@ class MujocoVecEnv final : public VecEnvBase {
   }
 
   std::vector<StateArray> simulator_state() const override {
+    GMI_REQUIRE(pending_.empty(), "simulator_state: steps are still queued (step_wait first)");
     const mjModel* m = model_.get();
     std::vector<double> qpos, qvel;
     for (int i = 0; i < num_envs_; ++i) {
@@ -280,13 +282,13 @@ class MujocoVecEnv final : public VecEnvBase {
       mjData* d = data_[i].get();
       for (int k = 0; k < ad_; ++k) a[k] = r.act[std::size_t(i) * ad_ + k];
       bool terminated = false;
-      const double r = task_.step(m, d, a.data(), &anchor_[2 * std::size_t(i)], terms.data(), terminated);
+      const double rew = task_.step(m, d, a.data(), &anchor_[2 * std::size_t(i)], terms.data(), terminated);
       const int steps = elapsed_[i] + 1;
       const bool truncated = steps >= max_steps;
-      h.reward[i] = float(r);
+      h.reward[i] = float(rew);
       h.terminated[i] = terminated;
       h.truncated[i] = truncated;
-      ep_return_[i] += r;
+      ep_return_[i] += rew;
       ep_length_[i] += 1;
       for (int t = 0; t < nterms_; ++t) ep_terms_[i * nterms_ + t] += terms[t];
       if (terminated || truncated) {

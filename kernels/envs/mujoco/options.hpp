@@ -60,9 +60,12 @@ struct Kwargs {
   }
 };
 
+/// Steps of env ranges (step_async) queued at most at a time: env.batch_size groups.
+constexpr int kMaxQueuedSteps = 64;
+
 struct Options {
   Kwargs kwargs;
-  int threads = 1;             ///< worker threads stepping this GMI's envs (>= 1)
+  int threads = 1;             ///< threads stepping this GMI's envs (>= 1; the caller and threads - 1 workers)
   bool pin_threads = false;    ///< each worker thread on one CPU of the affinity mask
   std::string model_path;      ///< directory or XML file; "" Gymnasium's assets
 };

@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/envs/mujoco/options.hpp"
+
 namespace gmi::envs::mujoco {
 
 class ThreadPool {
@@ -47,10 +49,11 @@ class ThreadPool {
   /// rethrows the first exception (the other chunks still run).
   void run(int n, const std::function<void(int, int)>& f);
   /// Queue f over [0, n) behind the jobs already queued; the caller is free until it waits.
-  /// At most 64 jobs wait at a time (gmi::Error beyond).
+  /// At most kMaxQueuedSteps jobs may be queued and not yet waited for (gmi::Error beyond).
   Job submit(int n, std::function<void(int, int)> f);
-  /// Work on job `j` and wait until it is done; rethrows its first exception.  Jobs are waited
-  /// for in the order they were submitted.
+  /// Work on job `j` and wait until it is done (spinning up to 2 ms before it sleeps, where
+  /// threads have CPUs of their own); rethrows its first exception.  Jobs are waited for in the
+  /// order they were submitted.
   void wait(Job j);
   /// The CPUs the workers run on when pinned (empty when not), in worker order.
   const std::vector<int>& pinned_cpus() const { return cpus_; }
@@ -61,7 +64,7 @@ class ThreadPool {
     int end = 0;
   };
   struct Entry;  // a queued job
-  static constexpr int kRing = 64;  ///< jobs queued at most
+  static constexpr int kRing = kMaxQueuedSteps;  ///< jobs queued and not yet waited for, at most
 
   Job publish(int n, const std::function<void(int, int)>* f, std::function<void(int, int)> owned);
   /// Take chunks of `e` from slice `slot` on, then from the others'.

@@ -203,8 +203,7 @@ void PpoTrainer::init(std::uint64_t seed) {
   const bool fuse_update = rl::FusedUpdate::supported(layout_) && fused_wanted(cfg);
   paths_open_ = cfg.device.fused_kernels == "auto" && (fuse_rollout || fuse_update);
   use_paths(fuse_rollout, fuse_update, paths_open_);
-  const int batch = cfg.env.batch_size > 0 ? cfg.env.batch_size : cfg.env.async_halves ? (N_ + 1) / 2 : N_;
-  group_ = env_ && env_->can_step_async() ? std::min(batch, N_) : N_;
+  group_ = env_ && env_->can_step_async() ? config::env_group_size(cfg.env) : N_;
   // device.graphs (config::derive rejects "on" where it cannot apply): device envs only.
   const bool device_env = env_ && spec_.host_bytes_per_env == 0 && !env_->can_step_async();
   if (device_env && cfg.device.graphs != "off" && graphs_available()) {
@@ -493,20 +492,29 @@ void PpoTrainer::rollout() {
     // policy's products over fewer envs may differ.
     const int groups = (N_ + group_ - 1) / group_;
     auto range = [&](int g) { return std::make_pair(g * group_, std::min(N_, (g + 1) * group_)); };
-    for (int g = 0; g < groups; ++g) {
-      const auto [lo, hi] = range(g);
-      act(0, lo, hi);
-      env_->step_async(space_, actions_of(0), step_outputs(0), lo, hi);
-    }
-    for (int t = 0; t < T_; ++t) {
+    try {
       for (int g = 0; g < groups; ++g) {
-        env_->step_wait(space_);  // group g's step t done (the oldest queued); its results are queued to the device
-        if (t + 1 == T_) continue;
         const auto [lo, hi] = range(g);
-        act(t + 1, lo, hi);
-        env_->step_async(space_, actions_of(t + 1), step_outputs(t + 1), lo, hi);
+        act(0, lo, hi);
+        env_->step_async(space_, actions_of(0), step_outputs(0), lo, hi);
       }
-      mpi::progress().beat();
+      for (int t = 0; t < T_; ++t) {
+        for (int g = 0; g < groups; ++g) {
+          env_->step_wait(space_);  // group g's step t done (the oldest queued); its results are queued to the device
+          if (t + 1 == T_) continue;
+          const auto [lo, hi] = range(g);
+          act(t + 1, lo, hi);
+          env_->step_async(space_, actions_of(t + 1), step_outputs(t + 1), lo, hi);
+        }
+        mpi::progress().beat();
+      }
+    } catch (...) {
+      // The steps still queued write into this trainer's buffers: let them end before it unwinds.
+      for (int g = 0; g < groups; ++g) try {
+          env_->step_wait(space_);
+        } catch (...) {
+        }
+      throw;
     }
   } else if (rollout_graph_ && rollout_warm_ && !phases_ && !Kokkos::Tools::profileLibraryLoaded()) {
     // One graph launch for the whole rollout.  The first rollout launches directly, so that the
