@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "kernels/core/cpus.hpp"
 #include "kernels/core/error.hpp"
 #include "kernels/envs/mujoco/envs.hpp"
 #include "mpi/deadline.hpp"
@@ -144,10 +145,8 @@ Session::~Session() {
 }
 
 int Session::env_threads(int configured) const {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  const int allowed = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask)
-                                                                    : int(std::thread::hardware_concurrency());
+  const std::size_t in_mask = allowed_cpus().size();
+  const int allowed = in_mask > 0 ? int(in_mask) : int(std::thread::hardware_concurrency());
   const int share = int(std::thread::hardware_concurrency()) / mpi::comm_size(comms_->node());
   const int threads = configured > 0 ? configured : std::max(1, std::min(allowed, share));
   const int gmis = mpi::comm_size(comms_->node());
@@ -155,13 +154,9 @@ int Session::env_threads(int configured) const {
     // Every GMI of the node may run anywhere (mpirun --bind-to none): pinned threads of several
     // GMIs would share the first CPUs, so this GMI keeps its slice of the node's CPUs, the k-th of
     // as many as the node has GMIs (its threads inherit it; the pool pins within it).
-    std::vector<int> cpus;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &mask)) cpus.push_back(c);
-    const int k = mpi::comm_rank(comms_->node()), n = int(cpus.size());
     cpu_set_t mine;
     CPU_ZERO(&mine);
-    for (int i = k * n / gmis; i < (k + 1) * n / gmis; ++i) CPU_SET(cpus[std::size_t(i)], &mine);
+    for (int c : cpu_share(mpi::comm_rank(comms_->node()), gmis)) CPU_SET(c, &mine);
     if (CPU_COUNT(&mine) > 0) ::sched_setaffinity(0, sizeof mine, &mine);
   }
   // One line per node (its first GMI): the launcher binds every rank alike.

@@ -2,7 +2,6 @@
 // child processes, sweep.csv, signals and --resume.
 #include "src/runtime/sweep.hpp"
 
-#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "kernels/core/cpus.hpp"
 #include "kernels/core/error.hpp"
 #include "mpi/deadline.hpp"
 #include "mpi/mailbox.hpp"
@@ -181,25 +181,6 @@ struct Slot {
   int start_failures = 0;  ///< in a row; a GMI that cannot start 3 runs gets no more
   std::vector<std::string> unset;  ///< variables the run must not inherit (a forgotten MPS directory)
 };
-
-std::vector<int> allowed_cpus() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof mask, &mask) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &mask)) cpus.push_back(c);
-  return cpus;
-}
-
-/// Chunk `k` of `n` of the CPUs this process may use (a GMI's share of its node's CPUs).
-std::vector<int> cpu_share(int k, int n) {
-  const std::vector<int> all = allowed_cpus();
-  if (all.empty() || n <= 0) return {};
-  if (int(all.size()) < n) return {all[std::size_t(k) % all.size()]};
-  const std::size_t lo = all.size() * std::size_t(k) / std::size_t(n), hi = all.size() * std::size_t(k + 1) / std::size_t(n);
-  return std::vector<int>(all.begin() + long(lo), all.begin() + long(hi));
-}
 
 /// CUDA_VISIBLE_DEVICES for a child that is to see device `d` of this process as its device 0.
 std::string visible_device(int d) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <tuple>
 
+#include "kernels/core/cpus.hpp"
 #include "kernels/core/error.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -67,14 +68,10 @@ int numa_node(int cpu) {
 /// first, one hardware thread per physical core before the cores' second ones, the caller's own
 /// CPU last.
 std::vector<int> worker_cpus() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  if (::sched_getaffinity(0, sizeof mask, &mask) != 0) return {};
   const int here = ::sched_getcpu();
   const int home = here >= 0 ? numa_node(here) : 0;
   std::vector<std::tuple<int, int, int, int>> keyed;  // (caller's, other node, sibling, cpu)
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (!CPU_ISSET(c, &mask)) continue;
+  for (int c : allowed_cpus()) {
     const int first = first_listed("/sys/devices/system/cpu/cpu" + std::to_string(c) + "/topology/thread_siblings_list");
     keyed.emplace_back(c == here, numa_node(c) != home, first >= 0 && first != c, c);
   }
@@ -84,10 +81,10 @@ std::vector<int> worker_cpus() {
   return cpus;
 }
 
-int allowed_cpus() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  return ::sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : int(std::thread::hardware_concurrency());
+/// How many CPUs this thread may run on (the machine's hardware threads when the mask is unreadable).
+int allowed_cpu_count() {
+  const std::size_t n = allowed_cpus().size();
+  return n > 0 ? int(n) : int(std::thread::hardware_concurrency());
 }
 
 }  // namespace
@@ -103,7 +100,7 @@ struct ThreadPool::Entry {
 };
 
 ThreadPool::ThreadPool(const Options& o)
-    : threads_(std::max(1, o.threads)), grain_(std::max(1, o.grain)), spin_(threads_ <= allowed_cpus()),
+    : threads_(std::max(1, o.threads)), grain_(std::max(1, o.grain)), spin_(threads_ <= allowed_cpu_count()),
       ring_(new Entry[kRing]) {
   const int workers = threads_ - 1;
   for (int k = 0; k < kRing; ++k) {
