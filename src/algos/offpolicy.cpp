@@ -322,23 +322,32 @@ IterationMetrics OffPolicyTrainer::iterate() {
   mpi::progress().phase("rollout and update");
   // Host-simulated envs: where vector step k's updates leave the acting network alone, step k + 1's
   // actions are computed and its physics started on the env's threads before they run (the
-  // same work in the same stream order: the same results).
+  // same work in the same stream order: the same results).  With replay.act_ahead, step k + 1
+  // acts before step k's updates whatever they change (device envs step then too, so both kinds
+  // of env give the same schedule); never across an iteration's end, so resumes stay exact.
   const bool overlap = overlap_ && env_->can_step_async();
-  bool started = false;  // this step's physics already runs (started during the previous step)
+  const bool ahead = cfg_.section<ReplayConfig>().act_ahead;
+  enum class Next { none, started, done } next = Next::none;  // step k's physics, begun during step k - 1
   for (int t = 0; t < T_; ++t) {
     const std::int64_t k = iteration_ * T_ + t;
     const auto t0 = Clock::now();
-    if (started) {
+    if (next == Next::started) {
       env_->step_wait(space_);
-    } else {
+    } else if (next == Next::none) {
       const float* env_actions = act(k);
       env_->step(space_, env_actions, step_outputs());
     }
     store_transitions();
-    started = false;
-    if (overlap && t + 1 < T_ && !learn_changes_actor(k)) {
-      env_->step_async(space_, act(k + 1), step_outputs(), 0, N_);  // into the buffers store_transitions freed
-      started = true;
+    next = Next::none;
+    if (t + 1 < T_ && (ahead || (overlap && !learn_changes_actor(k)))) {
+      const float* env_actions = act(k + 1);
+      if (overlap) {
+        env_->step_async(space_, env_actions, step_outputs(), 0, N_);  // into the buffers store_transitions freed
+        next = Next::started;
+      } else {
+        env_->step(space_, env_actions, step_outputs());
+        next = Next::done;
+      }
     }
     const auto t1 = Clock::now();
     t_act += std::chrono::duration<double>(t1 - t0).count();
@@ -346,7 +355,7 @@ IterationMetrics OffPolicyTrainer::iterate() {
       learn(k);
     } catch (...) {
       // The env's threads still step into this trainer's buffers: let them finish first.
-      if (started) {
+      if (next == Next::started) {
         try {
           env_->step_wait(space_);
         } catch (...) {

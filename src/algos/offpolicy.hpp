@@ -10,7 +10,9 @@
 /// == 0, and a target update every such g with g % target_frequency == 0, in order of g (one env:
 /// CleanRL's loop exactly).  With updates_per_step U > 0, each vector step past learning_starts
 /// ends with U updates, then the target updates of the multiples of target_frequency it covered
-/// (merged into one step: the source does not change between them).
+/// (merged into one step: the source does not change between them; SAC and TD3 instead move
+/// their targets within their updates, every so many Q updates).  replay.act_ahead computes
+/// step k + 1's actions before step k's updates (see iterate()).
 /// The schedule is a function of counters alone, so every GMI issues the same collectives and a
 /// resumed run repeats an uninterrupted one.
 ///

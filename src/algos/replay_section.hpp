@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// \brief The replay section: the off-policy algorithms' experience replay (kernels/rl/replay.hpp),
-/// one shard per GMI, each key declared once (kernels/core/key_list.hpp).
+/// one shard per GMI, and how acting feeds it, each key declared once (kernels/core/key_list.hpp).
 #include <cstdint>
 #include <string>
 
@@ -15,7 +15,12 @@ namespace gmi::algos {
     "least env.num_envs")                                                                                     \
   X(std::string, storage, "device", one_of({"device", "host"}),                                               \
     "where the replay buffer lives: device (sampled on the device, paper 002's in-GPU replay), host (host "   \
-    "memory; each batch copied to the device)")
+    "memory; each batch copied to the device)")                                                               \
+  X(bool, act_ahead, false, any,                                                                              \
+    "true: within an iteration, vector step k + 1's actions come from the network before step k's updates "  \
+    "(one vector step of policy lag), so host-simulated physics always runs beside the updates; false: "      \
+    "CleanRL's order (physics still overlaps updates that leave the acting network alone, with the same "     \
+    "results)")
 
 /// replay.* (read as `cfg.section<ReplayConfig>()`).
 struct ReplayConfig {

@@ -4,6 +4,7 @@
 // limits, skipped non-finite updates, and config errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -122,6 +123,29 @@ TEST(OffPolicy, UpdateScheduleIsCleanRlsPerEnvStep) {
   EXPECT_EQ(ss[1].updates, 20);
 }
 
+// With updates_per_step, SAC moves its targets within its updates: every
+// target_network_frequency-th Q update, one Polyak step of tau (not one merged step per vector
+// step, which with many envs is nearly a copy).  With learning rates too small to move the
+// weights, targets started at zero end at P (1 - (1 - tau)^n) after n target updates.
+TEST(OffPolicy, SacTargetsFollowTheirQUpdatesWithUpdatesPerStep) {
+  const auto cfg = sac({{"sac.updates_per_step", "3"}, {"sac.target_network_frequency", "2"}, {"sac.tau", "0.1"},
+                        {"sac.learning_starts", "0"}, {"sac.q_lr", "1e-12"}, {"sac.policy_lr", "1e-12"}});
+  auto t = gmi::algos::make_trainer(cfg, 0);
+  TrainerState s = t->save_state();
+  for (auto& [name, v] : s.tensors)
+    if (name == "target_q") std::fill(v.begin(), v.end(), 0.0f);
+  t->load_state(s);
+  const auto m = t->iterate();
+  ASSERT_EQ(m.updates, 10 * 3);  // 10 vector steps of 2 envs, 3 Q updates each
+  const TrainerState after = t->save_state();
+  const auto& nets = dynamic_cast<gmi::algos::SacTrainer&>(*t).layout();
+  const std::vector<float>& target = *after.tensor("target_q");
+  ASSERT_EQ(target.size(), nets.q_size);
+  const double kept = std::pow(0.9, 15);  // Q updates 0, 2, ..., 28 move the targets
+  for (std::size_t i = 0; i < target.size(); ++i)
+    ASSERT_NEAR(target[i], after.params[nets.q_begin + i] * (1 - kept), 1e-5 + 1e-4 * std::fabs(target[i])) << i;
+}
+
 TEST(OffPolicy, DqnOptionsRunAndStayFinite) {
   for (const char* d : {"false", "true"})
     for (const char* dd : {"false", "true"}) {
@@ -226,14 +250,19 @@ TEST(OffPolicy, CapturedUpdatesGiveTheSameRunAsDirectLaunches) {
 // Host-simulated envs: where a vector step's updates leave the actor alone (SAC's steps without
 // actor updates), the next step's actions and physics start before those updates run.  The
 // same work in the same stream order: the same run as without the overlap, bit for bit.
+// With replay.act_ahead every step's physics overlaps the updates (one vector step of policy lag),
+// and the physics threads and stepping in line give the same run too.
 TEST(OffPolicy, OverlappedPhysicsGivesTheSameRun) {
   for (const std::string algo : {"sac", "td3"})
-  for (const char* upd : {"0", "1"}) {  // one env: every other step updates the actor
-    SCOPED_TRACE(algo + " updates_per_step " + upd);
+  for (const char* upd : {"0", "1"})  // one env: every other step updates the actor
+  for (const char* ahead : {"false", "true"}) {
+    SCOPED_TRACE(algo + " updates_per_step " + upd + " act_ahead " + ahead);
     std::unique_ptr<Trainer> on, off;
     try {
-      const gmi::config::Overrides ov = {
-          {"env.name", "InvertedPendulum-v5"}, {"env.num_envs", "1"}, {algo + ".updates_per_step", upd}};
+      const gmi::config::Overrides ov = {{"env.name", "InvertedPendulum-v5"},
+                                         {"env.num_envs", "1"},
+                                         {algo + ".updates_per_step", upd},
+                                         {"replay.act_ahead", ahead}};
       const auto cfg = algo == "sac" ? sac(ov) : td3(ov);
       on = gmi::algos::make_trainer(cfg, 0);
       off = gmi::algos::make_trainer(cfg, 0);
@@ -250,6 +279,32 @@ TEST(OffPolicy, OverlappedPhysicsGivesTheSameRun) {
       EXPECT_EQ(a.updates, b.updates);
     }
     EXPECT_EQ(on->params_host(), off->params_host());
+  }
+}
+
+// replay.act_ahead changes the run once updates start (the actions of the step after an update
+// come from the network before it), and only then; it stays deterministic and resumes exactly.
+TEST(OffPolicy, ActingAheadLagsThePolicyByOneVectorStep) {
+  // (DQN greedy from the start, with a learning rate that changes its choices soon)
+  for (const auto& base : {sac(), td3(), dqn({{"dqn.start_e", "0"}, {"dqn.end_e", "0"}, {"dqn.learning_rate", "0.05"}})}) {
+    SCOPED_TRACE(base.algo);
+    auto ahead = base;
+    ahead.section<gmi::algos::ReplayConfig>().act_ahead = true;
+    auto a = gmi::algos::make_trainer(base, 0), b = gmi::algos::make_trainer(ahead, 0);
+    bool differed = false;
+    for (int i = 0; i < 4; ++i) {
+      const auto ma = a->iterate(), mb = b->iterate();
+      if (ma.updates == 0) EXPECT_EQ(a->params_host(), b->params_host()) << "no update yet, no lag";
+      differed = differed || ma.episode_return_sum != mb.episode_return_sum || a->params_host() != b->params_host();
+    }
+    EXPECT_TRUE(differed) << "acting ahead changed nothing";
+    EXPECT_EQ(b->params_host(), gmi::test::train(ahead, 4)) << "deterministic";
+    auto first = gmi::algos::make_trainer(ahead, 0);
+    for (int i = 0; i < 2; ++i) first->iterate();
+    auto resumed = gmi::algos::make_trainer(ahead, 0);
+    resumed->load_state(first->save_state());
+    for (int i = 0; i < 2; ++i) resumed->iterate();
+    EXPECT_EQ(resumed->params_host(), b->params_host()) << "a resume repeats the run";
   }
 }
 

@@ -19,6 +19,8 @@ namespace {
 
 enum Kind { kCritic = 0, kActor = 1, kAlpha = 2 };
 enum Purpose : std::uint64_t { kNextAction = 0, kActorSample = 1, kAlphaSample = 2 };
+/// Bits of update_kind(): the event updates the actor (and alpha); it moves the targets.
+enum UpdateKindBits : int { kActorKind = 1, kTargetKind = 2 };
 
 }  // namespace
 
@@ -48,7 +50,10 @@ MemoryNeeds SacTrainer::memory_needs(const config::Config& cfg) {
 SacTrainer::SacTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer)
     : OffPolicyTrainer(cfg, env_offset, reducer, networks(cfg).num_params,
                        UpdateSchedule{cfg.section<SacConfig>().updates_per_step, cfg.section<SacConfig>().learning_starts, 1,
-                                      cfg.section<SacConfig>().target_network_frequency}),
+                                      // with updates_per_step, targets follow the Q updates (update())
+                                      cfg.section<SacConfig>().updates_per_step > 0
+                                          ? 0
+                                          : cfg.section<SacConfig>().target_network_frequency}),
       nets_(networks(cfg)) {
   const envs::EnvSpec& spec = env_->spec();
   const int A = ad_;
@@ -88,12 +93,12 @@ std::string SacTrainer::describe() const {
   const SacConfig& c = cfg_.section<SacConfig>();
   return fmt::format(
       "sac: actor {} + twin Q {} params ({}) | {} envs x {} steps per iteration per GMI | replay {} transitions per "
-      "GMI ({}, {:.1f} MiB) | batch {}, {} | actor every {} step(s), target tau {} every {} | alpha {}",
+      "GMI ({}, {:.1f} MiB) | batch {}, {} | actor every {} step(s), target tau {} every {} {} | alpha {}",
       nets_.actor.num_params, nets_.q_size, cfg_.policy.activation, N_, T_, cfg_.section<ReplayConfig>().capacity, cfg_.section<ReplayConfig>().storage,
       rl::ReplayBuffer::bytes(replay_.spec()) / (1 << 20), c.batch_size,
       c.updates_per_step > 0 ? fmt::format("{} updates per vector step", c.updates_per_step)
                              : std::string("an update every env step"),
-      c.policy_frequency, c.tau, c.target_network_frequency,
+      c.policy_frequency, c.tau, c.target_network_frequency, c.updates_per_step > 0 ? "Q update(s)" : "env step(s)",
       c.autotune ? fmt::format("tuned towards entropy {}", target_entropy_) : fmt::format("{}", c.alpha));
 }
 
@@ -179,12 +184,16 @@ void SacTrainer::update(std::int64_t u, std::int64_t g) {
   }
   // Delayed actor (and alpha) updates: at every policy_frequency-th step, that many of them
   // (CleanRL: global_step % policy_frequency == 0; with updates_per_step, the update count).
-  const std::int64_t pf = cfg_.section<SacConfig>().policy_frequency;
-  if ((g >= 0 ? g : u) % pf != 0) return;
-  for (int rep = 0; rep < int(pf); ++rep) {
-    actor_update(u, rep);
-    if (cfg_.section<SacConfig>().autotune) alpha_update(u, rep);
+  const int kind = update_kind(u, g);
+  if (kind & kActorKind) {
+    for (int rep = 0; rep < int(cfg_.section<SacConfig>().policy_frequency); ++rep) {
+      actor_update(u, rep);
+      if (cfg_.section<SacConfig>().autotune) alpha_update(u, rep);
+    }
   }
+  // With updates_per_step, every target_network_frequency-th Q update moves the targets (after
+  // the actor, as CleanRL's loop orders them within a step).
+  if (kind & kTargetKind) optim::polyak(space_, nets_.q_size, target_.data(), params_.data() + nets_.q_begin, cfg_.section<SacConfig>().tau);
 }
 
 void SacTrainer::actor_update(std::int64_t u, int rep) {
@@ -254,9 +263,15 @@ void SacTrainer::losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums,
 }
 
 int SacTrainer::update_kind(std::int64_t u, std::int64_t g) const {
-  // With or without the delayed actor and alpha updates (update() below).
-  return (g >= 0 ? g : u) % cfg_.section<SacConfig>().policy_frequency == 0 ? 1 : 0;
+  // With or without the delayed actor and alpha updates; with updates_per_step, with or without a
+  // target update (update() above).
+  const SacConfig& c = cfg_.section<SacConfig>();
+  int kind = (g >= 0 ? g : u) % c.policy_frequency == 0 ? kActorKind : 0;
+  if (g < 0 && u % c.target_network_frequency == 0) kind |= kTargetKind;
+  return kind;
 }
+
+bool SacTrainer::update_changes_actor(std::int64_t u, std::int64_t g) const { return (update_kind(u, g) & kActorKind) != 0; }
 
 void SacTrainer::save_extra(TrainerState& s) const {
   s.adam_step = adam_count(kCritic);
