@@ -222,6 +222,7 @@ void OffPolicyTrainer::update_event(std::int64_t g) {
   };
   mpi::progress().beat();
   ++updates_;
+  target_updates_ += targets_within(u, g);
   if (!graphs_ || inject_nonfinite_ || Kokkos::Tools::profileLibraryLoaded()) return body();
   const int kind = update_kind(u, g);
   if (std::size_t(kind) >= update_graphs_.size()) update_graphs_.resize(std::size_t(kind) + 1);

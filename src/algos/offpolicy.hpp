@@ -55,7 +55,8 @@ struct UpdateSchedule {
   std::int64_t learning_starts = 0;      ///< no update before g > learning_starts
   std::int64_t update_frequency = 1;     ///< env steps per update (U = 0)
   std::int64_t target_frequency = 1;     ///< env steps per target update; 0: none (the algorithm
-                                         ///< updates its targets within its updates: TD3)
+                                         ///< updates its targets within its updates: TD3, and
+                                         ///< SAC with updates_per_step)
 };
 
 /// The derive step DQN and SAC share: an iteration is `num_steps` vector steps (0: as many as make
@@ -170,6 +171,9 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   /// Which captured sequence update event `u` (step index g, -1 with U > 0) launches: events of
   /// one kind must launch the same work.  Default: all alike.
   virtual int update_kind(std::int64_t /*u*/, std::int64_t /*g*/) const { return 0; }
+  /// Target updates that update event `u` (step index g) makes itself (SAC with updates_per_step,
+  /// TD3), counted into the checkpoint's `target_updates`.  Default: none.
+  virtual int targets_within(std::int64_t /*u*/, std::int64_t /*g*/) const { return 0; }
   /// Whether update event `u` (step index g) changes what act() reads (the acting network).  Where
   /// no event of a vector step does, the next step's actions and host physics start before its
   /// updates run.  Default: every update does.

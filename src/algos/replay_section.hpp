@@ -18,7 +18,8 @@ namespace gmi::algos {
     "memory; each batch copied to the device)")                                                               \
   X(bool, act_ahead, false, any,                                                                              \
     "true: within an iteration, vector step k + 1's actions come from the network before step k's updates "  \
-    "(one vector step of policy lag), so host-simulated physics always runs beside the updates; false: "      \
+    "(one vector step of policy lag), so host-simulated physics runs beside the updates on every step but "  \
+    "an iteration's first; false: "                                                                          \
     "CleanRL's order (physics still overlaps updates that leave the acting network alone, with the same "     \
     "results)")
 

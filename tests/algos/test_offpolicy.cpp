@@ -128,7 +128,7 @@ TEST(OffPolicy, UpdateScheduleIsCleanRlsPerEnvStep) {
 // step, which with many envs is nearly a copy).  With learning rates too small to move the
 // weights, targets started at zero end at P (1 - (1 - tau)^n) after n target updates.
 TEST(OffPolicy, SacTargetsFollowTheirQUpdatesWithUpdatesPerStep) {
-  const auto cfg = sac({{"sac.updates_per_step", "3"}, {"sac.target_network_frequency", "2"}, {"sac.tau", "0.1"},
+  const auto cfg = sac({{"sac.updates_per_step", "3"}, {"sac.target_network_frequency", "3"}, {"sac.tau", "0.1"},
                         {"sac.learning_starts", "0"}, {"sac.q_lr", "1e-12"}, {"sac.policy_lr", "1e-12"}});
   auto t = gmi::algos::make_trainer(cfg, 0);
   TrainerState s = t->save_state();
@@ -141,9 +141,10 @@ TEST(OffPolicy, SacTargetsFollowTheirQUpdatesWithUpdatesPerStep) {
   const auto& nets = dynamic_cast<gmi::algos::SacTrainer&>(*t).layout();
   const std::vector<float>& target = *after.tensor("target_q");
   ASSERT_EQ(target.size(), nets.q_size);
-  const double kept = std::pow(0.9, 15);  // Q updates 0, 2, ..., 28 move the targets
+  const double kept = std::pow(0.9, 10);  // Q updates 0, 3, ..., 27 move the targets
   for (std::size_t i = 0; i < target.size(); ++i)
     ASSERT_NEAR(target[i], after.params[nets.q_begin + i] * (1 - kept), 1e-5 + 1e-4 * std::fabs(target[i])) << i;
+  EXPECT_EQ(after.counter("target_updates"), 10);
 }
 
 TEST(OffPolicy, DqnOptionsRunAndStayFinite) {
@@ -219,12 +220,14 @@ TEST(OffPolicy, SaveAndLoadResumeExactly) {
 
 // device.graphs captures each kind of update event once and replays it, with the event count,
 // the replay's fill level and the Adam step counts read on the device: the same weights, losses
-// and counts as launching every kernel (bitwise).  SAC has two kinds of event (with and without
-// its delayed actor updates); U > 0 numbers them by the update count.  Host builds launch
-// directly both times.
+// and counts as launching every kernel (bitwise).  SAC has up to four kinds of event (with and
+// without its delayed actor updates and, with U > 0, its target step: policy_frequency 2 and
+// target_network_frequency 3 reach all four); U > 0 numbers them by the update count.  Host
+// builds launch directly both times.
 TEST(OffPolicy, CapturedUpdatesGiveTheSameRunAsDirectLaunches) {
   for (const auto& cfg : {dqn({{"dqn.double", "true"}, {"dqn.tau", "0.5"}}), dqn({{"dqn.updates_per_step", "3"}}),
-                          sac({{"sac.policy_frequency", "2"}}), sac({{"sac.updates_per_step", "3"}}), td3(),
+                          sac({{"sac.policy_frequency", "2"}}), sac({{"sac.updates_per_step", "3"}}),
+                          sac({{"sac.updates_per_step", "3"}, {"sac.target_network_frequency", "3"}}), td3(),
                           td3({{"td3.updates_per_step", "3"}})}) {
     SCOPED_TRACE(cfg.algo);
     auto with = [&](const char* graphs) {
@@ -283,28 +286,51 @@ TEST(OffPolicy, OverlappedPhysicsGivesTheSameRun) {
 }
 
 // replay.act_ahead changes the run once updates start (the actions of the step after an update
-// come from the network before it), and only then; it stays deterministic and resumes exactly.
+// come from the network before it), and only then; with the acting network frozen it changes
+// nothing (the steps see the same observations and act alike); it stays deterministic and resumes
+// exactly.
 TEST(OffPolicy, ActingAheadLagsThePolicyByOneVectorStep) {
-  // (DQN greedy from the start, with a learning rate that changes its choices soon)
-  for (const auto& base : {sac(), td3(), dqn({{"dqn.start_e", "0"}, {"dqn.end_e", "0"}, {"dqn.learning_rate", "0.05"}})}) {
+  // The first iteration (SAC, TD3: 20 env steps; DQN: 50) without updates; DQN greedy from the start, with a
+  // learning rate that changes its choices soon.
+  for (const auto& base : {sac({{"sac.learning_starts", "25"}}), td3({{"td3.learning_starts", "25"}}),
+                           dqn({{"dqn.start_e", "0"}, {"dqn.end_e", "0"}, {"dqn.learning_rate", "0.05"},
+                                {"dqn.learning_starts", "49"}})}) {
     SCOPED_TRACE(base.algo);
     auto ahead = base;
     ahead.section<gmi::algos::ReplayConfig>().act_ahead = true;
     auto a = gmi::algos::make_trainer(base, 0), b = gmi::algos::make_trainer(ahead, 0);
     bool differed = false;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 6; ++i) {
       const auto ma = a->iterate(), mb = b->iterate();
-      if (ma.updates == 0) EXPECT_EQ(a->params_host(), b->params_host()) << "no update yet, no lag";
+      if (i == 0) {
+        ASSERT_EQ(ma.updates, 0);
+        EXPECT_EQ(ma.episode_return_sum, mb.episode_return_sum) << "no update yet, no lag";
+        EXPECT_EQ(a->save_state().obs, b->save_state().obs);
+      }
       differed = differed || ma.episode_return_sum != mb.episode_return_sum || a->params_host() != b->params_host();
     }
     EXPECT_TRUE(differed) << "acting ahead changed nothing";
-    EXPECT_EQ(b->params_host(), gmi::test::train(ahead, 4)) << "deterministic";
+    EXPECT_EQ(b->params_host(), gmi::test::train(ahead, 6)) << "deterministic";
     auto first = gmi::algos::make_trainer(ahead, 0);
-    for (int i = 0; i < 2; ++i) first->iterate();
+    for (int i = 0; i < 3; ++i) first->iterate();
     auto resumed = gmi::algos::make_trainer(ahead, 0);
     resumed->load_state(first->save_state());
-    for (int i = 0; i < 2; ++i) resumed->iterate();
+    for (int i = 0; i < 3; ++i) resumed->iterate();
     EXPECT_EQ(resumed->params_host(), b->params_host()) << "a resume repeats the run";
+  }
+  // A frozen actor: acting ahead or not, the same observations, actions and updates.
+  for (const auto& base : {sac({{"sac.policy_lr", "1e-12"}, {"sac.updates_per_step", "2"}}),
+                           td3({{"td3.policy_lr", "1e-12"}, {"td3.updates_per_step", "2"}})}) {
+    SCOPED_TRACE(base.algo + " frozen actor");
+    auto ahead = base;
+    ahead.section<gmi::algos::ReplayConfig>().act_ahead = true;
+    auto a = gmi::algos::make_trainer(base, 0), b = gmi::algos::make_trainer(ahead, 0);
+    for (int i = 0; i < 4; ++i) {
+      const auto ma = a->iterate(), mb = b->iterate();
+      EXPECT_EQ(ma.episode_return_sum, mb.episode_return_sum) << "iteration " << i;
+      EXPECT_EQ(std::memcmp(ma.losses.data(), mb.losses.data(), ma.losses.size() * sizeof(double)), 0) << "iteration " << i;
+    }
+    EXPECT_EQ(a->params_host(), b->params_host());
   }
 }
 

@@ -191,8 +191,8 @@ void SacTrainer::update(std::int64_t u, std::int64_t g) {
       if (cfg_.section<SacConfig>().autotune) alpha_update(u, rep);
     }
   }
-  // With updates_per_step, every target_network_frequency-th Q update moves the targets (after
-  // the actor, as CleanRL's loop orders them within a step).
+  // With updates_per_step, every target_network_frequency-th Q update moves the targets at the
+  // end of its event (after the actor, as CleanRL's loop orders them within a step).
   if (kind & kTargetKind) optim::polyak(space_, nets_.q_size, target_.data(), params_.data() + nets_.q_begin, cfg_.section<SacConfig>().tau);
 }
 
@@ -267,9 +267,13 @@ int SacTrainer::update_kind(std::int64_t u, std::int64_t g) const {
   // target update (update() above).
   const SacConfig& c = cfg_.section<SacConfig>();
   int kind = (g >= 0 ? g : u) % c.policy_frequency == 0 ? kActorKind : 0;
-  if (g < 0 && u % c.target_network_frequency == 0) kind |= kTargetKind;
+  // (updates_per_step 0: targets between events, also in `gmi_drl bench --mode update`, whose
+  // events have no step index)
+  if (c.updates_per_step > 0 && u % c.target_network_frequency == 0) kind |= kTargetKind;
   return kind;
 }
+
+int SacTrainer::targets_within(std::int64_t u, std::int64_t g) const { return (update_kind(u, g) & kTargetKind) ? 1 : 0; }
 
 bool SacTrainer::update_changes_actor(std::int64_t u, std::int64_t g) const { return (update_kind(u, g) & kActorKind) != 0; }
 

@@ -47,6 +47,7 @@ class SacTrainer final : public OffPolicyTrainer {
   void losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums, const std::vector<double>& counts) const override;
   int update_kind(std::int64_t u, std::int64_t g) const override;
   bool update_changes_actor(std::int64_t u, std::int64_t g) const override;
+  int targets_within(std::int64_t u, std::int64_t g) const override;
   void save_extra(TrainerState& s) const override;
   void load_extra(const TrainerState& s) override;
 

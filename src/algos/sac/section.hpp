@@ -25,7 +25,7 @@ namespace gmi::algos {
     "delayed actor updates: at every k-th Q update, k actor (and alpha) updates")                             \
   X(std::int64_t, target_network_frequency, 1, at_least(1),                                                   \
     "env steps between target network updates" GMI_SAC_PER_GMI_ "; with sac.updates_per_step > 0, Q "        \
-    "updates between them (each right after its Q update: many envs do not merge them)")                      \
+    "updates between them (at the end of the update event: many envs do not merge them)")                      \
   X(double, alpha, 0.2, positive(), "entropy coefficient; ignored when sac.autotune (alpha then starts at 1, as CleanRL)") \
   X(bool, autotune, true, any, "learn the entropy coefficient towards sac.target_entropy")                    \
   X(std::optional<double>, target_entropy, std::nullopt, any,                                                 \

@@ -42,6 +42,7 @@ class Td3Trainer final : public OffPolicyTrainer {
   void update_target(int times) override;
   int update_kind(std::int64_t u, std::int64_t g) const override;
   bool update_changes_actor(std::int64_t u, std::int64_t g) const override { return update_kind(u, g) == 1; }
+  int targets_within(std::int64_t u, std::int64_t g) const override { return update_kind(u, g) == 1 ? 1 : 0; }
   void losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums, const std::vector<double>& counts) const override;
   void save_extra(TrainerState& s) const override;
   void load_extra(const TrainerState& s) override;
