@@ -12,12 +12,10 @@
 #include <regex>
 
 #include "kernels/core/error.hpp"
-#include "mpi/abort.hpp"
 #include "mpi/deadline.hpp"
 #include "mpi/environment.hpp"
 #include "mpi/topology.hpp"
 #include "src/checkpoint/checkpoint.hpp"
-#include "src/io/h5.hpp"
 
 namespace gmi::checkpoint {
 namespace fs = std::filesystem;
@@ -84,26 +82,18 @@ std::string Store::save(std::int64_t iteration, MPI_Comm comm,
         "full); the newest checkpoint is {}: free space, then --resume latest",
         iteration, space[0] / (1 << 20), dir_, space[1] / (1 << 20), newest()));
   mpi::barrier(comm, "the checkpoint barrier (MPI_Ibarrier)");
-  const int ranks = mpi::comm_size(comm);
   try {
-    const io::CollectiveWriteScope scope(ranks);
     write(partial);  // collective; the file is flushed and closed when it returns
   } catch (const std::exception& e) {
     // Most often the disk filled up during the write: say so, and leave no partial file behind.
     struct statvfs sv {};
     const double free_mib = ::statvfs(dir_.c_str(), &sv) == 0 ? double(sv.f_bavail) * double(sv.f_frsize) / (1 << 20) : -1;
-    const std::string what = fmt::format("writing {} failed ({:.1f} MiB free there now; the newest checkpoint is {}): {}",
-                                         partial, free_mib, newest(), e.what());
-    std::error_code ec;
-    if (ranks > 1) {
-      // The other ranks may wait for this one inside the collective write, where no bounded wait
-      // reaches them, and this one's file handles were abandoned, not closed: end the job here.
+    if (rank == 0) {
+      std::error_code ec;
       fs::remove(partial, ec);
-      std::fprintf(stderr, "gmi_drl: error: %s\n", what.c_str());
-      mpi::abort_job(1);
     }
-    fs::remove(partial, ec);
-    throw Error(what);
+    throw Error(fmt::format("writing {} failed ({:.1f} MiB free there now; the newest checkpoint is {}): {}", partial,
+                            free_mib, newest(), e.what()));
   }
   mpi::barrier(comm, "the checkpoint barrier (MPI_Ibarrier)");
   if (rank == 0) {

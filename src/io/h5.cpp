@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <exception>
 #include <filesystem>
 
 #include "kernels/core/error.hpp"
@@ -32,16 +31,9 @@ std::string h5_error_string() {
 }  // namespace detail
 
 namespace io {
-namespace {
-thread_local int collective_ranks = 0;  ///< the ranks of the innermost CollectiveWriteScope
-}  // namespace
-
-CollectiveWriteScope::CollectiveWriteScope(int ranks) : previous_(collective_ranks) { collective_ranks = ranks; }
-CollectiveWriteScope::~CollectiveWriteScope() { collective_ranks = previous_; }
 
 H5Handle::~H5Handle() {
   if (id_ < 0) return;
-  if (collective_ranks > 1 && std::uncaught_exceptions() > 0) return;  // abandoned (CollectiveWriteScope)
   herr_t r = 0;
   switch (H5Iget_type(id_)) {
     case H5I_FILE: r = H5Fclose(id_); break;

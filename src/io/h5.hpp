@@ -15,23 +15,7 @@
 
 namespace gmi::io {
 
-/// While one is alive on this thread with `ranks` > 1, a handle destroyed by an exception is
-/// abandoned, not closed: after a collective write failed on one rank, the others may wait inside
-/// the write for it and never reach HDF5's collective closes, so closing would wait for them
-/// forever.  The job must then end without closing the file (checkpoint::Store::save aborts it).
-class CollectiveWriteScope {
- public:
-  explicit CollectiveWriteScope(int ranks);
-  ~CollectiveWriteScope();
-  CollectiveWriteScope(const CollectiveWriteScope&) = delete;
-  CollectiveWriteScope& operator=(const CollectiveWriteScope&) = delete;
-
- private:
-  int previous_;
-};
-
-/// Owns one HDF5 identifier and closes it with the matching H5?close (see CollectiveWriteScope
-/// for the one exception).
+/// Owns one HDF5 identifier and closes it with the matching H5?close.
 class H5Handle {
  public:
   H5Handle() = default;

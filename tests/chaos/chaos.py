@@ -20,9 +20,8 @@ for bit.  Faults, each at an iteration a few ahead of the newest checkpoint, on 
   truncate      after a fault, the newest checkpoint cut to half: the resume skips it
   disk-full     the run directory is on a small tmpfs (root only; else this kind is left out),
                 filled to less than a checkpoint once the run reaches N: exit 2 before the write
-                (or 1 when the write itself ran out; 4, the watchdog, is still accepted and reported:
-                parallel HDF5 stalled in its collective closes before the failing GMI ended the job
-                without them), the older checkpoints intact; freed before the resume
+                (or 1 when the write itself ran out, or 4 when parallel HDF5 stalled in it and the
+                watchdog ended the job), the older checkpoints intact; freed before the resume
 
   chaos.py --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR [--seed S] [--faults N]
            [--jobs ppo,dqn,sac]
@@ -218,9 +217,8 @@ class Job:
                         "status 0 and 'SIGUSR1 received: stopped after iteration N with checkpoint'"),
             "nan": (lambda: rc == 2 and re.search(rf"training stopped at iteration {at}: .*NaN/Inf", first),
                     f"status 2 and 'training stopped at iteration {at}'"),
-            # Filled before the write: exit 2.  During it: the write fails (exit 1); the GMI whose
-            # write failed ends the job without HDF5's collective closes, where parallel HDF5 used
-            # to stall until the watchdog ended the job (exit 4: accepted, and reported below).
+            # Filled before the write: exit 2.  During it: the write fails (exit 1), or parallel
+            # HDF5 stalls in its collective clean-up and the watchdog ends the job (exit 4).
             "disk-full": (lambda: (rc == 2 and "the disk is full" in first) or (rc == 1 and "writing " in first and
                                                                              "failed" in first) or
                           (rc == 4 and "no progress" in first),
@@ -237,9 +235,6 @@ class Job:
         if not ok():
             raise Failed(f"{self.name} {kind}@{at}:{rank}: expected {want}, got status {rc}: {first}\n{out[-3000:]}")
         if kind == "disk-full":
-            if rc == 4:
-                print(f"  note: {self.name} disk-full@{at}: parallel HDF5 stalled after the failed write "
-                      "(the watchdog ended the job)", flush=True)
             # The older checkpoints are intact.
             n = newest_iteration(self.run_dir)
             v = subprocess.run([self.a.gmi, "checkpoint", "verify", ckpt(self.run_dir, n)], capture_output=True, text=True)
