@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <cstddef>
+#include <thread>
 
 namespace gmi {
 
@@ -14,6 +15,11 @@ std::vector<int> allowed_cpus() {
     for (int c = 0; c < CPU_SETSIZE; ++c)
       if (CPU_ISSET(c, &mask)) cpus.push_back(c);
   return cpus;
+}
+
+int allowed_cpu_count() {
+  const std::size_t n = allowed_cpus().size();
+  return n > 0 ? int(n) : int(std::thread::hardware_concurrency());
 }
 
 std::vector<int> cpu_share(int k, int n) {

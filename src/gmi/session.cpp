@@ -145,11 +145,10 @@ Session::~Session() {
 }
 
 int Session::env_threads(int configured) const {
-  const std::size_t in_mask = allowed_cpus().size();
-  const int allowed = in_mask > 0 ? int(in_mask) : int(std::thread::hardware_concurrency());
-  const int share = int(std::thread::hardware_concurrency()) / mpi::comm_size(comms_->node());
-  const int threads = configured > 0 ? configured : std::max(1, std::min(allowed, share));
+  const int allowed = allowed_cpu_count();
   const int gmis = mpi::comm_size(comms_->node());
+  const int share = int(std::thread::hardware_concurrency()) / gmis;
+  const int threads = configured > 0 ? configured : std::max(1, std::min(allowed, share));
   if (cfg_.env.pin_threads && gmis > 1 && allowed >= int(std::thread::hardware_concurrency())) {
     // Every GMI of the node may run anywhere (mpirun --bind-to none): pinned threads of several
     // GMIs would share the first CPUs, so this GMI keeps its slice of the node's CPUs, the k-th of

@@ -289,6 +289,11 @@ TEST(OffPolicy, OverlappedPhysicsGivesTheSameRun) {
 // come from the network before it), and only then; with the acting network frozen it changes
 // nothing (the steps see the same observations and act alike); it stays deterministic and resumes
 // exactly.
+gmi::config::Config acting_ahead(gmi::config::Config cfg) {
+  cfg.section<gmi::algos::ReplayConfig>().act_ahead = true;
+  return cfg;
+}
+
 TEST(OffPolicy, ActingAheadLagsThePolicyByOneVectorStep) {
   // The first iteration (SAC, TD3: 20 env steps; DQN: 50) without updates; DQN greedy from the start, with a
   // learning rate that changes its choices soon.
@@ -296,8 +301,7 @@ TEST(OffPolicy, ActingAheadLagsThePolicyByOneVectorStep) {
                            dqn({{"dqn.start_e", "0"}, {"dqn.end_e", "0"}, {"dqn.learning_rate", "0.05"},
                                 {"dqn.learning_starts", "49"}})}) {
     SCOPED_TRACE(base.algo);
-    auto ahead = base;
-    ahead.section<gmi::algos::ReplayConfig>().act_ahead = true;
+    const auto ahead = acting_ahead(base);
     auto a = gmi::algos::make_trainer(base, 0), b = gmi::algos::make_trainer(ahead, 0);
     bool differed = false;
     for (int i = 0; i < 6; ++i) {
@@ -322,8 +326,7 @@ TEST(OffPolicy, ActingAheadLagsThePolicyByOneVectorStep) {
   for (const auto& base : {sac({{"sac.policy_lr", "1e-12"}, {"sac.updates_per_step", "2"}}),
                            td3({{"td3.policy_lr", "1e-12"}, {"td3.updates_per_step", "2"}})}) {
     SCOPED_TRACE(base.algo + " frozen actor");
-    auto ahead = base;
-    ahead.section<gmi::algos::ReplayConfig>().act_ahead = true;
+    const auto ahead = acting_ahead(base);
     auto a = gmi::algos::make_trainer(base, 0), b = gmi::algos::make_trainer(ahead, 0);
     for (int i = 0; i < 4; ++i) {
       const auto ma = a->iterate(), mb = b->iterate();

@@ -81,12 +81,6 @@ std::vector<int> worker_cpus() {
   return cpus;
 }
 
-/// How many CPUs this thread may run on (the machine's hardware threads when the mask is unreadable).
-int allowed_cpu_count() {
-  const std::size_t n = allowed_cpus().size();
-  return n > 0 ? int(n) : int(std::thread::hardware_concurrency());
-}
-
 }  // namespace
 
 struct ThreadPool::Entry {
