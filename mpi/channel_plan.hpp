@@ -1,0 +1,84 @@
+#pragma once
+/// \file
+/// \brief Which experience packages share a channel, and how many steps go in one transfer
+/// (paper 003 §3.2.2, the Packer's plan).  Pure functions: no MPI, so every plan can be tested
+/// alone; mpi/channels.hpp moves the packages as a plan says.
+///
+/// A producer's experience of one step is split into typed *packages* (the Dispenser's work:
+/// observations, actions, rewards, flags, ...).  Packages of one channel are concatenated into one
+/// message, `steps` steps at a time.  The plan maximises TOP_mov (Eq. 6):
+///
+///     TOP_mov = min over channels i of  (sum of the package bytes of channel i) / (g_i * grp)
+///
+/// where g_i is the number of package types in channel i and grp the number of channels, subject to
+/// Eq. 8: two types share a channel only when their packages concatenate without padding, here when
+/// they have the same rows per step and the same element size (a float row after a byte row would
+/// be misaligned).  Groupings are enumerated as set partitions (restricted growth strings, each
+/// partition once) with backtracking that never puts a type into a group it cannot join.  The steps
+/// per transfer come from the transport's measured cost: the fewest steps at which every channel's
+/// message reaches `fraction` of the link's asymptotic bandwidth.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace gmi::mpi {
+
+/// One type of package: what a producer sends of each step.
+struct PackageType {
+  std::string name;       ///< "obs", "action", ...
+  int rows = 1;           ///< rows per step (envs, or envs x agents)
+  int row_bytes = 4;      ///< bytes per row
+  int element_bytes = 4;  ///< size of the row's elements (4: float or int32, 1: flags)
+  std::size_t bytes() const { return std::size_t(rows) * std::size_t(row_bytes); }
+};
+
+/// Eq. 8: whether packages of `a` and `b` may be concatenated into one channel.
+bool can_share(const PackageType& a, const PackageType& b);
+
+/// Channels as lists of indices into the package types, each list ascending, lists ordered by their
+/// first index.
+using Grouping = std::vector<std::vector<int>>;
+
+/// Eq. 6 for one grouping.
+double top_mov(const std::vector<PackageType>& types, const Grouping& groups);
+
+/// The grouping with the largest TOP_mov among those that satisfy Eq. 8 (ties: fewer channels, then
+/// the first enumerated).  `visited`, when given, receives the number of valid groupings scored.
+Grouping best_grouping(const std::vector<PackageType>& types, long* visited = nullptr);
+
+/// Time to move `bytes` in one message: latency + bytes * seconds_per_byte (measured at start-up).
+struct TransferCost {
+  double latency_s = 5e-6;
+  double seconds_per_byte = 1e-10;
+  double seconds(double bytes) const { return latency_s + bytes * seconds_per_byte; }
+};
+
+/// The Packer's plan: which types share each channel, and how many steps one transfer carries.
+struct ChannelPlan {
+  Grouping groups;
+  int steps = 1;
+  /// Bytes of one step of channel `c`.
+  std::size_t step_bytes(const std::vector<PackageType>& types, std::size_t c) const;
+  /// "obs+next_obs | terminated+truncated, 4 steps per transfer"
+  std::string text(const std::vector<PackageType>& types) const;
+  /// Projected bytes per second: one transfer of every channel, the channels one after another
+  /// on the link.
+  double projected_bandwidth(const std::vector<PackageType>& types, const TransferCost& cost) const;
+};
+
+/// The fewest steps (1, 2, 4, ... up to max_steps, and max_steps itself) at which every channel's
+/// message of `groups` moves at >= `fraction` of the link's asymptotic bandwidth.
+int choose_steps(const std::vector<PackageType>& types, const Grouping& groups, const TransferCost& cost,
+                 int max_steps, double fraction = 0.9);
+
+/// The plan `spec` names (the `channels.plan` key):
+///   auto      best_grouping()
+///   per-type  one channel per type
+///   single    one channel for all (only when every pair can share)
+///   a list    "obs,next_obs;action,reward;terminated,truncated": every type exactly once
+/// `steps` > 0 fixes the steps per transfer (at most max_steps), 0 lets choose_steps() decide.
+/// Throws gmi::InputError naming `key` (and the types) when the spec is not valid for `types`.
+ChannelPlan make_plan(const std::string& spec, const std::vector<PackageType>& types, int steps,
+                      int max_steps, const TransferCost& cost, const std::string& key = "channels.plan");
+
+}  // namespace gmi::mpi
