@@ -11,7 +11,7 @@
 namespace gmi::mpi {
 
 bool can_share(const PackageType& a, const PackageType& b) {
-  return a.rows == b.rows && a.element_bytes == b.element_bytes;
+  return a.rows == b.rows;
 }
 
 double top_mov(const std::vector<PackageType>& types, const Grouping& groups) {
@@ -49,11 +49,12 @@ struct Search {
       }
       return;
     }
-    for (auto& g : current) {
-      if (!can_share(types[std::size_t(g.front())], types[i])) continue;
-      g.push_back(int(i));
+    // By index: the recursion below opens groups, which may move `current`'s elements.
+    for (std::size_t j = 0; j < current.size(); ++j) {
+      if (!can_share(types[std::size_t(current[j].front())], types[i])) continue;
+      current[j].push_back(int(i));
       run(i + 1);
-      g.pop_back();
+      current[j].pop_back();
     }
     current.push_back({int(i)});
     run(i + 1);
@@ -65,20 +66,6 @@ std::string names(const std::vector<PackageType>& types) {
   std::string s;
   for (const auto& t : types) s += (s.empty() ? "" : ", ") + t.name;
   return s;
-}
-
-std::string describe(const PackageType& t) {
-  return fmt::format("'{}' ({} rows of {} B, {}-byte elements)", t.name, t.rows, t.row_bytes, t.element_bytes);
-}
-
-// Every group's types must pairwise share (can_share is an equivalence: compare with the first).
-void check_grouping(const std::vector<PackageType>& types, const Grouping& groups, const std::string& key) {
-  for (const auto& g : groups)
-    for (int t : g)
-      if (!can_share(types[std::size_t(g.front())], types[std::size_t(t)]))
-        throw InputError(fmt::format("{}: {} and {} cannot share a channel (expected the same rows per step "
-                                     "and element size)",
-                                     key, describe(types[std::size_t(g.front())]), describe(types[std::size_t(t)])));
 }
 
 Grouping parse_list(const std::string& spec, const std::vector<PackageType>& types, const std::string& key) {
@@ -129,7 +116,7 @@ Grouping best_grouping(const std::vector<PackageType>& types, long* visited) {
 
 std::size_t ChannelPlan::step_bytes(const std::vector<PackageType>& types, std::size_t c) const {
   std::size_t b = 0;
-  for (int t : groups[c]) b += types[std::size_t(t)].bytes();
+  for (int t : groups[c]) b += types[std::size_t(t)].block_bytes();
   return b;
 }
 
@@ -162,7 +149,7 @@ int choose_steps(const std::vector<PackageType>& types, const Grouping& groups, 
   double smallest = std::numeric_limits<double>::infinity();
   for (const auto& g : groups) {
     double b = 0;
-    for (int t : g) b += double(types[std::size_t(t)].bytes());
+    for (int t : g) b += double(types[std::size_t(t)].block_bytes());
     smallest = std::min(smallest, b);
   }
   for (int s = 1; s < max_steps; s *= 2)
@@ -183,10 +170,8 @@ ChannelPlan make_plan(const std::string& spec, const std::vector<PackageType>& t
   } else if (spec == "single") {
     plan.groups.emplace_back();
     for (std::size_t i = 0; i < types.size(); ++i) plan.groups.back().push_back(int(i));
-    check_grouping(types, plan.groups, key + " (single)");
   } else {
     plan.groups = parse_list(spec, types, key);
-    check_grouping(types, plan.groups, key);
   }
   max_steps = std::max(1, max_steps);
   if (steps > max_steps)

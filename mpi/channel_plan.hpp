@@ -11,9 +11,10 @@
 ///     TOP_mov = min over channels i of  (sum of the package bytes of channel i) / (g_i * grp)
 ///
 /// where g_i is the number of package types in channel i and grp the number of channels, subject to
-/// Eq. 8: two types share a channel only when their packages concatenate without padding, here when
-/// they have the same rows per step and the same element size (a float row after a byte row would
-/// be misaligned).  Groupings are enumerated as set partitions (restricted growth strings, each
+/// Eq. 8: `auto` puts two types in one channel only when they have the same rows per step (a
+/// channel's step is then one batch of rows, as the paper's concatenated tensors are).  Plans given
+/// explicitly (`single`, a list) may group anything.  A channel's step holds its packages one block
+/// after another, each block padded to 8 bytes, so every package starts aligned.  Groupings are enumerated as set partitions (restricted growth strings, each
 /// partition once) with backtracking that never puts a type into a group it cannot join.  The steps
 /// per transfer come from the transport's measured cost: the fewest steps at which every channel's
 /// message reaches `fraction` of the link's asymptotic bandwidth.
@@ -28,11 +29,14 @@ struct PackageType {
   std::string name;       ///< "obs", "action", ...
   int rows = 1;           ///< rows per step (envs, or envs x agents)
   int row_bytes = 4;      ///< bytes per row
-  int element_bytes = 4;  ///< size of the row's elements (4: float or int32, 1: flags)
+  int element_bytes = 4;  ///< size of the row's elements (4: float or int32, 1: flags); the
+                          ///< package's start is aligned for them
   std::size_t bytes() const { return std::size_t(rows) * std::size_t(row_bytes); }
+  /// Its block in a channel's step: bytes() padded to a multiple of 8.
+  std::size_t block_bytes() const { return (bytes() + 7) / 8 * 8; }
 };
 
-/// Eq. 8: whether packages of `a` and `b` may be concatenated into one channel.
+/// Eq. 8: whether `auto` may put `a` and `b` in one channel (the same rows per step).
 bool can_share(const PackageType& a, const PackageType& b);
 
 /// Channels as lists of indices into the package types, each list ascending, lists ordered by their
@@ -57,7 +61,7 @@ struct TransferCost {
 struct ChannelPlan {
   Grouping groups;
   int steps = 1;
-  /// Bytes of one step of channel `c`.
+  /// Bytes of one step of channel `c` (its packages' blocks).
   std::size_t step_bytes(const std::vector<PackageType>& types, std::size_t c) const;
   /// "obs+next_obs | terminated+truncated, 4 steps per transfer"
   std::string text(const std::vector<PackageType>& types) const;
@@ -74,10 +78,11 @@ int choose_steps(const std::vector<PackageType>& types, const Grouping& groups, 
 /// The plan `spec` names (the `channels.plan` key):
 ///   auto      best_grouping()
 ///   per-type  one channel per type
-///   single    one channel for all (only when every pair can share)
+///   single    one channel for all
 ///   a list    "obs,next_obs;action,reward;terminated,truncated": every type exactly once
 /// `steps` > 0 fixes the steps per transfer (at most max_steps), 0 lets choose_steps() decide.
-/// Throws gmi::InputError naming `key` (and the types) when the spec is not valid for `types`.
+/// Throws gmi::InputError naming `key` (and the types) when the spec is not valid for `types`;
+/// plans given explicitly need not satisfy Eq. 8.
 ChannelPlan make_plan(const std::string& spec, const std::vector<PackageType>& types, int steps,
                       int max_steps, const TransferCost& cost, const std::string& key = "channels.plan");
 

@@ -121,7 +121,7 @@ ExperienceChannels::ExperienceChannels(MPI_Comm comm, std::vector<Route> routes,
     for (int t : plan_.groups[c]) {
       channel_of_[std::size_t(t)] = c;
       offset_in_channel_[std::size_t(t)] = off;
-      off += types_[std::size_t(t)].bytes();
+      off += types_[std::size_t(t)].block_bytes();
     }
   }
   comm_ = duplicate(comm, "the set-up of the experience channels (MPI_Ibarrier)");

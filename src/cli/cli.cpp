@@ -32,8 +32,8 @@ int main(int argc, char** argv) {
   const std::vector<Command> commands = {
       add_env_command(app),   add_config_command(app), add_checkpoint_command(app),
       add_bench_command(app), add_bench_reduce_command(app), add_bench_env_command(app),
-      add_eval_command(app),  add_export_command(app), add_tune_command(app),
-      add_sweep_command(app)};
+      add_bench_channels_command(app), add_eval_command(app), add_export_command(app),
+      add_tune_command(app), add_sweep_command(app)};
 
   try {
     app.parse(argc, argv);

@@ -50,6 +50,7 @@ Command add_checkpoint_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_bench_reduce_command(CLI::App& app);
 Command add_bench_env_command(CLI::App& app);
+Command add_bench_channels_command(CLI::App& app);
 Command add_eval_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
 Command add_tune_command(CLI::App& app);

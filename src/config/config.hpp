@@ -185,6 +185,24 @@ struct ReduceConfig {
   GMI_REDUCE_KEYS(GMI_KEY_MEMBER)
 };
 
+/// Experience channels between GMIs (mpi/channels.hpp, paper 003 §3.2.2).  Read by `gmi_drl
+/// bench-channels`; the templates that move experience between GMIs are not built yet.
+#define GMI_CHANNELS_KEYS(X)                                                                                    \
+  X(std::string, plan, "auto", any,                                                                             \
+    "which experience packages share a channel: auto (the grouping with the largest TOP_mov, paper 003 Eq. 6, " \
+    "among those whose packages have the same rows per step), per-type, single, or "      \
+    "groups like 'obs,next_obs,action,reward;terminated,truncated'")                                           \
+  X(int, steps_per_transfer, 0, at_least(0),                                                                    \
+    "steps one channel message carries; 0: the fewest at which every channel reaches 90 % of the link's "       \
+    "bandwidth as measured at start-up (at most the steps the consumer takes at once)")                        \
+  X(int, max_in_flight, 4, within(1, 1024),                                                                     \
+    "batches of one channel a producer may have sent that its consumer has not received; it is then at most "   \
+    "twice that many ahead of what the consumer has taken, and waits")
+
+struct ChannelsConfig {
+  GMI_CHANNELS_KEYS(GMI_KEY_MEMBER)
+};
+
 /// Where a run's metrics go besides metrics.csv (src/runtime/).
 #define GMI_LOG_KEYS(X)                                                                                         \
   X(bool, tensorboard, true, any,                                                                               \
@@ -245,6 +263,7 @@ struct Config {
   DeviceConfig device;
   GmiConfig gmi;
   ReduceConfig reduce;
+  ChannelsConfig channels;
   LogConfig log;
   SweepConfig sweep;
   /// An algorithm's section (`c.section<algos::PpoConfig>().gamma`); throws gmi::Error for a

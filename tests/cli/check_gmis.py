@@ -11,6 +11,7 @@
           started: the daemon is still stopped
   errors  layouts the config cannot run: one error line naming the key
   bench   bench-reduce and bench on 4 and 2 GMIs write JSON with every strategy and the layout;
+          bench-channels on 3 GMIs writes every plan's row, and names a package a plan leaves out;
           bench --mode serve times rollouts only; the JSON has each GMI's memory and share; a
           host-simulated env (Hopper, MuJoCo builds) on a rank bound to one core warns that its
           environment threads share that core
@@ -204,6 +205,21 @@ def mode_bench(a, cfg):
         fail(f"bench-reduce strategies {got}, expected {want} at 2 sizes", p)
     if [x["floats"] for x in j["auto"]] != [10, 1000]:
         fail("bench-reduce JSON lacks auto's choices: " + str(j["auto"]), p)
+    # Experience channels: every plan moves the config's packages; a bad plan is one line.
+    out = os.path.join(a.workdir, "channels.json")
+    p = run(a, 3, ["bench-channels", "--config", cfg, "--steps", "50", "--warmup", "5", "--plans", "auto", "per-type",
+                   "single", "obs,action;reward,log_prob,value;terminated,truncated", "--json", out])
+    j = json.load(open(out))
+    rows = {r["plan"]: r for r in j["results"]}
+    if (j["producers"], j["consumers"], len(j["packages"]), len(rows)) != (2, 1, 7, 4):
+        fail("bench-channels JSON: " + str(j), p)
+    if rows["per-type"]["num_channels"] != 7 or rows["single"]["num_channels"] != 1 or \
+            any(r["measured_bytes_per_s"] <= 0 or r["top_mov"] <= 0 for r in rows.values()):
+        fail("bench-channels rows: " + str(rows), p)
+    p = run(a, 2, ["bench-channels", "--config", cfg, "--plans", "obs;action"], status=None)
+    errs = [l for l in p.stderr.split("\n") if l.startswith("gmi_drl:")]
+    if p.returncode != 2 or len(errs) != 1 or "--plans: 'reward' is in no channel" not in errs[0]:
+        fail(f"bench-channels with a plan that leaves out 'reward': expected one line, got {errs}", p)
     out = os.path.join(a.workdir, "ppo.json")
     p = run(a, 2, ["bench", "--config", cfg, "--num-envs", "8", "--iterations", "1", "--warmup", "0",
                    "--set", "reduce.strategy=mpr", "--json", out])
