@@ -16,7 +16,8 @@ Command add_bench_channels_command(CLI::App& app) {
   cmd->add_option("--plans", o->plans,
                   "channel plans, separated by spaces: auto, per-type, single, or groups such as "
                   "'obs,next_obs;action,reward;terminated,truncated'");
-  cmd->add_option("--consumers", o->consumers, "GMIs that consume (the first ranks); the others produce");
+  cmd->add_option("--consumers", o->consumers, "under mapping.template dp: GMIs that consume (the first ranks; default 1), the others produce; other "
+                  "templates route experience as their roles say");
   cmd->add_option("--steps", o->steps, "timed steps per producer and plan");
   cmd->add_option("--warmup", o->warmup, "untimed steps per producer and plan")->check(at_least(0));
   cmd->add_option("--max-steps", o->max_steps, "most steps per transfer when channels.steps_per_transfer is 0")

@@ -187,6 +187,8 @@ Schema build_schema() {
   add_keys<GmiConfig>(f, "gmi.", [](Config& c) -> GmiConfig& { return c.gmi; }, GMI_CONFIG_KEYS(GmiConfig, GMI_GMI_KEYS));
   add_keys<ReduceConfig>(f, "reduce.", [](Config& c) -> ReduceConfig& { return c.reduce; },
                          GMI_CONFIG_KEYS(ReduceConfig, GMI_REDUCE_KEYS));
+  add_keys<MappingConfig>(f, "mapping.", [](Config& c) -> MappingConfig& { return c.mapping; },
+                          GMI_CONFIG_KEYS(MappingConfig, GMI_MAPPING_KEYS));
   add_keys<ChannelsConfig>(f, "channels.", [](Config& c) -> ChannelsConfig& { return c.channels; },
                            GMI_CONFIG_KEYS(ChannelsConfig, GMI_CHANNELS_KEYS));
   add_keys<LogConfig>(f, "log.", [](Config& c) -> LogConfig& { return c.log; }, GMI_CONFIG_KEYS(LogConfig, GMI_LOG_KEYS));

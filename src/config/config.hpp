@@ -185,6 +185,22 @@ struct ReduceConfig {
   GMI_REDUCE_KEYS(GMI_KEY_MEMBER)
 };
 
+/// Which roles each GMI holds (src/gmi/roles.hpp, paper 003 §3.1.1).  Training and eval run under
+/// dp; `gmi_drl bench-channels` measures the other templates' channels.
+#define GMI_MAPPING_KEYS(X)                                                                                     \
+  X(std::string, template_, "dp", one_of({"dp", "dp-mp", "mp-dp", "ea-t", "e-at"}),                              \
+    "roles per GMI (E simulator, A agent, T trainer): dp (every GMI all three), dp-mp (serving: simulator and " \
+    "agent GMIs in pairs), mp-dp (serving: agents_per_gpu agent GMIs per GPU serve the other GMIs), ea-t "       \
+    "(training: trainers_per_gpu trainer GMIs per GPU fed by simulator+agent GMIs), e-at (training: "            \
+    "trainers_per_gpu agent+trainer GMIs per GPU serve simulator GMIs). Only dp trains and serves so far; "       \
+    "gmi_drl bench-channels measures the others' experience channels")                                         \
+  X(int, agents_per_gpu, 1, at_least(1), "agent GMIs per GPU under mp-dp (the GPU's last slots)")                \
+  X(int, trainers_per_gpu, 1, at_least(1), "trainer GMIs per GPU under ea-t and e-at (the GPU's last slots)")
+
+struct MappingConfig {
+  GMI_MAPPING_KEYS(GMI_KEY_MEMBER)
+};
+
 /// Experience channels between GMIs (mpi/channels.hpp, paper 003 §3.2.2).  Read by `gmi_drl
 /// bench-channels`; the templates that move experience between GMIs are not built yet.
 #define GMI_CHANNELS_KEYS(X)                                                                                    \
@@ -263,6 +279,7 @@ struct Config {
   DeviceConfig device;
   GmiConfig gmi;
   ReduceConfig reduce;
+  MappingConfig mapping;
   ChannelsConfig channels;
   LogConfig log;
   SweepConfig sweep;

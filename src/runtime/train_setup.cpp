@@ -9,6 +9,7 @@
 #include "mpi/deadline.hpp"
 #include "mpi/topology.hpp"
 #include "src/gmi/kokkos_scope.hpp"
+#include "src/gmi/roles.hpp"
 #include "src/runtime/logging.hpp"
 #include "src/runtime/training.hpp"
 
@@ -103,6 +104,7 @@ void make_directory(Run& r) {
 /// Layout, communicators, MPS, then Kokkos on this GMI's device (in that order).
 void start_session(Run& r) {
   const auto t_setup = std::chrono::steady_clock::now();
+  instances::require_dp(r.cfg, "training");
   r.session.emplace(r.cfg, r.mpi);
   const std::string table = r.session->layout_table();
   spdlog::info("gmi_drl {} | {} GMI(s) | {} | set up in {:.2f} s", GMI_DRL_VERSION, r.mpi.size(),

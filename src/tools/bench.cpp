@@ -23,6 +23,7 @@
 #include "mpi/device_group.hpp"
 #include "mpi/reducers.hpp"
 #include "src/gmi/kokkos_scope.hpp"
+#include "src/gmi/roles.hpp"
 #include "src/gmi/session.hpp"
 #include "src/runtime/mpi_command.hpp"
 #include "src/tools/kernel_times.hpp"
@@ -421,6 +422,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
         throw InputError(fmt::format("--num-envs: {} ({} per GMI): {}", n, n / W, e.what()));
       }
     }
+    instances::require_dp(base, "bench");
     instances::Session session(base, mpi);
     base.env.threads = session.env_threads(base.env.threads);
     const std::string table = session.layout_table();

@@ -15,6 +15,9 @@
 #include "mpi/environment.hpp"
 #include "src/config/config.hpp"
 #include "src/gmi/experience.hpp"
+#include "src/gmi/kokkos_scope.hpp"
+#include "src/gmi/roles.hpp"
+#include "src/gmi/session.hpp"
 #include "src/runtime/mpi_command.hpp"
 
 namespace gmi::tools {
@@ -62,7 +65,7 @@ PlanResult move_steps(mpi::ExperienceChannels& ch, const std::vector<std::vector
 
 void check_options(const ChannelBenchOptions& o, int size) {
   if (size < 2) throw InputError("bench-channels: needs at least 2 GMIs (run it under mpirun -np N, N >= 2)");
-  if (o.consumers < 1 || o.consumers >= size)
+  if (o.consumers < 0 || o.consumers >= size)
     throw InputError(fmt::format("--consumers: {} (expected 1 to {}: at least one of the {} GMIs must produce)",
                                  o.consumers, size - 1, size));
   if (o.steps < 1) throw InputError(fmt::format("--steps: {} (expected at least 1)", o.steps));
@@ -76,7 +79,25 @@ int run_channel_bench(const ChannelBenchOptions& o, int* argc, char*** argv) {
     check_options(o, env.size());
     const config::Config cfg = config::load(o.config_path, config::parse_overrides(o.sets), env.size());
     const std::vector<mpi::PackageType> types = instances::experience_packages(cfg);
-    const auto routes = bench_routes(env.size(), o.consumers);
+    instances::Session session(cfg, env);
+    const std::string layout = session.layout_table();
+    // Under a template other than dp its routes (E+A -> T, E -> A+T, E -> A); else --consumers.
+    std::vector<mpi::Route> routes;
+    if (cfg.mapping.template_ != "dp") {
+      if (o.consumers > 0)
+        throw InputError(fmt::format("--consumers: mapping.template {} gives the routes (leave --consumers out)",
+                                     cfg.mapping.template_));
+      const instances::RolePlan roles = instances::plan_roles(session.layout(), instances::mapping_request(cfg.mapping));
+      routes = roles.routes;
+      spdlog::info("{}", roles.table(session.layout()));
+    } else {
+      routes = bench_routes(env.size(), std::max(1, o.consumers));
+    }
+    int consumers = 0;
+    {
+      std::vector<int> seen(std::size_t(env.size()), 0);
+      for (const mpi::Route& r : routes) consumers += seen[std::size_t(r.consumer)]++ == 0;
+    }
     const int max_steps = cfg.channels.steps_per_transfer > 0 ? cfg.channels.steps_per_transfer : o.max_steps;
     // Every plan is checked before anything is measured: a bad one is one error line.
     for (const std::string& spec : o.plans)
@@ -84,9 +105,10 @@ int run_channel_bench(const ChannelBenchOptions& o, int* argc, char*** argv) {
     const mpi::TransferCost cost = mpi::measure_transfer_cost(MPI_COMM_WORLD, routes);
     std::string kinds;
     for (const auto& t : types) kinds += fmt::format("{}{} {}x{} B", kinds.empty() ? "" : ", ", t.name, t.rows, t.row_bytes);
-    spdlog::info("gmi_drl {} bench-channels | {} GMIs: {} consumer(s), {} producer(s) | {} {} with {} envs: {}",
-                 GMI_DRL_VERSION, env.size(), o.consumers, routes.size(), cfg.algo, cfg.env.name, cfg.env.num_envs,
-                 kinds);
+    spdlog::info("gmi_drl {} bench-channels | {} | {} GMIs: {} consumer(s), {} producer(s) | {} {} with {} envs: {}",
+                 GMI_DRL_VERSION, instances::device_description(), env.size(), consumers, routes.size(), cfg.algo,
+                 cfg.env.name, cfg.env.num_envs, kinds);
+    spdlog::info("layout: {}", layout);
     spdlog::info("link cost (slowest pair, ping-pong): {:.2f} us + {:.3f} ns/B ({:.2f} GB/s asymptotic)",
                  1e6 * cost.latency_s, 1e9 * cost.seconds_per_byte,
                  cost.seconds_per_byte > 0 ? 1e-9 / cost.seconds_per_byte : 0.0);
@@ -118,7 +140,8 @@ int run_channel_bench(const ChannelBenchOptions& o, int* argc, char*** argv) {
       j["benchmark"] = "channels";
       j["gmi_drl_version"] = GMI_DRL_VERSION;
       j["gmis"] = env.size();
-      j["consumers"] = o.consumers;
+      j["consumers"] = consumers;
+      j["mapping_template"] = cfg.mapping.template_;
       j["producers"] = routes.size();
       j["algo"] = cfg.algo;
       j["env"] = cfg.env.name;

@@ -13,7 +13,8 @@ struct ChannelBenchOptions {
   std::string config_path;
   std::vector<std::string> plans = {"auto", "per-type", "single"};
   std::vector<std::string> sets;
-  int consumers = 1;    ///< the first ranks consume; every other rank produces for one of them
+  int consumers = 0;    ///< under mapping.template dp: the first ranks consume (0: one), every other rank
+                        ///< produces for one of them; other templates give their own routes
   int steps = 2000;     ///< timed steps per producer and plan
   int warmup = 200;
   int max_steps = 64;   ///< most steps per transfer (what a consumer takes at once)

@@ -20,6 +20,7 @@
 #include "src/algos/actor.hpp"
 #include "src/algos/trainer.hpp"
 #include "src/checkpoint/checkpoint.hpp"
+#include "src/gmi/roles.hpp"
 #include "src/gmi/session.hpp"
 #include "src/io/h5.hpp"
 #include "src/runtime/mpi_command.hpp"
@@ -405,6 +406,7 @@ int run_eval(const EvalOptions& o, int* argc, char*** argv) {
     const int E = plan.envs;
     mpi::set_timeout(cfg.reduce.timeout_s);
     check_out_dir(o, W, rank);
+    instances::require_dp(cfg, "eval");
     instances::Session session(cfg, mpi);
     cfg.env.threads = session.env_threads(cfg.env.threads);
     const int gmi = session.me().gmi_rank;

@@ -11,7 +11,8 @@
           started: the daemon is still stopped
   errors  layouts the config cannot run: one error line naming the key
   bench   bench-reduce and bench on 4 and 2 GMIs write JSON with every strategy and the layout;
-          bench-channels on 3 GMIs writes every plan's row, and names a package a plan leaves out;
+          bench-channels on 3 GMIs writes every plan's row, routes by the roles under ea-t (role
+          table printed), and names a package a plan leaves out;
           bench --mode serve times rollouts only; the JSON has each GMI's memory and share; a
           host-simulated env (Hopper, MuJoCo builds) on a rank bound to one core warns that its
           environment threads share that core
@@ -216,6 +217,13 @@ def mode_bench(a, cfg):
     if rows["per-type"]["num_channels"] != 7 or rows["single"]["num_channels"] != 1 or \
             any(r["measured_bytes_per_s"] <= 0 or r["top_mov"] <= 0 for r in rows.values()):
         fail("bench-channels rows: " + str(rows), p)
+    # Under ea-t the routes come from the roles: 2 GPUs x 2 GMIs, slot 1 of each GPU trains.
+    p = run(a, 4, ["bench-channels", "--config", cfg, "--set", "gmi.gpus_per_node=2", "--set", "mapping.template=ea-t",
+                   "--steps", "20", "--warmup", "2", "--plans", "auto", "--json", out])
+    j = json.load(open(out))
+    if (j["mapping_template"], j["producers"], j["consumers"]) != ("ea-t", 2, 2) or \
+            not re.search(r"\n +1 +0 +0 +1  T +0\n", p.stdout + p.stderr):
+        fail("bench-channels under ea-t: expected 2 producers, 2 trainers and the role table: " + str(j), p)
     p = run(a, 2, ["bench-channels", "--config", cfg, "--plans", "obs;action"], status=None)
     errs = [l for l in p.stderr.split("\n") if l.startswith("gmi_drl:")]
     if p.returncode != 2 or len(errs) != 1 or "--plans: 'reward' is in no channel" not in errs[0]:
