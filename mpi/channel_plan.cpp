@@ -140,21 +140,24 @@ double ChannelPlan::projected_bandwidth(const std::vector<PackageType>& types, c
 }
 
 int choose_steps(const std::vector<PackageType>& types, const Grouping& groups, const TransferCost& cost,
-                 int max_steps, double fraction) {
+                 int max_steps, double fraction, double max_message_bytes) {
   max_steps = std::max(1, max_steps);
-  if (cost.seconds_per_byte <= 0) return max_steps;
-  // A message of B bytes moves at fraction f of the asymptotic bandwidth when
-  // B * s / (latency + B * s) >= f, i.e. B >= f / (1 - f) * latency / s.
-  const double need = fraction / (1 - fraction) * cost.latency_s / cost.seconds_per_byte;
-  double smallest = std::numeric_limits<double>::infinity();
+  double smallest = std::numeric_limits<double>::infinity(), largest = 0;
   for (const auto& g : groups) {
     double b = 0;
     for (int t : g) b += double(types[std::size_t(t)].block_bytes());
     smallest = std::min(smallest, b);
+    largest = std::max(largest, b);
   }
-  for (int s = 1; s < max_steps; s *= 2)
+  // The most steps whose largest message stays within the cap (at least one).
+  const int cap = int(std::clamp(std::floor(max_message_bytes / std::max(largest, 1.0)), 1.0, double(max_steps)));
+  if (cost.seconds_per_byte <= 0) return cap;
+  // A message of B bytes moves at fraction f of the asymptotic bandwidth when
+  // B * s / (latency + B * s) >= f, i.e. B >= f / (1 - f) * latency / s.
+  const double need = fraction / (1 - fraction) * cost.latency_s / cost.seconds_per_byte;
+  for (int s = 1; s < cap; s *= 2)
     if (smallest * s >= need) return s;
-  return max_steps;
+  return cap;
 }
 
 ChannelPlan make_plan(const std::string& spec, const std::vector<PackageType>& types, int steps, int max_steps,

@@ -71,9 +71,13 @@ struct ChannelPlan {
 };
 
 /// The fewest steps (1, 2, 4, ... up to max_steps, and max_steps itself) at which every channel's
-/// message of `groups` moves at >= `fraction` of the link's asymptotic bandwidth.
+/// message of `groups` moves at >= `fraction` of the link's asymptotic bandwidth, but no more than
+/// keep every message within `max_message_bytes` (at least 1 step): a small channel beside a large
+/// one would otherwise make the large one's messages huge (the runners' packages of continuous Tag,
+/// 3 MB a step, went 64 steps at a time for the sake of the 200-byte flags, at 0.37x the single
+/// channel's bandwidth on an H100 machine).
 int choose_steps(const std::vector<PackageType>& types, const Grouping& groups, const TransferCost& cost,
-                 int max_steps, double fraction = 0.9);
+                 int max_steps, double fraction = 0.9, double max_message_bytes = 4 << 20);
 
 /// The plan `spec` names (the `channels.plan` key):
 ///   auto      best_grouping()

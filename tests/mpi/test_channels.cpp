@@ -120,6 +120,12 @@ TEST(ChannelPlan, StepsReachTheAskedShareOfTheBandwidth) {
   EXPECT_EQ(p.text(t), "x+y, 128 steps per transfer");
   // 128 steps of 120 B = 15360 B in 1e-6 + 15.36e-6 s
   EXPECT_NEAR(p.projected_bandwidth(t, cost), 15360 / 16.36e-6, 1.0);
+  // No message beyond the cap: 1 MB steps beside a 40-byte channel go 4 at a time, 100 kB ones 41
+  // at a time under 4 MiB.
+  const std::vector<PackageType> big = {{"big", 1000, 1000, 4}, {"small", 10, 4, 4}};
+  EXPECT_EQ(choose_steps(big, {{0}, {1}}, cost, 1024), 4);
+  const std::vector<PackageType> mid = {{"mid", 100, 1000, 4}, {"small", 10, 4, 4}};
+  EXPECT_EQ(choose_steps(mid, {{0}, {1}}, cost, 1024), 41);
   // Blocks are padded to 8 bytes: 10 rows of 3 B take 32.
   EXPECT_EQ((PackageType{"z", 10, 3, 1}).block_bytes(), 32u);
 }
