@@ -88,9 +88,9 @@ MappingRequest mapping_request(const config::MappingConfig& m) {
 
 void require_dp(const config::Config& cfg, const char* command) {
   if (cfg.mapping.template_ != "dp")
-    throw InputError(fmt::format("mapping.template: {} ({} runs under dp only so far; gmi_drl bench-channels "
-                                 "measures the experience channels of {})",
-                                 cfg.mapping.template_, command, cfg.mapping.template_));
+    throw InputError(fmt::format("mapping.template: {} ({} runs under dp only so far; gmi_drl eval serves under "
+                                 "dp-mp and mp-dp, and gmi_drl bench-channels measures the channels of every template)",
+                                 cfg.mapping.template_, command));
 }
 
 std::string RolePlan::table(const mpi::Layout& layout) const {

@@ -52,8 +52,8 @@ struct RolePlan {
 RolePlan plan_roles(const mpi::Layout& layout, const MappingRequest& req);
 MappingRequest mapping_request(const config::MappingConfig& m);
 
-/// `command` (training, bench, eval) runs under mapping.template dp only so far: one error line
-/// naming the key otherwise.
+/// `command` (training, bench) runs under mapping.template dp only so far: one error line naming
+/// the key otherwise.
 void require_dp(const config::Config& cfg, const char* command);
 
 }  // namespace gmi::instances

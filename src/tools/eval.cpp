@@ -11,12 +11,17 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <cstring>
+#include <optional>
+#include <map>
 
 #include "gmi_version.hpp"
 #include "kernels/core/host_copy.hpp"
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
+#include "mpi/channels.hpp"
 #include "mpi/deadline.hpp"
+#include "mpi/environment.hpp"
 #include "src/algos/actor.hpp"
 #include "src/algos/trainer.hpp"
 #include "src/checkpoint/checkpoint.hpp"
@@ -111,7 +116,17 @@ struct EvalPlan {
   config::Config cfg;
   int envs = 0;              ///< per GMI
   int per_gmi_episodes = 0;  ///< this GMI's share of --episodes
+  int trained_envs = 0;      ///< the checkpoint's env.num_envs
 };
+
+/// This GMI's share of --episodes when `W` GMIs run episodes and this is the `index`-th (-1: none).
+int episodes_of(const EvalOptions& o, int W, int index) {
+  return index < 0 ? 0 : o.episodes / W + (index < o.episodes % W ? 1 : 0);
+}
+/// Envs per GMI: --num-envs, else the checkpoint's count, at most the episodes per GMI.
+int envs_for(const EvalOptions& o, int W, int trained_envs) {
+  return o.num_envs > 0 ? o.num_envs : std::max(1, std::min(trained_envs, (o.episodes + W - 1) / W));
+}
 
 /// Checks the options and the checkpoint (rank 0 checks the whole file, every checksum; every
 /// rank gets its answer or its error), then builds the evaluation's config.
@@ -119,8 +134,8 @@ EvalPlan plan_eval(const EvalOptions& o, int W, int rank) {
   if (o.episodes < 1) throw InputError("--episodes: expected an integer >= 1");
   config::Overrides ov = config::parse_overrides(o.sets);
   for (const auto& kv : ov)
-    if (kv.first.rfind("env.", 0) != 0 || kv.first == "env.name")
-      throw InputError("--set " + kv.first + ": gmi_drl eval takes env.* settings only (not env.name)");
+    if ((kv.first.rfind("env.", 0) != 0 && kv.first.rfind("mapping.", 0) != 0) || kv.first == "env.name")
+      throw InputError("--set " + kv.first + ": gmi_drl eval takes env.* and mapping.* settings only (not env.name)");
   std::string error, saved;
   checkpoint::Meta meta;
   if (rank == 0) {
@@ -138,10 +153,10 @@ EvalPlan plan_eval(const EvalOptions& o, int W, int rank) {
   // The training config, with what evaluation changes: the envs per GMI, env.* settings.  The
   // rollout and minibatch sizes play no part here; they are set so that any env count is valid.
   EvalPlan p;
-  p.per_gmi_episodes = o.episodes / W + (rank < o.episodes % W ? 1 : 0);
+  p.per_gmi_episodes = episodes_of(o, W, rank);
   const config::Config trained = config::parse(saved, o.checkpoint, {}, 1);
-  int E = o.num_envs;
-  if (E == 0) E = std::max(1, std::min(trained.env.num_envs, (o.episodes + W - 1) / W));
+  p.trained_envs = trained.env.num_envs;
+  const int E = envs_for(o, W, p.trained_envs);
   ov.emplace_back("env.num_envs", std::to_string(E));
   ov.emplace_back("ppo.num_steps", "1");
   ov.emplace_back("ppo.num_minibatches", "1");
@@ -343,18 +358,21 @@ struct Results {
   double secs = 0, total_steps = 0, rate = 0;
 };
 
-Results merge_results(const EvalOptions& o, const Rollout& ro, int W, int rank, double secs, std::int64_t steps) {
+/// Every GMI's episodes into one list on every GMI: the `index`-th of the W GMIs that run episodes
+/// (-1: this one runs none) contributes its `my_episodes` at its place.
+Results merge_results(const EvalOptions& o, std::vector<double> my_r, std::vector<int> my_l, int my_episodes, int W,
+                      int index, double secs, double env_steps) {
   Results res;
   mpi::allreduce_max(&secs, 1);
-  double total_steps = double(steps) * ro.E;
+  double total_steps = env_steps;
   mpi::allreduce_sum(&total_steps, 1);
-  res.my_r = to_host(ro.counter.returns);
-  res.my_l = to_host(ro.counter.lengths);
+  res.my_r = std::move(my_r);
+  res.my_l = std::move(my_l);
   int first = 0;
-  for (int r = 0; r < rank; ++r) first += o.episodes / W + (r < o.episodes % W ? 1 : 0);
+  for (int r = 0; r < index; ++r) first += episodes_of(o, W, r);
   res.all_r.assign(o.episodes, 0.0);
   res.all_l.assign(o.episodes, 0.0);
-  for (int k = 0; k < ro.per_gmi_episodes; ++k)
+  for (int k = 0; k < my_episodes; ++k)
     res.all_r[first + k] = res.my_r[k], res.all_l[first + k] = res.my_l[k];
   mpi::allreduce_sum(res.all_r.data(), o.episodes);
   mpi::allreduce_sum(res.all_l.data(), o.episodes);
@@ -366,7 +384,156 @@ Results merge_results(const EvalOptions& o, const Rollout& ro, int W, int rank, 
   return res;
 }
 
-void write_json(const EvalOptions& o, const std::string& env, int W, int E, const Results& res) {
+/// The serving templates (paper 003 Fig. 5: dp-mp, mp-dp).  Simulator GMIs step their envs and
+/// send each step's observations to their agent GMI through the channels; the agent acts for all
+/// its simulators in one batch and sends each its actions back (one channel set per position
+/// among an agent's simulators, as every producer has one consumer).  The simulators keep the
+/// episode books as under dp, and own the envs dp would give the same number of GMIs, so a
+/// deterministic policy serves the same episodes (and sampled actions too while each agent's
+/// simulators are consecutive GMIs, as with one agent per GPU).
+class SplitServe {
+ public:
+  SplitServe(const EvalOptions& o, config::Config& cfg, const EvalPlan& plan, const instances::RolePlan& roles,
+             int me)
+      : o_(o), cfg_(cfg) {
+    for (int r = 0; r < int(roles.roles.size()); ++r)
+      if (roles.roles[std::size_t(r)] & instances::kSimulator) sims_.push_back(r);
+    const auto at = std::find(sims_.begin(), sims_.end(), me);
+    index_ = at == sims_.end() ? -1 : int(at - sims_.begin());
+    E_ = envs_for(o, S(), plan.trained_envs);
+    cfg_.env.num_envs = E_;
+    episodes_ = episodes_of(o, S(), index_);
+    std::map<int, std::vector<int>> served;  // agent -> its simulators, in route order
+    for (const mpi::Route& r : roles.routes) served[r.consumer].push_back(r.producer);
+    std::size_t fan = 0;
+    for (const auto& [a, v] : served) fan = std::max(fan, v.size());
+    if (served.count(me)) mine_ = served[me];
+    spec_ = envs::env_spec(cfg_.env.name, config::env_overrides(cfg_));
+    const mpi::PackageType obs{"obs", E_, 4 * spec_.obs_dim, 4}, act{"env_action", E_, 4 * spec_.act_dim, 4};
+    states_ = std::make_unique<mpi::ExperienceChannels>(MPI_COMM_WORLD, roles.routes, std::vector{obs},
+                                                        mpi::make_plan("single", {obs}, 1, 1, {}), mpi::ChannelOptions{2});
+    for (std::size_t k = 0; k < fan; ++k) {
+      std::vector<mpi::Route> back;
+      for (const auto& [a, v] : served)
+        if (v.size() > k) {
+          back.push_back({a, v[k]});
+          if (v[k] == me) reply_ = int(k);
+        }
+      replies_.push_back(std::make_unique<mpi::ExperienceChannels>(
+          MPI_COMM_WORLD, back, std::vector{act}, mpi::make_plan("single", {act}, 1, 1, {}), mpi::ChannelOptions{2}));
+    }
+    if (!mine_.empty())
+      first_sim_ = int(std::find(sims_.begin(), sims_.end(), mine_.front()) - sims_.begin());
+  }
+
+  int S() const { return int(sims_.size()); }
+  int E() const { return E_; }
+  const envs::EnvSpec& spec() const { return spec_; }
+
+  /// Serves until every simulator's episodes are done; the merged results.
+  Results run(const checkpoint::Contents& c) {
+    if (index_ >= 0) {
+      env_ = envs::make_vec_env(cfg_.env.name, E_, std::uint64_t(o_.seed), std::uint64_t(index_) * E_,
+                                config::env_overrides(cfg_));
+      ro_.emplace(*env_, E_, episodes_, false);
+    } else {
+      start_agent(c);
+    }
+    const auto t0 = Clock::now();
+    std::int64_t steps = 0;
+    int remaining = episodes_;
+    if (ro_) env_->reset_all(ro_->space, ro_->obs.data(), 0);
+    const std::int64_t max_steps = std::int64_t(spec_.max_episode_steps) * (episodes_ / E_ + 2) + 1;
+    while (true) {
+      double left = remaining;
+      mpi::allreduce_sum(&left, 1);
+      if (left == 0) break;
+      for (int k = 0; k < 8; ++k, ++steps) {  // every GMI steps alike between checks
+        if (!ro_) {
+          agent_step(steps);
+          continue;
+        }
+        if (steps >= max_steps)
+          throw Error(fmt::format("eval: {} episodes not done after {} steps per env (the time limit is {})",
+                                  remaining, steps, spec_.max_episode_steps));
+        remaining = simulator_step();
+      }
+    }
+    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (!ro_) return merge_results(o_, {}, {}, 0, S(), -1, secs, 0.0);
+    return merge_results(o_, to_host(ro_->counter.returns), to_host(ro_->counter.lengths), episodes_, S(), index_,
+                         secs, double(steps) * E_);
+  }
+
+ private:
+  void start_agent(const checkpoint::Contents& c) {
+    const int n = int(mine_.size()) * E_;
+    try {
+      policy_ = algos::make_policy(cfg_, spec_, c.state.params, c.state.obs_rms, n);
+    } catch (const InputError& e) {
+      throw InputError(o_.checkpoint + ": " + e.what());
+    }
+    obs_ = View1<float>("gmi::eval::agent_obs", std::size_t(n) * spec_.obs_dim);
+    act_ = View1<float>("gmi::eval::agent_actions", std::size_t(n) * spec_.act_dim);
+    env_act_ = View1<float>("gmi::eval::agent_env_actions", std::size_t(n) * spec_.act_dim);
+    obs_h_ = Kokkos::create_mirror_view(obs_);
+    act_h_ = Kokkos::create_mirror_view(act_);
+  }
+
+  /// One step of every simulator this agent serves, in one batch.
+  void agent_step(std::int64_t step) {
+    const std::size_t od = std::size_t(E_) * spec_.obs_dim, ad = std::size_t(E_) * spec_.act_dim;
+    for (std::size_t k = 0; k < mine_.size(); ++k)
+      std::memcpy(obs_h_.data() + k * od, states_->next(k)[0], od * sizeof(float));
+    Kokkos::deep_copy(space_, obs_, obs_h_);
+    const bool continuous = !spec_.discrete();
+    policy_->act(space_, obs_.data(), int(mine_.size()) * E_, o_.deterministic, std::uint64_t(o_.seed),
+                 std::uint64_t(step), std::uint64_t(first_sim_) * E_, act_.data(),
+                 continuous ? env_act_.data() : act_.data());
+    Kokkos::deep_copy(space_, act_h_, continuous ? env_act_ : act_);
+    space_.fence();
+    for (std::size_t k = 0; k < mine_.size(); ++k) replies_[k]->push({act_h_.data() + k * ad});
+  }
+
+  /// One step of this simulator's envs with the actions its agent sends; the episodes still to come.
+  int simulator_step() {
+    Rollout& ro = *ro_;
+    if (obs_h_.size() == 0) {
+      obs_h_ = Kokkos::create_mirror_view(ro.obs);
+      act_h_ = Kokkos::create_mirror_view(ro.continuous ? ro.env_actions : ro.actions);
+    }
+    Kokkos::deep_copy(ro.space, obs_h_, ro.obs);
+    ro.space.fence();
+    states_->push({obs_h_.data()});
+    std::memcpy(act_h_.data(), replies_[std::size_t(reply_)]->next(0)[0], act_h_.size() * sizeof(float));
+    Kokkos::deep_copy(ro.space, ro.continuous ? ro.env_actions : ro.actions, act_h_);
+    envs::StepOutputs out;
+    out.next_obs = ro.obs.data();
+    out.final_obs = ro.final_obs.data();
+    out.reward = ro.reward.data();
+    out.terminated = ro.term.data();
+    out.truncated = ro.trunc.data();
+    env_->step(ro.space, ro.env_act, out);
+    return ro.counter.count(ro.space, ro.reward, ro.term, ro.trunc);
+  }
+
+  const EvalOptions& o_;
+  config::Config& cfg_;
+  std::vector<int> sims_, mine_;
+  int index_ = -1, E_ = 0, episodes_ = 0, reply_ = -1, first_sim_ = 0;
+  envs::EnvSpec spec_;
+  std::unique_ptr<mpi::ExperienceChannels> states_;
+  std::vector<std::unique_ptr<mpi::ExperienceChannels>> replies_;
+  std::unique_ptr<envs::VecEnvBase> env_;
+  std::optional<Rollout> ro_;
+  std::unique_ptr<algos::Policy> policy_;
+  ExecSpace space_;
+  View1<float> obs_, act_, env_act_;
+  View1<float>::HostMirror obs_h_, act_h_;
+};
+
+void write_json(const EvalOptions& o, const std::string& env, int W, int E, const Results& res,
+                const std::string& mapping, int simulators) {
   const Summary& R = res.R;
   const Summary& L = res.L;
   nlohmann::json j = {{"tool", "eval"},
@@ -375,6 +542,8 @@ void write_json(const EvalOptions& o, const std::string& env, int W, int E, cons
                       {"env", env},
                       {"device", instances::device_description()},
                       {"gmis", W},
+                      {"mapping_template", mapping},
+                      {"simulator_gmis", simulators},
                       {"envs_per_gmi", E},
                       {"deterministic", o.deterministic},
                       {"seed", o.seed},
@@ -396,6 +565,38 @@ void write_json(const EvalOptions& o, const std::string& env, int W, int E, cons
   spdlog::info("wrote {}", o.json);
 }
 
+void log_results(const EvalOptions& o, const Results& res, const std::string& layout) {
+  const Summary& R = res.R;
+  const Summary& L = res.L;
+  spdlog::info("eval: {} episodes: return {:.2f} +- {:.2f} (min {:.2f}, max {:.2f}), length {:.1f} +- {:.1f}; "
+               "{:.0f} env steps in {:.2f} s = {:.0f} env steps/s ({})",
+               o.episodes, R.mean, R.std, R.min, R.max, L.mean, L.std, res.total_steps, res.secs, res.rate, layout);
+}
+
+/// gmi_drl eval under a serving template (SplitServe).
+int serve_split(const EvalOptions& o, config::Config& cfg, const EvalPlan& plan, const instances::Session& session,
+                const checkpoint::Contents& c, int rank) {
+  const instances::RolePlan roles = instances::plan_roles(session.layout(), instances::mapping_request(cfg.mapping));
+  if (!roles.serving)
+    throw InputError(fmt::format("mapping.template: {} is a training template (gmi_drl eval serves under dp, dp-mp "
+                                 "and mp-dp)",
+                                 cfg.mapping.template_));
+  if (!o.out.empty())
+    throw InputError(fmt::format("--out: trajectories are written under mapping.template dp only (not {})",
+                                 cfg.mapping.template_));
+  spdlog::info("{}", roles.table(session.layout()));
+  SplitServe serve(o, cfg, plan, roles, rank);
+  spdlog::info("eval {} | {} | {} episode(s) over {} simulator GMI(s) x {} envs, mapping.template {} | {} | seed {}",
+               o.checkpoint, serve.spec().name, o.episodes, serve.S(), serve.E(), cfg.mapping.template_,
+               o.deterministic ? "deterministic (mode)" : "sampled actions", o.seed);
+  const Results res = serve.run(c);
+  log_results(o, res, fmt::format("{} simulator GMI(s) x {} envs, {} GMI(s) in all, {}", serve.S(), serve.E(),
+                                  roles.roles.size(), cfg.mapping.template_));
+  if (!o.json.empty() && rank == 0)
+    write_json(o, serve.spec().name, int(roles.roles.size()), serve.E(), res, cfg.mapping.template_, serve.S());
+  return 0;
+}
+
 }  // namespace
 
 int run_eval(const EvalOptions& o, int* argc, char*** argv) {
@@ -406,11 +607,11 @@ int run_eval(const EvalOptions& o, int* argc, char*** argv) {
     const int E = plan.envs;
     mpi::set_timeout(cfg.reduce.timeout_s);
     check_out_dir(o, W, rank);
-    instances::require_dp(cfg, "eval");
     instances::Session session(cfg, mpi);
     cfg.env.threads = session.env_threads(cfg.env.threads);
     const int gmi = session.me().gmi_rank;
     const checkpoint::Contents c = checkpoint::read(o.checkpoint, -1);
+    if (cfg.mapping.template_ != "dp") return serve_split(o, cfg, plan, session, c, rank);
     auto env = envs::make_vec_env(cfg.env.name, E, std::uint64_t(o.seed), std::uint64_t(gmi) * E,
                                   config::env_overrides(cfg));
     const envs::EnvSpec& spec = env->spec();
@@ -425,14 +626,11 @@ int run_eval(const EvalOptions& o, int* argc, char*** argv) {
                  o.episodes, W, E, o.deterministic ? "deterministic (mode)" : "sampled actions", o.seed);
     double secs = 0;
     const std::int64_t steps = ro.run(secs, o, *env, *policy, gmi);
-    const Results res = merge_results(o, ro, W, rank, secs, steps);
-    const Summary& R = res.R;
-    const Summary& L = res.L;
-    spdlog::info("eval: {} episodes: return {:.2f} +- {:.2f} (min {:.2f}, max {:.2f}), length {:.1f} +- {:.1f}; "
-                 "{:.0f} env steps in {:.2f} s = {:.0f} env steps/s ({} GMI(s) x {} envs)",
-                 o.episodes, R.mean, R.std, R.min, R.max, L.mean, L.std, res.total_steps, res.secs, res.rate, W, E);
+    const Results res = merge_results(o, to_host(ro.counter.returns), to_host(ro.counter.lengths), ro.per_gmi_episodes,
+                                      W, rank, secs, double(steps) * E);
+    log_results(o, res, fmt::format("{} GMI(s) x {} envs", W, E));
     if (ro.record) ro.write(W > 1 ? per_gmi_path(o.out, rank) : o.out, o, gmi, steps, res.my_r, res.my_l);
-    if (!o.json.empty() && rank == 0) write_json(o, spec.name, W, E, res);
+    if (!o.json.empty() && rank == 0) write_json(o, spec.name, W, E, res, "dp", W);
     return 0;
   });
 }

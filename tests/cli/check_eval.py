@@ -8,7 +8,9 @@
             counted are the sums of its rewards; under mpiexec -n 2 the 100 episodes are split
             over the GMIs, merged on rank 0, and each GMI writes its own trajectory file; the
             same with an early policy whose episodes differ in length (11 episodes over 3 envs,
-            6 + 5 on two GMIs), and another seed gives other episodes
+            6 + 5 on two GMIs), and another seed gives other episodes; the serving templates
+            (mp-dp on 3 GMIs, dp-mp on 4) serve the same episodes as dp on 2, sampled or
+            deterministic; eval refuses a training template and --out under a serving one
 
   export    `gmi_drl export --onnx` of short runs of Pendulum-v1 (continuous, observation
             normalisation on), CartPole-v1 (discrete) and, in builds with MuJoCo, Hopper-v5: the
@@ -118,6 +120,24 @@ def mode_trained(a):
         rebuilt, recorded, _ = counted_returns(os.path.join(w, f"earlym.gmi{r}.h5"))
         assert len(recorded) == count, (r, len(recorded))
         np.testing.assert_allclose(rebuilt, recorded, rtol=1e-5)
+    # The serving templates: 2 simulator GMIs served by one agent GMI (mp-dp) or by one agent each
+    # (dp-mp) serve the episodes 2 GMIs serve under dp, sampled actions included.
+    for n, template in ((3, "mp-dp"), (4, "dp-mp")):
+        run([a.mpiexec, "-n", str(n), a.gmi] + ev[1:] + ["--json", f"{template}.json", "--seed", "7",
+                                                       "--set", f"mapping.template={template}"], w)
+        t = json.load(open(os.path.join(w, f"{template}.json")))
+        assert (t["mapping_template"], t["simulator_gmis"], t["gmis"]) == (template, 2, n), t
+        assert t["returns"] == e3["returns"] and t["lengths"] == e3["lengths"], (template, t["returns"], e3["returns"])
+    run([a.mpiexec, "-n", "3", a.gmi, "eval", "--checkpoint", ckpt, "--episodes", "100", "--deterministic",
+         "--num-envs", "8", "--json", "mpdp100.json", "--set", "mapping.template=mp-dp"], w)
+    t = json.load(open(os.path.join(w, "mpdp100.json")))
+    assert t["returns"] == m["returns"], "mp-dp served other episodes than dp on 2 GMIs"
+    for args, want in ((["--set", "mapping.template=ea-t"], "mapping.template: ea-t is a training template"),
+                       (["--set", "mapping.template=mp-dp", "--out", "x.h5"], "--out: trajectories are written under")):
+        p = subprocess.run([a.mpiexec, "-n", "2", a.gmi] + ev[1:] + args, cwd=w, env=env_for(), capture_output=True,
+                           text=True, timeout=300)
+        errs = [l for l in p.stderr.splitlines() if l.startswith("gmi_drl:")]
+        assert p.returncode == 2 and len(errs) == 1 and want in errs[0], (args, p.returncode, p.stderr)
 
     print(f"deterministic {j['return_mean']:.1f} +- {j['return_std']:.1f}; sampled (seed 7) "
           f"{s1['return_mean']:.1f}; 2 GMIs {m['return_mean']:.1f}")
