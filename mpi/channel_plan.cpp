@@ -120,12 +120,15 @@ std::size_t ChannelPlan::step_bytes(const std::vector<PackageType>& types, std::
   return b;
 }
 
+std::string ChannelPlan::channel_text(const std::vector<PackageType>& types, std::size_t c) const {
+  std::string s;
+  for (std::size_t k = 0; k < groups[c].size(); ++k) s += (k ? "+" : "") + types[std::size_t(groups[c][k])].name;
+  return s;
+}
+
 std::string ChannelPlan::text(const std::vector<PackageType>& types) const {
   std::string s;
-  for (const auto& g : groups) {
-    if (!s.empty()) s += " | ";
-    for (std::size_t k = 0; k < g.size(); ++k) s += (k ? "+" : "") + types[std::size_t(g[k])].name;
-  }
+  for (std::size_t c = 0; c < groups.size(); ++c) s += (c ? " | " : "") + channel_text(types, c);
   return fmt::format("{}, {} step{} per transfer", s, steps, steps == 1 ? "" : "s");
 }
 
@@ -182,6 +185,15 @@ ChannelPlan make_plan(const std::string& spec, const std::vector<PackageType>& t
                                  "takes at once)",
                                  steps, max_steps));
   plan.steps = steps > 0 ? steps : choose_steps(types, plan.groups, cost, max_steps);
+  // One message is one MPI count of bytes: at most 1 GiB (and a GMI keeps several per channel).
+  for (std::size_t c = 0; c < plan.groups.size(); ++c) {
+    const double bytes = double(plan.step_bytes(types, c)) * plan.steps;
+    if (bytes > double(1 << 30))
+      throw InputError(fmt::format("channels.steps_per_transfer: {} steps make {:.0f} MiB messages on channel '{}' "
+                                   "(expected at most 1024 MiB: at most {} steps)",
+                                   plan.steps, bytes / (1 << 20), plan.channel_text(types, c),
+                                   std::max<std::size_t>(1, (std::size_t(1) << 30) / plan.step_bytes(types, c))));
+  }
   return plan;
 }
 

@@ -63,6 +63,8 @@ struct ChannelPlan {
   int steps = 1;
   /// Bytes of one step of channel `c` (its packages' blocks).
   std::size_t step_bytes(const std::vector<PackageType>& types, std::size_t c) const;
+  /// "obs+next_obs": the types of channel `c`.
+  std::string channel_text(const std::vector<PackageType>& types, std::size_t c) const;
   /// "obs+next_obs | terminated+truncated, 4 steps per transfer"
   std::string text(const std::vector<PackageType>& types) const;
   /// Projected bytes per second: one transfer of every channel, the channels one after another

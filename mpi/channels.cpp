@@ -4,8 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
+#include <exception>
 
 #include "kernels/core/error.hpp"
 #include "mpi/deadline.hpp"
@@ -22,22 +22,12 @@ struct Header {
   std::uint32_t channel = 0;  // channel index (also the tag)
 };
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 MPI_Comm duplicate(MPI_Comm comm, const char* what) {
   barrier(comm, what);  // bounded: the blocking duplication cannot then wait long for one stuck before it
   MPI_Comm dup = MPI_COMM_NULL;
   GMI_MPI_CHECK(MPI_Comm_dup(comm, &dup));
   GMI_MPI_CHECK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
   return dup;
-}
-
-std::string channel_names(const std::vector<PackageType>& types, const std::vector<int>& group) {
-  std::string s;
-  for (int t : group) s += (s.empty() ? "" : "+") + types[std::size_t(t)].name;
-  return s;
 }
 
 }  // namespace
@@ -58,6 +48,12 @@ struct ExperienceChannels::Lane {
   std::uint64_t expected = 0;  // next batch number
 };
 
+std::vector<Route> routes_to_first(int size, int consumers) {
+  std::vector<Route> r;
+  for (int p = consumers; p < size; ++p) r.push_back({p, (p - consumers) % consumers});
+  return r;
+}
+
 TransferCost measure_transfer_cost(MPI_Comm comm, const std::vector<Route>& routes, int reps) {
   MPI_Comm c = duplicate(comm, "the channels' cost measurement (MPI_Ibarrier)");
   const int me = comm_rank(c);
@@ -69,7 +65,8 @@ TransferCost measure_transfer_cost(MPI_Comm comm, const std::vector<Route>& rout
     MPI_Request r = MPI_REQUEST_NULL;
     if (send) GMI_MPI_CHECK(MPI_Isend(buf.data(), int(n), MPI_BYTE, peer, 7, c, &r));
     else GMI_MPI_CHECK(MPI_Irecv(buf.data(), int(n), MPI_BYTE, peer, 7, c, &r));
-    wait(r, {world[std::size_t(peer)]}, [&] { return fmt::format("a channel cost probe with rank {}", world[std::size_t(peer)]); });
+    const int w = world[std::size_t(peer)];
+    wait(r, [w] { return std::vector{w}; }, [w] { return fmt::format("a channel cost probe with rank {}", w); });
   };
   for (const Route& r : routes) {
     if (r.producer != me && r.consumer != me) continue;
@@ -147,10 +144,20 @@ ExperienceChannels::ExperienceChannels(MPI_Comm comm, std::vector<Route> routes,
 }
 
 ExperienceChannels::~ExperienceChannels() {
-  try {
-    if (is_producer()) drain();
-  } catch (const std::exception& e) {
-    spdlog::error("channels: {}", e.what());
+  // Unwinding from another error: no wait (it would delay that error, or replace it with a census
+  // line).  Sends still in flight keep their buffers: they are handed to a list never freed.
+  bool sent = std::uncaught_exceptions() == 0;
+  if (sent && is_producer()) {
+    try {
+      drain();
+    } catch (const std::exception& e) {
+      spdlog::error("channels: {}", e.what());
+      sent = false;
+    }
+  }
+  if (!sent && !sends_done()) {
+    static auto* in_flight = new std::vector<std::vector<Lane>>;
+    in_flight->push_back(std::move(out_));
   }
   for (auto& lanes : in_)
     for (Lane& l : lanes)
@@ -171,14 +178,14 @@ ExperienceChannels::Buffer& ExperienceChannels::take_free(Lane& lane, std::size_
   int done = 0;
   GMI_MPI_CHECK(MPI_Test(&b.req, &done, MPI_STATUS_IGNORE));
   if (!done) {
-    const double t0 = now_s();
+    const Deadline waited;
     const int peer = world_[std::size_t(consumer_)];
-    wait(b.req, {peer}, [&] {
+    wait(b.req, [peer] { return std::vector{peer}; }, [&] {
       return fmt::format("rank {} to take batch {} of channel '{}' ({} batches in flight: channels.max_in_flight)",
-                         peer, batches_sent_ - lane.bufs.size(), channel_names(types_, plan_.groups[channel]),
+                         peer, batches_sent_ - lane.bufs.size(), plan_.channel_text(types_, channel),
                          lane.bufs.size());
     });
-    stats_.wait_s += now_s() - t0;
+    stats_.wait_s += waited.elapsed();
   }
   return b;
 }
@@ -231,15 +238,19 @@ void ExperienceChannels::drain() {
     for (Buffer& b : out_[c].bufs) {
       if (b.req == MPI_REQUEST_NULL) continue;
       const int peer = world_[std::size_t(consumer_)];
-      wait(b.req, {peer}, [&] {
+      wait(b.req, [peer] { return std::vector{peer}; }, [&] {
         return fmt::format("rank {} to take the last batches of channel '{}'", peer,
-                           channel_names(types_, plan_.groups[c]));
+                           plan_.channel_text(types_, c));
       });
     }
 }
 
 bool ExperienceChannels::drained() {
   flush();
+  return sends_done();
+}
+
+bool ExperienceChannels::sends_done() {
   for (Lane& l : out_)
     for (Buffer& b : l.bufs) {
       int done = 1;
@@ -249,26 +260,29 @@ bool ExperienceChannels::drained() {
   return true;
 }
 
+void ExperienceChannels::repost(Lane& l, std::size_t c) {
+  if (!l.release) return;
+  Buffer& done = l.bufs[l.head];
+  GMI_MPI_CHECK(MPI_Irecv(done.data.data(), int(done.data.size()), MPI_BYTE, l.peer, int(c), comm_, &done.req));
+  l.head = (l.head + 1) % l.bufs.size();
+  l.release = l.open = false;
+}
+
 std::vector<const std::byte*> ExperienceChannels::next(std::size_t k) {
   if (k >= in_.size()) throw Error(fmt::format("channels: next({}) on a consumer of {} producers", k, in_.size()));
   std::vector<Lane>& lanes = in_[k];
   for (std::size_t c = 0; c < lanes.size(); ++c) {
     Lane& l = lanes[c];
-    if (l.release) {  // the caller is done with the previous message: post its buffer again
-      Buffer& done = l.bufs[l.head];
-      GMI_MPI_CHECK(MPI_Irecv(done.data.data(), int(done.data.size()), MPI_BYTE, l.peer, int(c), comm_, &done.req));
-      l.head = (l.head + 1) % l.bufs.size();
-      l.release = l.open = false;
-    }
+    repost(l, c);  // the caller is done with the previous message
     if (l.open) continue;
     Buffer& b = l.bufs[l.head];
     const int peer = world_[std::size_t(l.peer)];
-    const double t0 = now_s();
-    wait(b.req, {peer}, [&] {
-      return fmt::format("batch {} of channel '{}' from rank {}", l.expected, channel_names(types_, plan_.groups[c]),
+    const Deadline waited;
+    wait(b.req, [peer] { return std::vector{peer}; }, [&] {
+      return fmt::format("batch {} of channel '{}' from rank {}", l.expected, plan_.channel_text(types_, c),
                          peer);
     });
-    stats_.wait_s += now_s() - t0;
+    stats_.wait_s += waited.elapsed();
     Header h;
     std::memcpy(&h, b.data.data(), sizeof h);
     if (h.batch != l.expected || h.channel != c || h.steps < 1 || h.steps > std::uint32_t(plan_.steps))
@@ -297,10 +311,11 @@ std::vector<const std::byte*> ExperienceChannels::next(std::size_t k) {
 
 bool ExperienceChannels::ready(std::size_t k) {
   if (k >= in_.size()) return false;
-  for (Lane& l : in_[k]) {
-    if (l.open && !l.release) continue;
-    if (l.release && l.bufs.size() == 1) return false;  // its only buffer is not posted again yet
-    const Buffer& b = l.bufs[l.release ? (l.head + 1) % l.bufs.size() : l.head];
+  for (std::size_t c = 0; c < in_[k].size(); ++c) {
+    Lane& l = in_[k][c];
+    repost(l, c);
+    if (l.open) continue;
+    const Buffer& b = l.bufs[l.head];
     int flag = 0;
     GMI_MPI_CHECK(MPI_Request_get_status(b.req, &flag, MPI_STATUS_IGNORE));
     if (!flag) return false;

@@ -11,10 +11,11 @@
 ///  - Batcher:  next(k) hands the consumer producer k's next step, one pointer per package type,
 ///              straight out of the received batch (no copy).
 ///
-/// Every producer has at most `max_in_flight` batches of each channel that its consumer has not
-/// taken yet: a batch is sent synchronously (MPI_Issend completes only once the consumer has
-/// posted the matching receive) and the consumer posts at most that many receives per channel and
-/// producer, so a slow consumer slows its producers instead of filling memory.  Messages of one
+/// A batch is sent synchronously (MPI_Issend completes only once the consumer has posted the
+/// matching receive) and the consumer posts at most `max_in_flight` receives per channel and
+/// producer, while a producer has at most `max_in_flight` sends of a channel in flight: a producer
+/// is at most 2 x max_in_flight batches ahead of what its consumer has taken, so a slow consumer
+/// slows its producers instead of filling memory.  Messages of one
 /// producer and channel arrive in order (MPI's non-overtaking rule; each batch carries its number,
 /// checked).  Every wait is bounded (mpi/deadline.hpp): a producer or consumer that hangs or dies
 /// ends the job with a line that names it.
@@ -39,7 +40,7 @@ struct Route {
 };
 
 struct ChannelOptions {
-  int max_in_flight = 4;  ///< batches per channel and producer not yet taken by the consumer (>= 1)
+  int max_in_flight = 4;  ///< sends in flight and receives posted per channel and producer (>= 1)
 };
 
 /// What went through this GMI's end of the channels.
@@ -51,6 +52,10 @@ struct ChannelStats {
   int max_in_flight = 0;       ///< producer: most batches of one channel in flight at once
 };
 
+/// Ranks [0, consumers) consume, and producer p (every other rank of `size`) feeds consumer
+/// (p - consumers) % consumers.
+std::vector<Route> routes_to_first(int size, int consumers);
+
 /// Measure the transport's cost between every producer and its consumer (ping-pong at two sizes,
 /// `reps` each); every member gets the slowest pair's (latency and per-byte cost, each the max).
 /// Collective over `comm`.
@@ -60,7 +65,8 @@ class ExperienceChannels {
  public:
   /// Collective over `comm`, which it duplicates; every member passes the same routes, types and
   /// plan.  A member that is in no route takes no part afterwards.  Throws gmi::InputError when a
-  /// producer has no route or several, or a route names a rank outside `comm`.
+  /// GMI produces for several consumers, or a route names a rank outside `comm` or joins a rank
+  /// with itself.
   ExperienceChannels(MPI_Comm comm, std::vector<Route> routes, std::vector<PackageType> types, ChannelPlan plan,
                      ChannelOptions options = {});
   /// A producer drains (bounded; logs instead of throwing), a consumer withdraws its receives.
@@ -89,9 +95,10 @@ class ExperienceChannels {
   bool drained();
 
   /// Consumer: producer k's next step, one pointer per package type (valid until the next call
-  /// of next(k)).  Waits, bounded, until it has arrived.
+  /// of next(k) or ready(k)).  Waits, bounded, until it has arrived.
   std::vector<const std::byte*> next(std::size_t k);
-  /// Consumer: whether next(k) would return without waiting.
+  /// Consumer: whether next(k) would return without waiting (ends the validity of the pointers
+  /// the last next(k) returned).
   bool ready(std::size_t k);
 
   const ChannelStats& stats() const { return stats_; }
@@ -101,6 +108,8 @@ class ExperienceChannels {
   struct Lane;  // one channel of one producer at the consumer, or of this producer
   void send_batch();
   Buffer& take_free(Lane& lane, std::size_t channel);
+  void repost(Lane& lane, std::size_t channel);
+  bool sends_done();  // every send completed (tests, never waits, sends nothing)
   std::size_t message_bytes(std::size_t channel) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL;

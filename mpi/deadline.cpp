@@ -174,19 +174,23 @@ void wait(MPI_Request& req, MPI_Comm comm, const char* op) {
   int done = 0;
   GMI_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
   if (done) return;
-  std::vector<int> peers = world_ranks(comm);
-  peers.erase(std::remove(peers.begin(), peers.end(), world_rank()), peers.end());
-  wait(req, peers, [&] { return fmt::format("{} with {}", op, ranks_text(peers)); });
+  // The peers are looked up only when the wait runs out (group calls; reductions wait here often).
+  const auto peers = [comm] {
+    std::vector<int> p = world_ranks(comm);
+    p.erase(std::remove(p.begin(), p.end(), world_rank()), p.end());
+    return p;
+  };
+  wait(req, peers, [&] { return fmt::format("{} with {}", op, ranks_text(peers())); });
 }
 
-void wait(MPI_Request& req, const std::vector<int>& peers, const std::function<std::string()>& what) {
+void wait(MPI_Request& req, const std::function<std::vector<int>()>& peers, const std::function<std::string()>& what) {
   int done = 0;
   const Deadline d;
   for (unsigned spin = 1;; ++spin) {
     GMI_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
     if (done) return;
     if (spin % 32 == 0) {
-      if (d.expired() || interrupted()) give_up(what(), peers, d.elapsed());
+      if (d.expired() || interrupted()) give_up(what(), peers(), d.elapsed());
       // Latency matters only for short waits: poll hard for 1 ms (MPI_Test yields the core
       // itself when ranks oversubscribe it), then give it up a little, then more.
       const double e = d.elapsed();

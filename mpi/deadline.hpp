@@ -56,9 +56,9 @@ class Deadline {
 /// Complete `req`, a non-blocking operation `op` ("MPI_Iallreduce") on `comm`; give_up() when
 /// timeout() has passed or the wait is interrupted().  Main thread only.
 void wait(MPI_Request& req, MPI_Comm comm, const char* op);
-/// The same for a wait on particular GMIs (`peers`: MPI_COMM_WORLD ranks); `what` says what was
-/// waited for ("the batch 12 of channel 'obs' from rank 3") and is called only if the wait runs out.
-void wait(MPI_Request& req, const std::vector<int>& peers, const std::function<std::string()>& what);
+/// The same for a wait on particular GMIs: `peers` (MPI_COMM_WORLD ranks) and `what` (what was
+/// waited for: "batch 12 of channel 'obs' from rank 3") are called only if the wait runs out.
+void wait(MPI_Request& req, const std::function<std::vector<int>()>& peers, const std::function<std::string()>& what);
 
 /// Whether a wait should end now: another GMI started a census, or a wait watched from another
 /// thread ran out.  For spins; main thread only.

@@ -15,7 +15,7 @@ Command add_bench_channels_command(CLI::App& app) {
       ->required()->check(CLI::ExistingFile);
   cmd->add_option("--plans", o->plans,
                   "channel plans, separated by spaces: auto, per-type, single, or groups such as "
-                  "'obs,next_obs;action,reward;terminated,truncated'");
+                  "'obs,next_obs;action,reward;terminated,truncated' (default: the config's channels.plan)");
   cmd->add_option("--consumers", o->consumers, "under mapping.template dp: GMIs that consume (the first ranks; default 1), the others produce; other "
                   "templates route experience as their roles say");
   cmd->add_option("--steps", o->steps, "timed steps per producer and plan");

@@ -201,8 +201,9 @@ struct MappingConfig {
   GMI_MAPPING_KEYS(GMI_KEY_MEMBER)
 };
 
-/// Experience channels between GMIs (mpi/channels.hpp, paper 003 §3.2.2).  Read by `gmi_drl
-/// bench-channels`; the templates that move experience between GMIs are not built yet.
+/// Experience channels between GMIs (mpi/channels.hpp, paper 003 §3.2.2): `gmi_drl bench-channels`
+/// reads every key, eval under a serving template max_in_flight (its channels carry one package a
+/// step); training under ea-t and e-at is not built yet.
 #define GMI_CHANNELS_KEYS(X)                                                                                    \
   X(std::string, plan, "auto", any,                                                                             \
     "which experience packages share a channel: auto (the grouping with the largest TOP_mov, paper 003 Eq. 6, " \
@@ -210,7 +211,8 @@ struct MappingConfig {
     "groups like 'obs,next_obs,action,reward;terminated,truncated'")                                           \
   X(int, steps_per_transfer, 0, at_least(0),                                                                    \
     "steps one channel message carries; 0: the fewest at which every channel reaches 90 % of the link's "       \
-    "bandwidth as measured at start-up (at most the steps the consumer takes at once)")                        \
+    "bandwidth as measured at start-up, at most the steps the consumer takes at once and no message over 4 MiB; " \
+    "a message may not exceed 1 GiB")                                                                          \
   X(int, max_in_flight, 4, within(1, 1024),                                                                     \
     "batches of one channel a producer may have sent that its consumer has not received; it is then at most "   \
     "twice that many ahead of what the consumer has taken, and waits")

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <cstddef>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -25,17 +24,6 @@ namespace {
 
 using json = nlohmann::json;
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-/// Ranks [0, consumers) consume; producer p feeds consumer (p - consumers) % consumers.
-std::vector<mpi::Route> bench_routes(int size, int consumers) {
-  std::vector<mpi::Route> r;
-  for (int p = consumers; p < size; ++p) r.push_back({p, (p - consumers) % consumers});
-  return r;
-}
-
 struct PlanResult {
   double seconds = 0;  // the slowest consumer's, from the first to the last step taken
   double bytes = 0;    // taken by every consumer
@@ -47,7 +35,7 @@ PlanResult move_steps(mpi::ExperienceChannels& ch, const std::vector<std::vector
   std::vector<const void*> ptrs;
   for (const auto& p : packages) ptrs.push_back(p.data());
   mpi::barrier(MPI_COMM_WORLD, "bench-channels (MPI_Ibarrier)");
-  const double t0 = now_s();
+  const mpi::Deadline clock;
   const std::uint64_t bytes0 = ch.stats().bytes;
   const double wait0 = ch.stats().wait_s;
   if (ch.is_producer()) {
@@ -57,7 +45,7 @@ PlanResult move_steps(mpi::ExperienceChannels& ch, const std::vector<std::vector
   for (int s = 0; s < steps; ++s)
     for (std::size_t k = 0; k < ch.producers().size(); ++k) ch.next(k);
   PlanResult r;
-  r.seconds = mpi::max_over(MPI_COMM_WORLD, ch.is_consumer() ? now_s() - t0 : 0.0);
+  r.seconds = mpi::max_over(MPI_COMM_WORLD, ch.is_consumer() ? clock.elapsed() : 0.0);
   r.bytes = mpi::sum_over(MPI_COMM_WORLD, ch.is_consumer() ? double(ch.stats().bytes - bytes0) : 0.0);
   r.wait_s = mpi::sum_over(MPI_COMM_WORLD, ch.is_producer() ? ch.stats().wait_s - wait0 : 0.0);
   return r;
@@ -69,7 +57,6 @@ void check_options(const ChannelBenchOptions& o, int size) {
     throw InputError(fmt::format("--consumers: {} (expected 1 to {}: at least one of the {} GMIs must produce)",
                                  o.consumers, size - 1, size));
   if (o.steps < 1) throw InputError(fmt::format("--steps: {} (expected at least 1)", o.steps));
-  if (o.plans.empty()) throw InputError("--plans: empty (expected auto, per-type, single or explicit groups)");
 }
 
 }  // namespace
@@ -91,7 +78,7 @@ int run_channel_bench(const ChannelBenchOptions& o, int* argc, char*** argv) {
       routes = roles.routes;
       spdlog::info("{}", roles.table(session.layout()));
     } else {
-      routes = bench_routes(env.size(), std::max(1, o.consumers));
+      routes = mpi::routes_to_first(env.size(), std::max(1, o.consumers));
     }
     int consumers = 0;
     {
@@ -99,9 +86,11 @@ int run_channel_bench(const ChannelBenchOptions& o, int* argc, char*** argv) {
       for (const mpi::Route& r : routes) consumers += seen[std::size_t(r.consumer)]++ == 0;
     }
     const int max_steps = cfg.channels.steps_per_transfer > 0 ? cfg.channels.steps_per_transfer : o.max_steps;
-    // Every plan is checked before anything is measured: a bad one is one error line.
-    for (const std::string& spec : o.plans)
-      mpi::make_plan(spec, types, cfg.channels.steps_per_transfer, max_steps, mpi::TransferCost{}, "--plans");
+    // --plans, else channels.plan; every plan is checked before anything is measured.
+    const std::vector<std::string> plans = o.plans.empty() ? std::vector{cfg.channels.plan} : o.plans;
+    const std::string key = o.plans.empty() ? "channels.plan" : "--plans";
+    for (const std::string& spec : plans)
+      mpi::make_plan(spec, types, cfg.channels.steps_per_transfer, max_steps, mpi::TransferCost{}, key);
     const mpi::TransferCost cost = mpi::measure_transfer_cost(MPI_COMM_WORLD, routes);
     std::string kinds;
     for (const auto& t : types) kinds += fmt::format("{}{} {}x{} B", kinds.empty() ? "" : ", ", t.name, t.rows, t.row_bytes);
@@ -115,8 +104,8 @@ int run_channel_bench(const ChannelBenchOptions& o, int* argc, char*** argv) {
     std::vector<std::vector<std::byte>> packages;
     for (const auto& t : types) packages.emplace_back(t.bytes(), std::byte{1});
     json rows = json::array();
-    for (const std::string& spec : o.plans) {
-      const mpi::ChannelPlan plan = mpi::make_plan(spec, types, cfg.channels.steps_per_transfer, max_steps, cost, "--plans");
+    for (const std::string& spec : plans) {
+      const mpi::ChannelPlan plan = mpi::make_plan(spec, types, cfg.channels.steps_per_transfer, max_steps, cost, key);
       mpi::ExperienceChannels ch(MPI_COMM_WORLD, routes, types, plan, mpi::ChannelOptions{cfg.channels.max_in_flight});
       move_steps(ch, packages, o.warmup);
       const PlanResult r = move_steps(ch, packages, o.steps);

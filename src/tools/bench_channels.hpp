@@ -11,7 +11,7 @@ namespace gmi::tools {
 
 struct ChannelBenchOptions {
   std::string config_path;
-  std::vector<std::string> plans = {"auto", "per-type", "single"};
+  std::vector<std::string> plans;  ///< empty: channels.plan
   std::vector<std::string> sets;
   int consumers = 0;    ///< under mapping.template dp: the first ranks consume (0: one), every other rank
                         ///< produces for one of them; other templates give their own routes

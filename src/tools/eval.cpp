@@ -134,8 +134,11 @@ EvalPlan plan_eval(const EvalOptions& o, int W, int rank) {
   if (o.episodes < 1) throw InputError("--episodes: expected an integer >= 1");
   config::Overrides ov = config::parse_overrides(o.sets);
   for (const auto& kv : ov)
-    if ((kv.first.rfind("env.", 0) != 0 && kv.first.rfind("mapping.", 0) != 0) || kv.first == "env.name")
-      throw InputError("--set " + kv.first + ": gmi_drl eval takes env.* and mapping.* settings only (not env.name)");
+    if ((kv.first.rfind("env.", 0) != 0 && kv.first.rfind("mapping.", 0) != 0 &&
+         kv.first.rfind("channels.", 0) != 0) ||
+        kv.first == "env.name")
+      throw InputError("--set " + kv.first +
+                       ": gmi_drl eval takes env.*, mapping.* and channels.* settings only (not env.name)");
   std::string error, saved;
   checkpoint::Meta meta;
   if (rank == 0) {
@@ -186,6 +189,8 @@ struct Rollout {
   /// Steps every env until this GMI's episodes are done (all GMIs stop together); returns the
   /// steps per env, and in `secs` the time they took (after the reset).
   std::int64_t run(double& secs, const EvalOptions& o, envs::VecEnvBase& env, algos::Policy& actor, int gmi);
+  /// Where a step of the envs leaves its results (this rollout's buffers).
+  envs::StepOutputs outputs();
   /// Writes the trajectories of this GMI's `steps` steps to `path`.
   void write(const std::string& path, const EvalOptions& o, int gmi, std::int64_t steps,
              const std::vector<double>& my_r, const std::vector<int>& my_l) const;
@@ -263,14 +268,19 @@ void Rollout::step(envs::VecEnvBase& env, algos::Policy& actor, const EvalOption
   env.step(space, env_act, out);
 }
 
-std::int64_t Rollout::run(double& secs, const EvalOptions& o, envs::VecEnvBase& env, algos::Policy& actor, int gmi) {
-  env.reset_all(space, obs.data(), 0);
+envs::StepOutputs Rollout::outputs() {
   envs::StepOutputs out;
   out.next_obs = obs.data();
   out.final_obs = final_obs.data();
   out.reward = reward.data();
   out.terminated = term.data();
   out.truncated = trunc.data();
+  return out;
+}
+
+std::int64_t Rollout::run(double& secs, const EvalOptions& o, envs::VecEnvBase& env, algos::Policy& actor, int gmi) {
+  env.reset_all(space, obs.data(), 0);
+  const envs::StepOutputs out = outputs();
   const auto t0 = Clock::now();
   auto last_log = t0;
   std::int64_t steps = 0;
@@ -394,8 +404,8 @@ Results merge_results(const EvalOptions& o, std::vector<double> my_r, std::vecto
 class SplitServe {
  public:
   SplitServe(const EvalOptions& o, config::Config& cfg, const EvalPlan& plan, const instances::RolePlan& roles,
-             int me)
-      : o_(o), cfg_(cfg) {
+             const checkpoint::Contents& c, int me)
+      : o_(o), cfg_(cfg), c_(c) {
     for (int r = 0; r < int(roles.roles.size()); ++r)
       if (roles.roles[std::size_t(r)] & instances::kSimulator) sims_.push_back(r);
     const auto at = std::find(sims_.begin(), sims_.end(), me);
@@ -409,9 +419,11 @@ class SplitServe {
     for (const auto& [a, v] : served) fan = std::max(fan, v.size());
     if (served.count(me)) mine_ = served[me];
     spec_ = envs::env_spec(cfg_.env.name, config::env_overrides(cfg_));
+    policy_ = make_policy(1);  // on every GMI, so that a checkpoint that does not fit is one error line
+    const mpi::ChannelOptions flow{cfg_.channels.max_in_flight};
     const mpi::PackageType obs{"obs", E_, 4 * spec_.obs_dim, 4}, act{"env_action", E_, 4 * spec_.act_dim, 4};
     states_ = std::make_unique<mpi::ExperienceChannels>(MPI_COMM_WORLD, roles.routes, std::vector{obs},
-                                                        mpi::make_plan("single", {obs}, 1, 1, {}), mpi::ChannelOptions{2});
+                                                        mpi::make_plan("single", {obs}, 1, 1, {}), flow);
     for (std::size_t k = 0; k < fan; ++k) {
       std::vector<mpi::Route> back;
       for (const auto& [a, v] : served)
@@ -420,7 +432,7 @@ class SplitServe {
           if (v[k] == me) reply_ = int(k);
         }
       replies_.push_back(std::make_unique<mpi::ExperienceChannels>(
-          MPI_COMM_WORLD, back, std::vector{act}, mpi::make_plan("single", {act}, 1, 1, {}), mpi::ChannelOptions{2}));
+          MPI_COMM_WORLD, back, std::vector{act}, mpi::make_plan("single", {act}, 1, 1, {}), flow));
     }
     if (!mine_.empty())
       first_sim_ = int(std::find(sims_.begin(), sims_.end(), mine_.front()) - sims_.begin());
@@ -431,16 +443,16 @@ class SplitServe {
   const envs::EnvSpec& spec() const { return spec_; }
 
   /// Serves until every simulator's episodes are done; the merged results.
-  Results run(const checkpoint::Contents& c) {
+  Results run() {
     if (index_ >= 0) {
       env_ = envs::make_vec_env(cfg_.env.name, E_, std::uint64_t(o_.seed), std::uint64_t(index_) * E_,
                                 config::env_overrides(cfg_));
       ro_.emplace(*env_, E_, episodes_, false);
     } else {
-      start_agent(c);
+      start_agent();
     }
     const auto t0 = Clock::now();
-    std::int64_t steps = 0;
+    std::int64_t steps = 0, counted = 0;  // counted: the steps taken while this GMI had episodes to go
     int remaining = episodes_;
     if (ro_) env_->reset_all(ro_->space, ro_->obs.data(), 0);
     const std::int64_t max_steps = std::int64_t(spec_.max_episode_steps) * (episodes_ / E_ + 2) + 1;
@@ -456,23 +468,28 @@ class SplitServe {
         if (steps >= max_steps)
           throw Error(fmt::format("eval: {} episodes not done after {} steps per env (the time limit is {})",
                                   remaining, steps, spec_.max_episode_steps));
+        counted += remaining > 0;
         remaining = simulator_step();
       }
     }
     const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
     if (!ro_) return merge_results(o_, {}, {}, 0, S(), -1, secs, 0.0);
     return merge_results(o_, to_host(ro_->counter.returns), to_host(ro_->counter.lengths), episodes_, S(), index_,
-                         secs, double(steps) * E_);
+                         secs, double(counted) * E_);
   }
 
  private:
-  void start_agent(const checkpoint::Contents& c) {
-    const int n = int(mine_.size()) * E_;
+  std::unique_ptr<algos::Policy> make_policy(int capacity) const {
     try {
-      policy_ = algos::make_policy(cfg_, spec_, c.state.params, c.state.obs_rms, n);
+      return algos::make_policy(cfg_, spec_, c_.state.params, c_.state.obs_rms, capacity);
     } catch (const InputError& e) {
       throw InputError(o_.checkpoint + ": " + e.what());
     }
+  }
+
+  void start_agent() {
+    const int n = int(mine_.size()) * E_;
+    policy_ = make_policy(n);
     obs_ = View1<float>("gmi::eval::agent_obs", std::size_t(n) * spec_.obs_dim);
     act_ = View1<float>("gmi::eval::agent_actions", std::size_t(n) * spec_.act_dim);
     env_act_ = View1<float>("gmi::eval::agent_env_actions", std::size_t(n) * spec_.act_dim);
@@ -507,18 +524,13 @@ class SplitServe {
     states_->push({obs_h_.data()});
     std::memcpy(act_h_.data(), replies_[std::size_t(reply_)]->next(0)[0], act_h_.size() * sizeof(float));
     Kokkos::deep_copy(ro.space, ro.continuous ? ro.env_actions : ro.actions, act_h_);
-    envs::StepOutputs out;
-    out.next_obs = ro.obs.data();
-    out.final_obs = ro.final_obs.data();
-    out.reward = ro.reward.data();
-    out.terminated = ro.term.data();
-    out.truncated = ro.trunc.data();
-    env_->step(ro.space, ro.env_act, out);
+    env_->step(ro.space, ro.env_act, ro.outputs());
     return ro.counter.count(ro.space, ro.reward, ro.term, ro.trunc);
   }
 
   const EvalOptions& o_;
   config::Config& cfg_;
+  const checkpoint::Contents& c_;
   std::vector<int> sims_, mine_;
   int index_ = -1, E_ = 0, episodes_ = 0, reply_ = -1, first_sim_ = 0;
   envs::EnvSpec spec_;
@@ -585,11 +597,11 @@ int serve_split(const EvalOptions& o, config::Config& cfg, const EvalPlan& plan,
     throw InputError(fmt::format("--out: trajectories are written under mapping.template dp only (not {})",
                                  cfg.mapping.template_));
   spdlog::info("{}", roles.table(session.layout()));
-  SplitServe serve(o, cfg, plan, roles, rank);
+  SplitServe serve(o, cfg, plan, roles, c, rank);
   spdlog::info("eval {} | {} | {} episode(s) over {} simulator GMI(s) x {} envs, mapping.template {} | {} | seed {}",
                o.checkpoint, serve.spec().name, o.episodes, serve.S(), serve.E(), cfg.mapping.template_,
                o.deterministic ? "deterministic (mode)" : "sampled actions", o.seed);
-  const Results res = serve.run(c);
+  const Results res = serve.run();
   log_results(o, res, fmt::format("{} simulator GMI(s) x {} envs, {} GMI(s) in all, {}", serve.S(), serve.E(),
                                   roles.roles.size(), cfg.mapping.template_));
   if (!o.json.empty() && rank == 0)

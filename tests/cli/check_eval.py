@@ -128,10 +128,16 @@ def mode_trained(a):
         t = json.load(open(os.path.join(w, f"{template}.json")))
         assert (t["mapping_template"], t["simulator_gmis"], t["gmis"]) == (template, 2, n), t
         assert t["returns"] == e3["returns"] and t["lengths"] == e3["lengths"], (template, t["returns"], e3["returns"])
-    run([a.mpiexec, "-n", "3", a.gmi, "eval", "--checkpoint", ckpt, "--episodes", "100", "--deterministic",
-         "--num-envs", "8", "--json", "mpdp100.json", "--set", "mapping.template=mp-dp"], w)
-    t = json.load(open(os.path.join(w, "mpdp100.json")))
-    assert t["returns"] == m["returns"], "mp-dp served other episodes than dp on 2 GMIs"
+    # Deterministic, the early policy (episodes of many lengths): 4 simulators served by 2 agents, each
+    # agent's simulators not consecutive (0 and 2, 1 and 3), against dp on 4 GMIs.
+    det = ev[1:] + ["--deterministic", "--seed", "3"]
+    run([a.mpiexec, "-n", "4", a.gmi] + det + ["--json", "det_dp4.json"], w)
+    run([a.mpiexec, "-n", "6", a.gmi] + det + ["--json", "det_mpdp6.json", "--set", "mapping.template=mp-dp",
+                                              "--set", "mapping.agents_per_gpu=2", "--set", "channels.max_in_flight=1"], w)
+    d4, d6 = (json.load(open(os.path.join(w, f))) for f in ("det_dp4.json", "det_mpdp6.json"))
+    assert d6["simulator_gmis"] == 4 and len(set(d4["lengths"])) > 3, (d6, d4["lengths"])
+    assert (d6["returns"], d6["lengths"]) == (d4["returns"], d4["lengths"]), "mp-dp (2 agents) served other episodes"
+    assert abs(d6["env_steps"] - d4["env_steps"]) < 1e-9, ("steps counted differently", d6["env_steps"], d4["env_steps"])
     for args, want in ((["--set", "mapping.template=ea-t"], "mapping.template: ea-t is a training template"),
                        (["--set", "mapping.template=mp-dp", "--out", "x.h5"], "--out: trajectories are written under")):
         p = subprocess.run([a.mpiexec, "-n", "2", a.gmi] + ev[1:] + args, cwd=w, env=env_for(), capture_output=True,

@@ -78,13 +78,15 @@ TEST(Roles, EveryLayoutRoutesEveryProducerOnceWithinItsGpu) {
             ++produced[r.producer];
             ++load[r.consumer];
           }
+          std::map<int, std::pair<int, int>> per_gpu;  // the least and most producers a consumer has
+          for (const auto& [r, n] : load) {
+            auto& [lo, hi] = per_gpu.try_emplace(l.places[std::size_t(r)].global_gpu, n, n).first->second;
+            lo = std::min(lo, n), hi = std::max(hi, n);
+          }
+          for (const auto& [g, range] : per_gpu) EXPECT_LE(range.second - range.first, 1) << "GPU " << g;
           EXPECT_EQ(int(p.routes.size()), ranks - consumers * gpus) << name << " " << ranks << "/" << gpus;
           for (const auto& [r, n] : produced) EXPECT_EQ(n, 1);
           EXPECT_EQ(int(load.size()), consumers * gpus);
-          int lo = 1 << 30, hi = 0;
-          for (const auto& [r, n] : load) lo = std::min(lo, n), hi = std::max(hi, n);
-          // Within one GPU the loads differ by at most one; across uneven GPUs by at most two.
-          EXPECT_LE(hi - lo, 2);
         }
 }
 
