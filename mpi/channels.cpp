@@ -155,7 +155,14 @@ ExperienceChannels::~ExperienceChannels() {
       sent = false;
     }
   }
-  if (!sent && !sends_done()) {
+  bool done = sent;
+  if (!sent) {
+    try {
+      done = sends_done();
+    } catch (const std::exception&) {  // a destructor does not throw: treat them as in flight
+    }
+  }
+  if (!done) {
     static auto* in_flight = new std::vector<std::vector<Lane>>;
     in_flight->push_back(std::move(out_));
   }
