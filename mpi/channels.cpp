@@ -22,14 +22,6 @@ struct Header {
   std::uint32_t channel = 0;  // channel index (also the tag)
 };
 
-MPI_Comm duplicate(MPI_Comm comm, const char* what) {
-  barrier(comm, what);  // bounded: the blocking duplication cannot then wait long for one stuck before it
-  MPI_Comm dup = MPI_COMM_NULL;
-  GMI_MPI_CHECK(MPI_Comm_dup(comm, &dup));
-  GMI_MPI_CHECK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
-  return dup;
-}
-
 }  // namespace
 
 struct ExperienceChannels::Buffer {

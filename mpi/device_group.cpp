@@ -111,11 +111,7 @@ struct DeviceGroup::Impl {
 DeviceGroup::DeviceGroup(MPI_Comm comm, Transport t, std::size_t max_elements)
     : transport_(t), max_elements_(max_elements), impl_(std::make_shared<Impl>()) {
   if (comm == MPI_COMM_NULL) return;
-  // Every member arrives first (a bounded wait), so that the blocking set-up below cannot wait
-  // long for one stuck before it.
-  barrier(comm, "the set-up of a reduction group (MPI_Ibarrier)");
-  GMI_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
-  GMI_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  comm_ = duplicate(comm, "the set-up of a reduction group (MPI_Ibarrier)");
   size_ = comm_size(comm_);
   rank_ = comm_rank(comm_);
   impl_->world = world_ranks(comm_);

@@ -346,11 +346,7 @@ struct GpuShared::Impl {
 
 GpuShared::GpuShared(MPI_Comm gpu_comm, std::size_t capacity, IntraSync sync)
     : sync_(sync), capacity_(capacity), impl_(std::make_unique<Impl>()) {
-  // Every GMI of the GPU arrives first (a bounded wait), so that the blocking set-up below cannot
-  // wait long for one stuck before it.
-  mpi::barrier(gpu_comm, "the set-up of the within-GPU buffers (MPI_Ibarrier)");
-  GMI_MPI_CHECK(MPI_Comm_dup(gpu_comm, &comm_));
-  GMI_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  comm_ = duplicate(gpu_comm, "the set-up of the within-GPU buffers (MPI_Ibarrier)");
   size_ = comm_size(comm_);
   rank_ = comm_rank(comm_);
   if (size_ > kMaxGmisPerGpu)

@@ -120,6 +120,14 @@ MPI_Comm split(MPI_Comm parent, int color, int key) {
   return c;
 }
 
+MPI_Comm duplicate(MPI_Comm comm, const char* what) {
+  barrier(comm, what);
+  MPI_Comm dup = MPI_COMM_NULL;
+  GMI_MPI_CHECK(MPI_Comm_dup(comm, &dup));
+  GMI_MPI_CHECK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+  return dup;
+}
+
 int comm_size(MPI_Comm c) {
   if (c == MPI_COMM_NULL) return 0;
   int s = 0;

@@ -79,6 +79,9 @@ class Communicators {
 
 /// MPI_Comm_split with errors returned (MPI_ERRORS_RETURN) on the new communicator.
 MPI_Comm split(MPI_Comm parent, int color, int key);
+/// MPI_Comm_dup of `comm` with errors returned, after a bounded barrier of its members (mpi::barrier,
+/// `what` naming it), so that the blocking duplication cannot wait long for one stuck before it.
+MPI_Comm duplicate(MPI_Comm comm, const char* what);
 /// Size and rank of a communicator (0 / -1 for MPI_COMM_NULL).
 int comm_size(MPI_Comm c);
 int comm_rank(MPI_Comm c);
