@@ -419,7 +419,8 @@ class SplitServe {
     for (const auto& [a, v] : served) fan = std::max(fan, v.size());
     if (served.count(me)) mine_ = served[me];
     spec_ = envs::env_spec(cfg_.env.name, config::env_overrides(cfg_));
-    policy_ = make_policy(1);  // on every GMI, so that a checkpoint that does not fit is one error line
+    // On every GMI (simulators only check it), so that a checkpoint that does not fit is one line.
+    policy_ = make_policy(mine_.empty() ? 1 : int(mine_.size()) * E_);
     const mpi::ChannelOptions flow{cfg_.channels.max_in_flight};
     const mpi::PackageType obs{"obs", E_, 4 * spec_.obs_dim, 4}, act{"env_action", E_, 4 * spec_.act_dim, 4};
     states_ = std::make_unique<mpi::ExperienceChannels>(MPI_COMM_WORLD, roles.routes, std::vector{obs},
@@ -489,7 +490,6 @@ class SplitServe {
 
   void start_agent() {
     const int n = int(mine_.size()) * E_;
-    policy_ = make_policy(n);
     obs_ = View1<float>("gmi::eval::agent_obs", std::size_t(n) * spec_.obs_dim);
     act_ = View1<float>("gmi::eval::agent_actions", std::size_t(n) * spec_.act_dim);
     env_act_ = View1<float>("gmi::eval::agent_env_actions", std::size_t(n) * spec_.act_dim);
