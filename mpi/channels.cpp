@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <exception>
 
@@ -39,6 +40,31 @@ struct ExperienceChannels::Lane {
   std::uint32_t step = 0, steps = 0;
   std::uint64_t expected = 0;  // next batch number
 };
+
+void send_bytes(MPI_Comm comm, int to, int tag, const std::vector<std::byte>& data, const std::string& what) {
+  if (data.size() > std::size_t(INT_MAX)) throw Error(what + ": " + std::to_string(data.size()) + " bytes (at most 2 GiB)");
+  const std::uint64_t n = data.size();
+  const auto peer = [comm, to] { return std::vector<int>{world_ranks(comm)[std::size_t(to)]}; };
+  MPI_Request req;
+  GMI_MPI_CHECK(MPI_Issend(&n, 1, MPI_UINT64_T, to, tag, comm, &req));
+  wait(req, peer, [&] { return "the size of " + what; });
+  if (n == 0) return;
+  GMI_MPI_CHECK(MPI_Issend(data.data(), int(n), MPI_BYTE, to, tag, comm, &req));
+  wait(req, peer, [&] { return what; });
+}
+
+std::vector<std::byte> receive_bytes(MPI_Comm comm, int from, int tag, const std::string& what) {
+  const auto peer = [comm, from] { return std::vector<int>{world_ranks(comm)[std::size_t(from)]}; };
+  std::uint64_t n = 0;
+  MPI_Request req;
+  GMI_MPI_CHECK(MPI_Irecv(&n, 1, MPI_UINT64_T, from, tag, comm, &req));
+  wait(req, peer, [&] { return "the size of " + what; });
+  std::vector<std::byte> data(n);
+  if (n == 0) return data;
+  GMI_MPI_CHECK(MPI_Irecv(data.data(), int(n), MPI_BYTE, from, tag, comm, &req));
+  wait(req, peer, [&] { return what; });
+  return data;
+}
 
 std::vector<Route> routes_to_first(int size, int consumers) {
   std::vector<Route> r;

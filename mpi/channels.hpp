@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "mpi/channel_plan.hpp"
@@ -60,6 +61,13 @@ std::vector<Route> routes_to_first(int size, int consumers);
 /// `reps` each); every member gets the slowest pair's (latency and per-byte cost, each the max).
 /// Collective over `comm`.
 TransferCost measure_transfer_cost(MPI_Comm comm, const std::vector<Route>& routes, int reps = 20);
+
+/// Variable-size messages beside the channels (an environment's state at a checkpoint): `data`
+/// to rank `to` of `comm` with `tag`, returning once it has been received; `what` names it in the
+/// line a wait that runs out (reduce.timeout_s) ends the job with.
+void send_bytes(MPI_Comm comm, int to, int tag, const std::vector<std::byte>& data, const std::string& what);
+/// What send_bytes sent from rank `from` of `comm` with `tag` (bounded likewise).
+std::vector<std::byte> receive_bytes(MPI_Comm comm, int from, int tag, const std::string& what);
 
 class ExperienceChannels {
  public:

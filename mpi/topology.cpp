@@ -142,18 +142,69 @@ int comm_rank(MPI_Comm c) {
   return r;
 }
 
-Communicators::Communicators(const Layout& layout) : layout_(layout) {
-  GMI_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_));
+Layout sub_layout(const Layout& full, std::vector<int> members) {
+  std::sort(members.begin(), members.end(), [&](int a, int b) {
+    return full.places.at(std::size_t(a)).gmi_rank < full.places.at(std::size_t(b)).gmi_rank;
+  });
+  Layout L;
+  std::map<int, int> node_of, gpu_of;  // full index -> sub index
+  std::map<int, int> on_node, on_gpu;  // members so far
+  for (int r : members) {
+    const Place& f = full.places.at(std::size_t(r));
+    if (!node_of.count(f.node)) node_of[f.node] = int(node_of.size());
+    if (!gpu_of.count(f.global_gpu)) {
+      gpu_of[f.global_gpu] = int(gpu_of.size());
+      L.gmis_per_gpu.push_back(0);
+    }
+  }
+  // Slots follow the full layout's slot order within each GPU.
+  std::vector<int> by_slot = members;
+  std::stable_sort(by_slot.begin(), by_slot.end(), [&](int a, int b) {
+    return full.places[std::size_t(a)].slot < full.places[std::size_t(b)].slot;
+  });
+  std::map<int, int> slot_of;
+  for (int r : by_slot) slot_of[r] = L.gmis_per_gpu[std::size_t(gpu_of[full.places[std::size_t(r)].global_gpu])]++;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const Place& f = full.places[std::size_t(members[i])];
+    Place p;
+    p.node = node_of[f.node];
+    p.local_rank = on_node[p.node]++;
+    p.gpu = f.gpu;
+    p.global_gpu = gpu_of[f.global_gpu];
+    p.slot = slot_of[members[i]];
+    p.gmi_rank = int(i);
+    L.places.push_back(p);
+  }
+  L.num_nodes = int(node_of.size());
+  L.num_gpus = int(gpu_of.size());
+  return L;
+}
+
+Communicators::Communicators(const Layout& layout) : Communicators(layout, MPI_COMM_WORLD) {}
+
+Communicators::Communicators(const Layout& layout, MPI_Comm base) : layout_(layout) {
+  GMI_MPI_CHECK(MPI_Comm_rank(base, &world_rank_));
   int size = 0;
-  GMI_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  GMI_MPI_CHECK(MPI_Comm_size(base, &size));
   if (size != layout_.size())
     throw Error(fmt::format("layout of {} ranks used in a job of {}", layout_.size(), size));
   const Place& p = me();
-  world_ = split(MPI_COMM_WORLD, 0, p.gmi_rank);
+  world_ = split(base, 0, p.gmi_rank);
   node_ = split(world_, p.node, p.gmi_rank);
   gpu_ = split(world_, p.global_gpu, p.slot);
   leaders_ = split(world_, p.slot == 0 ? 0 : MPI_UNDEFINED, p.global_gpu);
   ring_ = split(world_, p.slot, p.global_gpu);
+}
+
+std::unique_ptr<Communicators> communicators_of(const Communicators& all, const std::vector<int>& members) {
+  int me = 0;
+  GMI_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &me));
+  const bool in = std::find(members.begin(), members.end(), me) != members.end();
+  MPI_Comm base = split(all.world(), in ? 0 : MPI_UNDEFINED, all.me().gmi_rank);
+  if (!in) return nullptr;
+  auto c = std::make_unique<Communicators>(sub_layout(all.layout(), members), base);
+  MPI_Comm_free(&base);
+  return c;
 }
 
 Communicators::~Communicators() {

@@ -13,6 +13,7 @@
 /// without MPI or GPUs.
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,13 @@ struct Layout {
 /// gmi::InputError naming the gmi.* key when the ranks and the request do not fit.
 Layout plan_layout(const std::vector<std::string>& node_of_rank, const LayoutRequest& req);
 
+/// The layout of some GMIs of `full` (`members`: MPI_COMM_WORLD ranks, each once) as if they were
+/// the job: nodes, GPUs, slots and GMI ranks renumbered in their order, with `places` indexed by
+/// the members' order in `members` sorted by their GMI rank (their ranks in a communicator split
+/// from the world one with the GMI rank as key).  E.g. the trainer GMIs of a role split
+/// (src/gmi/roles.hpp), whose gradients are reduced among themselves.
+Layout sub_layout(const Layout& full, std::vector<int> members);
+
 /// Node names of all ranks: "<host>#<lowest rank>" of the shared-memory group (MPI_Comm_split_type),
 /// or with ranks_per_node > 0, "node<rank / k>".
 std::vector<std::string> gather_node_names(int ranks_per_node);
@@ -57,6 +65,9 @@ std::vector<std::string> gather_node_names(int ranks_per_node);
 class Communicators {
  public:
   explicit Communicators(const Layout& layout);
+  /// The communicators of `layout` among the members of `base` (its ranks index layout.places;
+  /// sub_layout's members in the order of a split with the GMI rank as key).  Collective over `base`.
+  Communicators(const Layout& layout, MPI_Comm base);
   ~Communicators();
   Communicators(const Communicators&) = delete;
   Communicators& operator=(const Communicators&) = delete;
@@ -76,6 +87,10 @@ class Communicators {
   MPI_Comm world_ = MPI_COMM_NULL, node_ = MPI_COMM_NULL, gpu_ = MPI_COMM_NULL,
            leaders_ = MPI_COMM_NULL, ring_ = MPI_COMM_NULL;
 };
+
+/// The communicators of the GMIs `members` (MPI_COMM_WORLD ranks) of `all`'s layout among
+/// themselves (sub_layout), or nullptr on a GMI that is not one.  Collective over all.world().
+std::unique_ptr<Communicators> communicators_of(const Communicators& all, const std::vector<int>& members);
 
 /// MPI_Comm_split with errors returned (MPI_ERRORS_RETURN) on the new communicator.
 MPI_Comm split(MPI_Comm parent, int color, int key);

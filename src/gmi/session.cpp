@@ -304,7 +304,16 @@ mpi::ReducerOptions Session::reducer_options(std::size_t elements) const {
   return o;
 }
 
+void Session::set_learners(const std::vector<int>& learners) {
+  learner_comms_ = mpi::communicators_of(*comms_, learners);
+  split_ = true;
+}
+
+const mpi::Communicators* Session::learner_comms() const { return split_ ? learner_comms_.get() : comms_.get(); }
+
 std::unique_ptr<mpi::GradientReducer> Session::make_reducer(std::size_t elements, const std::string& keep) const {
+  const mpi::Communicators* comms = learner_comms();
+  if (!comms) return nullptr;
   mpi::ReducerOptions o = reducer_options(elements);
   if (o.strategy == "auto" && !keep.empty()) {
     int k = 0;
@@ -313,8 +322,8 @@ std::unique_ptr<mpi::GradientReducer> Session::make_reducer(std::size_t elements
     else if (keep == "har (ipc, rings)") o.strategy = "har", o.intra_gpu = "ipc", o.inter_gpu = "rings";
     else if (keep == "har (mpi)") o.strategy = "har", o.intra_gpu = "mpi";
     else if (std::sscanf(keep.c_str(), "hybrid k=%d", &k) == 1) o.strategy = "hybrid", o.hybrid_k = k;
-    if (o.strategy != "auto" && mpi::unsupported_reason(layout(), o.strategy, o).empty()) {
-      auto r = mpi::make_strategy(*comms_, o.strategy, o);
+    if (o.strategy != "auto" && mpi::unsupported_reason(comms->layout(), o.strategy, o).empty()) {
+      auto r = mpi::make_strategy(*comms, o.strategy, o);
       spdlog::info("gradient reduction: {} over {} GMI(s) (the checkpoint's; reduce.strategy auto keeps it "
                    "on resume so that the run continues bit for bit)", r->name(), r->size());
       return r;
@@ -324,7 +333,7 @@ std::unique_ptr<mpi::GradientReducer> Session::make_reducer(std::size_t elements
     o.inter_gpu = cfg_.reduce.inter_gpu;
     o.hybrid_k = cfg_.reduce.hybrid_k;
   }
-  mpi::ReducerChoice c = mpi::make_reducer(*comms_, o);
+  mpi::ReducerChoice c = mpi::make_reducer(*comms, o);
   if (!c.projections.empty()) {
     const auto& u = c.costs;
     spdlog::info("reduce auto: {} floats; measured IP({}) {:.1f} us, RP({}) {:.1f} us{}, within-GPU ({}) {:.1f} us",

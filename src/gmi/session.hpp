@@ -69,7 +69,16 @@ class Session {
   /// With reduce.strategy auto and `keep` (a reducer name from a checkpoint of this layout:
   /// "har (ipc)", "hybrid k=2", ...), that strategy is built without measuring, so a resumed run
   /// sums gradients in the same order as before.
+  /// After set_learners(), the reduction runs among the learners alone and the other GMIs get
+  /// nullptr (collective over every GMI either way).
   std::unique_ptr<mpi::GradientReducer> make_reducer(std::size_t elements, const std::string& keep = "") const;
+
+  /// The GMIs that learn, when not all do (MPI_COMM_WORLD ranks: the trainer GMIs of a role split,
+  /// src/gmi/split_training.hpp): their communicators among themselves (mpi::communicators_of),
+  /// for the gradient reduction and the checkpoints.  Collective.
+  void set_learners(const std::vector<int>& learners);
+  /// The learners' communicators (set_learners), or the job's; nullptr on a GMI that does not learn.
+  const mpi::Communicators* learner_comms() const;
 
   /// env.threads for this GMI: `configured`, or for 0 the node's hardware threads shared among
   /// its GMIs, at most the CPUs this process may run on (its affinity mask; at least 1).  For
@@ -96,6 +105,8 @@ class Session {
  private:
   const config::Config& cfg_;
   std::unique_ptr<mpi::Communicators> comms_;
+  std::unique_ptr<mpi::Communicators> learner_comms_;  // set_learners
+  bool split_ = false;                                  // set_learners was called
   GmiSettings settings_;
   std::optional<MpsDaemon> mps_;            // destroyed after Kokkos (declared before it)
   std::optional<KokkosScope> kokkos_;

@@ -56,6 +56,35 @@ TEST(Topology, RoundRobinMappedNodesStillGetContiguousGmiRanks) {
   EXPECT_EQ(L.places[5].slot, 2);
 }
 
+TEST(Topology, SubLayoutRenumbersTheMembersAsIfTheyWereTheJob) {
+  // Two hosts, round robin (world ranks alternate), 2 GPUs each with 2 GMIs; the members are the
+  // last slot of every GPU (the trainers of e-at with one per GPU).
+  const std::vector<std::string> names = {"h0", "h1", "h0", "h1", "h0", "h1", "h0", "h1"};
+  const Layout L = plan_layout(names, LayoutRequest{2, 0});
+  std::vector<int> last;
+  for (int r = 0; r < L.size(); ++r)
+    if (L.places[r].slot == 1) last.push_back(r);
+  const Layout S = sub_layout(L, {last[3], last[0], last[2], last[1]});  // any order in
+  EXPECT_EQ(S.size(), 4);
+  EXPECT_EQ(S.num_nodes, 2);
+  EXPECT_EQ(S.num_gpus, 4);
+  EXPECT_EQ(S.gmis_per_gpu, (std::vector<int>{1, 1, 1, 1}));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(S.places[i].gmi_rank, i);  // ordered by the full layout's GMI rank
+    EXPECT_EQ(S.places[i].slot, 0);
+    EXPECT_EQ(S.places[i].global_gpu, i);
+    EXPECT_EQ(S.places[i].node, i / 2);
+    EXPECT_EQ(S.places[i].local_rank, i % 2);
+    EXPECT_EQ(S.places[i].gpu, i % 2);  // the CUDA device stays the member's
+  }
+  // Several members on one GPU keep their slot order.
+  const Layout T = sub_layout(plan_layout(same_node(6), LayoutRequest{1, 0}), {5, 2, 4});
+  EXPECT_EQ(T.gmis_per_gpu, (std::vector<int>{3}));
+  EXPECT_EQ(T.places[0].slot, 0);
+  EXPECT_EQ(T.places[2].slot, 2);
+  EXPECT_EQ(T.max_gmis_per_gpu(), 3);
+}
+
 TEST(Topology, PerGpuMustMatchTheRanksOnEachNode) {
   EXPECT_NO_THROW(plan_layout(same_node(8), LayoutRequest{2, 4}));
   try {
