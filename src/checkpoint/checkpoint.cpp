@@ -68,6 +68,7 @@ void write_meta(hid_t f, const Meta& m, bool root) {
   io::write_attribute(g, "algo", m.algo);
   io::write_attribute(g, "env", m.env);
   io::write_attribute(g, "envs_per_gmi", m.envs_per_gmi);
+  io::write_attribute(g, "simulators_per_gmi", m.simulators_per_gmi);
   io::write_attribute(g, "obs_dim", m.obs_dim);
   io::write_attribute(g, "num_params", m.num_params);
   io::write_attribute(g, "seed", m.seed);
@@ -98,6 +99,7 @@ Meta read_meta_group(hid_t f) {
   m.algo = m.format_version >= 2 ? io::read_string_attribute(g, "algo") : std::string("ppo");
   m.env = io::read_string_attribute(g, "env");
   m.envs_per_gmi = io::read_int_attribute(g, "envs_per_gmi");
+  m.simulators_per_gmi = m.format_version >= 3 ? io::read_int_attribute(g, "simulators_per_gmi") : 1;
   m.obs_dim = io::read_int_attribute(g, "obs_dim");
   m.num_params = io::read_int_attribute(g, "num_params");
   m.seed = io::read_int_attribute(g, "seed");
@@ -106,7 +108,7 @@ Meta read_meta_group(hid_t f) {
   m.nonfinite_streak = io::read_int_attribute(g, "nonfinite_streak");
   m.reducer = io::read_string_attribute(g, "reducer");
   m.gmis_per_gpu = io::read_rows<std::int64_t>(g, "gmis_per_gpu");
-  if (m.num_gmis < 1 || m.envs_per_gmi < 1 || m.obs_dim < 1 || m.num_params < 1 || m.iteration < 0)
+  if (m.num_gmis < 1 || m.envs_per_gmi < 1 || m.simulators_per_gmi < 1 || m.obs_dim < 1 || m.num_params < 1 || m.iteration < 0)
     throw Error(fmt::format("/meta has impossible sizes (num_gmis {}, envs_per_gmi {}, obs_dim {}, num_params {}, iteration {})",
                             m.num_gmis, m.envs_per_gmi, m.obs_dim, m.num_params, m.iteration));
   return m;
@@ -191,7 +193,8 @@ void check_shapes(hid_t f, const Meta& m) {
     throw Error(std::string("/meta config does not parse: ") + e.what());
   }
   const std::size_t params = algos::num_params(cfg);
-  if (std::int64_t(params) != m.num_params || cfg.env.num_envs != m.envs_per_gmi || cfg.env.name != m.env ||
+  if (std::int64_t(params) != m.num_params || cfg.env.num_envs * m.simulators_per_gmi != m.envs_per_gmi ||
+      cfg.env.name != m.env ||
       cfg.algo != m.algo)
     throw Error(fmt::format("/meta config ({} {} x {}, {} params) disagrees with /meta ({} {} x {}, {} params)",
                             cfg.algo, cfg.env.name, cfg.env.num_envs, params, m.algo, m.env, m.envs_per_gmi,

@@ -32,7 +32,7 @@
 namespace gmi::checkpoint {
 
 /// Bumped whenever the layout above changes incompatibly.
-inline constexpr std::int64_t kFormatVersion = 2;
+inline constexpr std::int64_t kFormatVersion = 3;
 
 struct Meta {
   std::int64_t format_version = kFormatVersion;
@@ -47,6 +47,9 @@ struct Meta {
   std::string algo = "ppo";
   std::string env;
   std::int64_t envs_per_gmi = 0, obs_dim = 0, num_params = 0, seed = 0;
+  /// Simulator GMIs each GMI's envs step on (mapping.template e-at: envs_per_gmi is that many
+  /// times env.num_envs; 1 under dp and in files before format 3).
+  std::int64_t simulators_per_gmi = 1;
   std::int64_t num_steps = 0;      ///< vector steps per iteration
   std::int64_t update_epochs = 0;  ///< PPO's epochs per iteration (0 for other algorithms)
   std::int64_t nonfinite_streak = 0;

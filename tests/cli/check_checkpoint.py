@@ -337,7 +337,7 @@ def mode_badfiles(a):
     path = copy("version.h5")
     with h5py.File(path, "r+") as f:
         f["meta"].attrs.modify("format_version", np.int64(99))
-    cases.append((path, r"version\.h5: format version 99, this gmi_drl reads versions 1 to 2$"))
+    cases.append((path, r"version\.h5: format version 99, this gmi_drl reads versions 1 to 3$"))
     path = copy("shape.h5")
     with h5py.File(path, "r+") as f:
         n = f["policy/params"].shape[0]
@@ -359,7 +359,7 @@ def mode_badfiles(a):
         p = run(a, 4, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "never"), "--resume", path], status=2)
         one_error_line(p, "^gmi_drl: error: .*" + regex)
     p = verify(a, good)
-    if not re.search(r": ok \(format 2, iteration 8, 2048 env steps, 4 GMI\(s\) x 4 envs", p.stdout):
+    if not re.search(r": ok \(format 3, iteration 8, 2048 env steps, 4 GMI\(s\) x 4 envs", p.stdout):
         fail("verify of a good checkpoint", p)
     p = run(a, 0, ["checkpoint", "inspect", good])
     for pat in [r"layout\s+1 node\(s\), 1 GPU\(s\), 4 GMI\(s\)", r"iteration 8, 2048 env steps",

@@ -113,6 +113,11 @@ def check(a):
         if any(not k.endswith("kernel_paths") for k in added) or \
                 any(counters[1].get(k) != v for k, v in counters[0].items()):
             sys.exit(f"check_compat: {name}: counters differ: {counters[0]} vs {counters[1]}")
+        # The format version moves on; attributes it added have their old meaning's value.
+        for c in (old, new):
+            c.pop("meta.format_version", None)
+        if "meta.simulators_per_gmi" not in old and new.pop("meta.simulators_per_gmi", 1) != 1:
+            sys.exit(f"check_compat: {name}: a dp run's checkpoint should have simulators_per_gmi 1")
         missing = sorted(set(old) ^ set(new))
         if missing:
             sys.exit(f"check_compat: {name}: datasets/attributes differ between the old and the resumed run: {missing}")
