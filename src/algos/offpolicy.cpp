@@ -104,10 +104,9 @@ ActorTwinQ actor_twin_q(const config::Config& cfg, int actor_outputs) {
 
 OffPolicyTrainer::OffPolicyTrainer(const config::Config& cfg, std::uint64_t env_offset,
                                    mpi::GradientReducer* reducer, std::size_t num_params,
-                                   const UpdateSchedule& schedule)
+                                   const UpdateSchedule& schedule, EnvPtr env)
     : cfg_(cfg), reducer_(reducer), env_offset_(env_offset), P_(num_params), schedule_(schedule) {
-  env_ = envs::make_vec_env(cfg.env.name, cfg.env.num_envs, std::uint64_t(cfg.train.seed), env_offset,
-                            config::env_overrides(cfg));
+  env_ = own_env(std::move(env), cfg, env_offset);
   const envs::EnvSpec& spec = env_->spec();
   N_ = cfg.env.num_envs;
   T_ = cfg.num_steps;

@@ -152,8 +152,9 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
  protected:
   /// \param num_params every trainable parameter, one flat buffer (gradients and Adam alike)
   /// \param stored_act_dim floats per action in the replay (discrete: 1)
+  /// \param env the envs to step (nullptr: the config's own, own_env())
   OffPolicyTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer,
-                   std::size_t num_params, const UpdateSchedule& schedule);
+                   std::size_t num_params, const UpdateSchedule& schedule, EnvPtr env = nullptr);
 
   // ---- what DQN and SAC implement ----
   /// Actions for obs_ at vector step `k` into actions_ (as the replay stores them); returns what

@@ -1,6 +1,7 @@
 #include "src/algos/trainer.hpp"
 
 #include "kernels/core/error.hpp"
+#include "kernels/envs/registry.hpp"
 
 namespace gmi::algos {
 
@@ -22,5 +23,13 @@ std::int64_t TrainerState::counter(const std::string& name) const {
   throw Error("trainer state: no counter '" + name + "'");
 }
 
+EnvPtr own_env(EnvPtr given, const config::Config& cfg, std::uint64_t env_offset) {
+  if (!given)
+    return envs::make_vec_env(cfg.env.name, cfg.env.num_envs, std::uint64_t(cfg.train.seed), env_offset,
+                              config::env_overrides(cfg));
+  GMI_REQUIRE(given->num_envs() == cfg.env.num_envs, "a trainer was given " + std::to_string(given->num_envs()) +
+                                                         " envs for env.num_envs " + std::to_string(cfg.env.num_envs));
+  return given;
+}
 
 }  // namespace gmi::algos

@@ -123,12 +123,20 @@ class UpdateBenchmark {
   virtual void run_updates(int n) = 0;
 };
 
+/// A trainer's environments: its own (nullptr: envs::make_vec_env from the config), or given by
+/// the caller (under mapping.template e-at, the simulator GMIs' envs: src/gmi/remote_env.hpp).
+using EnvPtr = std::unique_ptr<envs::VecEnvBase>;
+/// `given`, or the envs the config names for the GMI whose first env is `env_offset`.  Throws
+/// gmi::Error when `given` has another number of envs than cfg.env.num_envs.
+EnvPtr own_env(EnvPtr given, const config::Config& cfg, std::uint64_t env_offset);
+
 // What src/ asks of the algorithm `cfg.algo` names (its row in src/algos/registry.cpp).
 
 /// The trainer `cfg.algo` names, for the GMI whose first environment has global index
-/// `env_offset` (`reducer`: gradient averaging over GMIs; nullptr for one GMI).
+/// `env_offset` (`reducer`: gradient averaging over GMIs; nullptr for one GMI), stepping `env`
+/// (single-agent environments; nullptr: its own).
 std::unique_ptr<Trainer> make_trainer(const config::Config& cfg, std::uint64_t env_offset,
-                                      mpi::GradientReducer* reducer = nullptr);
+                                      mpi::GradientReducer* reducer = nullptr, EnvPtr env = nullptr);
 /// Trainable parameters of `cfg`'s algorithm (gradient buffers, checkpoint shapes).
 std::size_t num_params(const config::Config& cfg);
 /// What a trainer for `cfg` will allocate, per GMI.

@@ -192,8 +192,9 @@ struct ReduceConfig {
     "roles per GMI (E simulator, A agent, T trainer): dp (every GMI all three), dp-mp (serving: simulator and " \
     "agent GMIs in pairs), mp-dp (serving: agents_per_gpu agent GMIs per GPU serve the other GMIs), ea-t "       \
     "(training: trainers_per_gpu trainer GMIs per GPU fed by simulator+agent GMIs), e-at (training: "            \
-    "trainers_per_gpu agent+trainer GMIs per GPU serve simulator GMIs). Training runs under dp only so far; "    \
-    "gmi_drl eval serves under dp, dp-mp and mp-dp; gmi_drl bench-channels measures every template's channels") \
+    "trainers_per_gpu agent+trainer GMIs per GPU serve simulator GMIs). Training runs under dp and e-at "         \
+    "(single-agent envs; ea-t is not built yet); gmi_drl eval serves under dp, dp-mp and mp-dp; "                \
+    "gmi_drl bench-channels measures every template's channels")                                                \
   X(int, agents_per_gpu, 1, at_least(1), "agent GMIs per GPU under mp-dp (the GPU's last slots)")                \
   X(int, trainers_per_gpu, 1, at_least(1), "trainer GMIs per GPU under ea-t and e-at (the GPU's last slots)")
 
@@ -202,8 +203,9 @@ struct MappingConfig {
 };
 
 /// Experience channels between GMIs (mpi/channels.hpp, paper 003 §3.2.2): `gmi_drl bench-channels`
-/// reads every key, eval under a serving template max_in_flight (its channels carry one package a
-/// step); training under ea-t and e-at is not built yet.
+/// reads every key; eval under a serving template and training under e-at read plan (e-at: how a
+/// simulator's step outputs share channels) and max_in_flight (their channels carry one step a
+/// message).
 #define GMI_CHANNELS_KEYS(X)                                                                                    \
   X(std::string, plan, "auto", any,                                                                             \
     "which experience packages share a channel: auto (the grouping with the largest TOP_mov, paper 003 Eq. 6, " \

@@ -34,13 +34,18 @@ checkpoint::Meta make_meta(const Run& r, const algos::TrainerState& st) {
   const instances::Session& session = *r.session;
   checkpoint::Meta meta;
   meta.gmi_drl_version = GMI_DRL_VERSION;
-  meta.config = config::to_yaml(cfg);
+  meta.config = r.run_config;
   meta.created = mpi::broadcast_string(utc_now());
   meta.run_dir = r.dir;
   meta.num_nodes = session.layout().num_nodes;
   meta.num_gpus = session.layout().num_gpus;
-  meta.num_gmis = r.mpi.size();
+  // The learners' layout: under a role split the trainers hold every env (their simulators').
+  meta.num_gmis = r.learners;
   meta.gmis_per_gpu.assign(session.layout().gmis_per_gpu.begin(), session.layout().gmis_per_gpu.end());
+  if (r.split) {
+    meta.gmis_per_gpu.assign(std::size_t(session.layout().num_gpus), 0);
+    for (int t : r.split->trainers) ++meta.gmis_per_gpu[std::size_t(session.layout().places[std::size_t(t)].global_gpu)];
+  }
   meta.iteration = st.iteration;
   meta.env_steps = st.iteration * r.per_iteration;
   meta.updates = r.trainer->updates();
@@ -48,6 +53,7 @@ checkpoint::Meta make_meta(const Run& r, const algos::TrainerState& st) {
   meta.algo = cfg.algo;
   meta.env = cfg.env.name;
   meta.envs_per_gmi = cfg.env.num_envs;
+  meta.simulators_per_gmi = r.split ? r.split->sims_per_trainer : 1;
   meta.obs_dim = std::int64_t(st.obs.size()) / cfg.env.num_envs;  // a multi-agent env: every agent's, per env
   meta.num_params = std::int64_t(st.params.size());
   meta.seed = cfg.train.seed;
@@ -69,9 +75,14 @@ void save_checkpoint(Run& r, const std::string& why) {
   mpi::check();  // never write what a failed reduction left behind
   const checkpoint::Meta meta = make_meta(r, st);
   instances::Session& session = *r.session;
-  const std::string path = r.store->save(st.iteration, session.comms().world(), [&](const std::string& partial) {
-    checkpoint::write(partial, session.comms().world(), meta, st, r.history, r.faults->in_checkpoint(st.iteration));
-  });
+  // The learners write (a simulator GMI's envs are in its trainer's state).
+  std::string path;
+  if (const mpi::Communicators* learners = session.learner_comms()) {
+    path = r.store->save(st.iteration, learners->world(), [&](const std::string& partial) {
+      checkpoint::write(partial, learners->world(), meta, st, r.history, r.faults->in_checkpoint(st.iteration));
+    });
+  }
+  if (r.split) path = mpi::broadcast_string(path, MPI_COMM_WORLD, r.split->trainers.front());
   std::error_code ec;
   const double mib = double(std::filesystem::file_size(path, ec)) / (1 << 20);
   spdlog::info("checkpoint {} ({}): {:.2f} MiB in {:.3f} s", path, why, mib,

@@ -32,13 +32,16 @@ struct Totals {
   std::vector<double> row;
   std::vector<double> stats;  ///< the algorithm's statistics, mean over GMIs
   double times[3] = {};       ///< rollout, update, iteration: the slowest GMI's
+  /// grad_norm, learning_rate, updates, skipped updates, non-finite streak: the learners' (alike
+  /// on every learner; a simulator GMI has none).
+  double learner[5] = {};
   double wall = 0, sps = 0, ret = 0, len = 0, episodes = 0;
   std::int64_t steps = 0;
 };
 
 /// Aggregate over GMIs, in one sum and one maximum: episode sums (returns, lengths, counts, the
-/// reward terms) add up; the algorithm's statistics are the mean over GMIs (each GMI saw its own
-/// minibatches); times are the slowest GMI's.
+/// reward terms) add up; the algorithm's statistics are the mean over the learners (each saw its
+/// own minibatches); times are the slowest GMI's; the update counts and norms the learners'.
 Totals aggregate(const Run& r, const algos::IterationMetrics& m, double t_iter) {
   // sums: [0, 3) returns, lengths, episodes; [3, 3 + L) statistics; then the reward terms.
   const std::size_t L = r.losses.size(), nterms = r.columns.size() - r.first_term;
@@ -50,10 +53,14 @@ Totals aggregate(const Run& r, const algos::IterationMetrics& m, double t_iter) 
   t.times[0] = m.time_rollout;
   t.times[1] = m.time_update;
   t.times[2] = t_iter;
+  double maxima[8] = {t.times[0], t.times[1], t.times[2], m.grad_norm, m.learning_rate, double(m.updates),
+                      double(m.skipped_updates), double(m.nonfinite_streak)};
   mpi::allreduce_sum(sums.data(), int(sums.size()));
-  mpi::allreduce_max(t.times, 3);
+  mpi::allreduce_max(maxima, 8);
+  std::copy_n(maxima, 3, t.times);
+  std::copy_n(maxima + 3, 5, t.learner);
   double* stats = sums.data() + 3;
-  for (std::size_t k = 0; k < L; ++k) stats[k] /= r.mpi.size();
+  for (std::size_t k = 0; k < L; ++k) stats[k] /= r.learners;
   t.stats.assign(stats, stats + L);
   t.wall = r.wall_offset + std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
   t.steps = m.iteration * r.per_iteration;
@@ -63,7 +70,7 @@ Totals aggregate(const Run& r, const algos::IterationMetrics& m, double t_iter) 
   t.len = sums[2] > 0 ? sums[1] / sums[2] : std::nan("");
   t.row = {double(m.iteration), double(t.steps), t.wall, t.sps, t.ret, t.len, sums[2]};
   t.row.insert(t.row.end(), stats, stats + L);
-  for (double v : {m.grad_norm, m.learning_rate, double(m.updates), t.times[0], t.times[1], t.times[2]})
+  for (double v : {t.learner[0], t.learner[1], t.learner[2], t.times[0], t.times[1], t.times[2]})
     t.row.push_back(v);
   // Reward terms: per finished episode, like the returns.
   for (std::size_t k = 0; k < nterms; ++k) t.row.push_back(sums[2] > 0 ? sums[3 + L + k] / sums[2] : std::nan(""));
@@ -81,7 +88,7 @@ void log_iteration(const Run& r, const algos::IterationMetrics& m, const Totals&
                "update {:.0f} ms | eta {}",
                m.iteration, r.cfg.num_iterations, t.steps, fmt_rate(t.sps),
                std::isfinite(t.ret) ? fmt::format("{:.2f}", t.ret) : "-",
-               std::isfinite(t.len) ? fmt::format("{:.1f}", t.len) : "-", t.episodes, shown, m.updates,
+               std::isfinite(t.len) ? fmt::format("{:.1f}", t.len) : "-", t.episodes, shown, t.learner[2],
                1e3 * t.times[0], 1e3 * t.times[1], fmt_duration(eta));
 }
 
@@ -110,21 +117,22 @@ void tensorboard_row(Run& r, const std::vector<double>& row, double when) {
 
 /// Non-finite gradients or losses: the update was skipped (every GMI alike, the gradient is
 /// reduced before its norm is taken); too many in a row end the run.
-void check_nonfinite(const Run& r, const algos::IterationMetrics& m) {
-  if (m.skipped_updates > 0 && r.mpi.rank() == 0)
+void check_nonfinite(const Run& r, const algos::IterationMetrics& m, const Totals& t) {
+  const int skipped = int(t.learner[3]), streak = int(t.learner[4]);
+  if (skipped > 0 && r.mpi.rank() == 0)
     spdlog::warn("iteration {}: {} of {} update(s) skipped for a NaN/Inf gradient or loss ({} in a row)",
-                 m.iteration, m.skipped_updates, m.updates, m.nonfinite_streak);
-  if (m.nonfinite_streak >= r.cfg.train.max_nonfinite_updates)
+                 m.iteration, skipped, t.learner[2], streak);
+  if (streak >= r.cfg.train.max_nonfinite_updates)
     throw InputError(fmt::format(
         "training stopped at iteration {}: {} updates in a row had a NaN/Inf gradient or loss "
         "(train.max_nonfinite_updates = {}); last good checkpoint: {}",
-        m.iteration, m.nonfinite_streak, r.cfg.train.max_nonfinite_updates,
+        m.iteration, streak, r.cfg.train.max_nonfinite_updates,
         r.last_checkpoint.empty() ? std::string("none written") : r.last_checkpoint));
 }
 
 /// At the end of an iteration: a checkpoint if one is due, and a stop signal.  Returns false
 /// when the run stops here.
-bool at_boundary(Run& r, const algos::IterationMetrics& m) {
+bool at_boundary(Run& r, const algos::IterationMetrics& m, const Totals& t) {
   const config::Config& cfg = r.cfg;
   // Agree on signals and the checkpoint clock (ranks may have seen a signal at different times).
   double flags[3] = {double(r.signals.stop_signal()), r.signals.take_checkpoint_request() ? 1.0 : 0.0, 0.0};
@@ -135,7 +143,7 @@ bool at_boundary(Run& r, const algos::IterationMetrics& m) {
   mpi::allreduce_max(flags, 3);
   const int stop = int(flags[0]);
   const bool finished = m.iteration >= cfg.num_iterations;
-  const bool healthy = m.nonfinite_streak == 0;
+  const bool healthy = t.learner[4] == 0;
   std::string why;
   if (stop) why = signal_name(stop);
   else if (flags[1] > 0) why = "SIGUSR2";
@@ -172,8 +180,8 @@ bool iteration(Run& r) {
   if (r.csv) r.csv->row(t.row);
   tensorboard_row(r, t.row, unix_now());
   if (m.iteration % r.cfg.train.log_interval == 0 || m.iteration == r.cfg.num_iterations) log_iteration(r, m, t);
-  check_nonfinite(r, m);
-  return at_boundary(r, m);
+  check_nonfinite(r, m, t);
+  return at_boundary(r, m, t);
 }
 
 /// metrics.csv (rank 0): the history so far, then a row per iteration.  With log.tensorboard
@@ -207,12 +215,12 @@ void open_metrics(Run& r) {
 void log_plan(const Run& r) {
   const config::Config& cfg = r.cfg;
   const envs::EnvSpec& spec = r.trainer->env_spec();
-  spdlog::info("{}: obs {}, {} | {} GMI(s) x {} env steps = {} per iteration, {} iterations", cfg.env.name,
+  spdlog::info("{}: obs {}, {} | {} {}GMI(s) x {} env steps = {} per iteration, {} iterations", cfg.env.name,
                spec.obs_dim,
                spec.discrete() ? fmt::format("{} discrete actions", spec.num_actions)
                                : fmt::format("continuous actions {}", spec.act_dim),
-               r.mpi.size(), cfg.batch_size, r.per_iteration, cfg.num_iterations);
-  spdlog::info("{}", r.trainer->describe());
+               r.learners, r.split ? "trainer " : "", cfg.batch_size, r.per_iteration, cfg.num_iterations);
+  spdlog::info("{}", r.describe);
   spdlog::info("first training iteration starts {:.2f} s after launch", seconds_since_launch());
 }
 

@@ -20,7 +20,7 @@ void restore_other_layout(Run& r, checkpoint::Contents& c) {
   spdlog::warn("resuming {} ({} GMI(s) x {} envs) on {} GMI(s) x {} envs: policy, optimizer and normalizers "
                "restored; environments re-seeded (episode index {}); continuing at iteration {} of {}; this "
                "run will not repeat an uninterrupted one bit for bit",
-               r.resume.path, meta.num_gmis, meta.envs_per_gmi, r.mpi.size(), r.cfg.env.num_envs, first_episode,
+               r.resume.path, meta.num_gmis, meta.envs_per_gmi, r.learners, r.cfg.env.num_envs, first_episode,
                c.state.iteration, r.cfg.num_iterations);
 }
 
@@ -29,14 +29,15 @@ void restore_other_layout(Run& r, checkpoint::Contents& c) {
 void read_resume_meta(Run& r) {
   if (r.resume.path.empty()) return;
   r.resume_meta = rank_local([&] { return checkpoint::read_meta(r.resume.path); });
-  r.same_layout = r.resume_meta->num_gmis == r.mpi.size() && r.resume_meta->envs_per_gmi == r.cfg.env.num_envs;
+  r.same_layout = r.resume_meta->num_gmis == r.learners && r.resume_meta->envs_per_gmi == r.cfg.env.num_envs;
 }
 
 bool restore(Run& r) {
   algos::Trainer& trainer = *r.trainer;
   if (r.resume_meta) {
     const checkpoint::Meta& meta = *r.resume_meta;
-    const int gmi = r.session->me().gmi_rank;
+    // A learner's rows (a simulator GMI reads the shared part: its trainer restores its envs).
+    const int gmi = r.split ? (r.split->trainer ? r.split->trainer_index : -1) : r.session->me().gmi_rank;
     checkpoint::Contents c =
         rank_local([&] { return checkpoint::read(r.resume.path, r.same_layout ? gmi : -1); });
     if (c.metrics.columns != r.columns)

@@ -26,7 +26,7 @@ const std::vector<std::string> kTail = {"grad_norm", "learning_rate", "updates",
 
 /// Keys a resumed run may change; any other difference from the checkpoint's config is an error.
 bool may_change_on_resume(const std::string& key) {
-  for (const char* prefix : {"checkpoint.", "gmi.", "reduce.", "device.", "log.", "sweep."})
+  for (const char* prefix : {"checkpoint.", "gmi.", "reduce.", "device.", "log.", "sweep.", "mapping.", "channels."})
     if (key.rfind(prefix, 0) == 0) return true;
   for (const char* k : {"train.total_env_steps", "train.log_interval", "train.run_dir",
                         "train.max_nonfinite_updates", "train.stall_timeout_s", "env.num_envs", "env.threads",
@@ -101,11 +101,29 @@ void make_directory(Run& r) {
   }
 }
 
+/// mapping.template e-at: the roles of the GMIs (the table on rank 0), the trainers' own
+/// communicators, and from here on the trainers' config.
+void split_roles(Run& r) {
+  r.learners = r.mpi.size();
+  r.run_config = config::to_yaml(r.cfg);
+  r.split = instances::plan_split_training(r.cfg, r.session->layout(), r.mpi.rank());
+  if (!r.split) return;
+  const instances::SplitTraining& s = *r.split;
+  spdlog::info("{}", s.plan.table(r.session->layout()));
+  spdlog::info("mapping.template e-at: {} trainer GMI(s), each acting and learning for {} simulator GMI(s) x {} envs",
+               s.trainers.size(), s.sims_per_trainer, s.sim_envs);
+  r.session->set_learners(s.trainers);
+  r.learners = int(s.trainers.size());
+  const int threads = r.cfg.env.threads;
+  r.cfg = s.trainer_config;
+  r.cfg.env.threads = threads;
+}
+
 /// Layout, communicators, MPS, then Kokkos on this GMI's device (in that order).
 void start_session(Run& r) {
   const auto t_setup = std::chrono::steady_clock::now();
-  instances::require_dp(r.cfg, "training");
   r.session.emplace(r.cfg, r.mpi);
+  split_roles(r);
   const std::string table = r.session->layout_table();
   spdlog::info("gmi_drl {} | {} GMI(s) | {} | set up in {:.2f} s", GMI_DRL_VERSION, r.mpi.size(),
                instances::device_description(),
@@ -118,22 +136,38 @@ void start_session(Run& r) {
 void make_trainer(Run& r) {
   const config::Config& cfg = r.cfg;
   instances::Session& session = *r.session;
-  if (r.mpi.size() > 1)
+  if (r.learners > 1)
     r.reducer = session.make_reducer(algos::num_params(cfg), r.same_layout ? r.resume_meta->reducer : "");
   {
-    const algos::MemoryNeeds needs = algos::memory_needs(cfg);
+    algos::MemoryNeeds needs = algos::memory_needs(cfg);
+    if (r.split && !r.split->trainer) needs = {};  // a simulator's envs (small beside a trainer's)
     std::vector<std::pair<std::string, std::string>> drivers;
     for (const std::string& key : needs.drivers) drivers.emplace_back(key, config::value_text(cfg, key));
     session.check_memory(needs.device_bytes, needs.host_bytes, drivers);
   }
-  // Distinct environments per GMI: GMI r owns global environments [r * N, (r + 1) * N).
-  const int gmi = session.me().gmi_rank;
-  r.trainer = algos::make_trainer(cfg, std::uint64_t(gmi) * cfg.env.num_envs, r.reducer.get());
-  r.per_iteration = cfg.batch_size * r.mpi.size();
+  if (r.split) {
+    r.trainer = instances::make_split_trainer(*r.split, cfg, r.reducer.get());
+  } else {
+    // Distinct environments per GMI: GMI r owns global environments [r * N, (r + 1) * N).
+    const int gmi = session.me().gmi_rank;
+    r.trainer = algos::make_trainer(cfg, std::uint64_t(gmi) * cfg.env.num_envs, r.reducer.get());
+  }
+  r.per_iteration = cfg.batch_size * r.learners;
+}
+
+/// The first learner's word (a simulator GMI has no loss columns or description of its own).
+std::string from_learner(const Run& r, const std::string& mine) {
+  return r.split ? mpi::broadcast_string(mine, MPI_COMM_WORLD, r.split->trainers.front()) : mine;
 }
 
 void make_columns(Run& r) {
-  r.losses = r.trainer->loss_columns();
+  std::string joined;
+  for (const std::string& c : r.trainer->loss_columns()) joined += c + "\n";
+  joined = from_learner(r, joined);
+  r.losses.clear();
+  for (std::size_t at = 0, next; (next = joined.find('\n', at)) != std::string::npos; at = next + 1)
+    r.losses.push_back(joined.substr(at, next - at));
+  r.describe = from_learner(r, r.trainer->describe());
   r.columns = kHead;
   r.columns.insert(r.columns.end(), r.losses.begin(), r.losses.end());
   r.columns.insert(r.columns.end(), kTail.begin(), kTail.end());

@@ -20,6 +20,7 @@
 #include "src/checkpoint/store.hpp"
 #include "src/config/config.hpp"
 #include "src/gmi/session.hpp"
+#include "src/gmi/split_training.hpp"
 #include "src/io/tensorboard.hpp"
 #include "src/runtime/faults.hpp"
 #include "src/runtime/run_dir.hpp"
@@ -54,11 +55,18 @@ struct Run {
   std::optional<checkpoint::Store> store;
   std::optional<Faults> faults;
   std::optional<instances::Session> session;
+  /// mapping.template e-at: the roles, and cfg is the trainers' config (trainer_config); the
+  /// run's own config is `run_config` (what config.yaml and checkpoints keep).
+  std::optional<instances::SplitTraining> split;
+  std::string run_config;
+  int learners = 1;  ///< GMIs that learn (all under dp; the trainers under a split)
   std::optional<checkpoint::Meta> resume_meta;
   bool same_layout = false;  ///< resuming on the checkpoint's GMIs and envs per GMI
   std::unique_ptr<mpi::GradientReducer> reducer;
   std::unique_ptr<algos::Trainer> trainer;
   std::int64_t per_iteration = 0;  ///< env steps of one iteration, all GMIs together
+  /// The first learner's loss columns and description (a simulator GMI has neither of its own).
+  std::string describe;
   std::vector<std::string> losses;   ///< the algorithm's statistics (Trainer::loss_columns)
   std::vector<std::string> columns;  ///< metrics.csv's columns
   std::size_t first_term = 0;        ///< columns[first_term...]: the episodes' reward terms

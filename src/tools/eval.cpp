@@ -164,6 +164,9 @@ EvalPlan plan_eval(const EvalOptions& o, int W, int rank) {
   ov.emplace_back("ppo.num_steps", "1");
   ov.emplace_back("ppo.num_minibatches", "1");
   ov.emplace_back("replay.capacity", std::to_string(std::max<std::int64_t>(E, trained.section<algos::ReplayConfig>().capacity)));
+  // Serving is dp unless --set says otherwise, whatever template the policy trained under.
+  if (std::none_of(ov.begin(), ov.end(), [](const auto& kv) { return kv.first == "mapping.template"; }))
+    ov.insert(ov.begin(), {"mapping.template", "dp"});
   p.cfg = config::parse(saved, o.checkpoint, ov, W);
   p.envs = E;
   return p;

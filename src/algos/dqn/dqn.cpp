@@ -40,10 +40,10 @@ MemoryNeeds DqnTrainer::memory_needs(const config::Config& cfg) {
                                {"replay.capacity", "env.num_envs", "dqn.batch_size", "policy.q_hidden"});
 }
 
-DqnTrainer::DqnTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer)
+DqnTrainer::DqnTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer, EnvPtr env)
     : OffPolicyTrainer(cfg, env_offset, reducer, network(cfg).num_params,
                        UpdateSchedule{cfg.section<DqnConfig>().updates_per_step, cfg.section<DqnConfig>().learning_starts, cfg.section<DqnConfig>().train_frequency,
-                                      cfg.section<DqnConfig>().target_network_frequency}),
+                                      cfg.section<DqnConfig>().target_network_frequency}, std::move(env)),
       q_(network(cfg)),
       n_(env_->spec().num_actions),
       decay_env_steps_(cfg.section<DqnConfig>().exploration_fraction * double(cfg.train.total_env_steps)) {

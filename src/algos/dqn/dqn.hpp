@@ -16,7 +16,8 @@ namespace gmi::algos {
 
 class DqnTrainer final : public OffPolicyTrainer {
  public:
-  DqnTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer = nullptr);
+  DqnTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer = nullptr,
+             EnvPtr env = nullptr);
 
   /// The Q network of `cfg` (obs -> policy.q_hidden -> n, or 1 + n with the dueling head).
   static nn::MlpLayout network(const config::Config& cfg);

@@ -127,10 +127,10 @@ rl::RunningMeanStd::HostSum PpoTrainer::host_sum() const {
 }
 
 PpoTrainer::PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
-                       mpi::GradientReducer* reducer)
+                       mpi::GradientReducer* reducer, EnvPtr env)
     : cfg_(cfg), reducer_(reducer), env_offset_(env_offset) {
   const std::uint64_t seed = std::uint64_t(cfg.train.seed);
-  env_ = envs::make_vec_env(cfg.env.name, cfg.env.num_envs, seed, env_offset, config::env_overrides(cfg));
+  env_ = own_env(std::move(env), cfg, env_offset);
   spec_ = env_->spec();
   N_ = cfg.env.num_envs;
   init(seed);

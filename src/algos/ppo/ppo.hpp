@@ -40,7 +40,7 @@ class PpoTrainer final : public Trainer {
   /// \param env_offset global index of this GMI's first environment
   /// \param reducer    gradient averaging over GMIs (nullptr: a single GMI)
   PpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
-             mpi::GradientReducer* reducer = nullptr);
+             mpi::GradientReducer* reducer = nullptr, EnvPtr env = nullptr);
   /// \brief A learner without environments: one role of a multi-agent game
   /// (MultiAgentPpoTrainer steps the game and drives begin_iteration, act, finish_rollout and
   /// learn).  `rows` samples per step of `role`'s spaces; `row_offset` is the global index of row 0

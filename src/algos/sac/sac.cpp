@@ -47,13 +47,13 @@ MemoryNeeds SacTrainer::memory_needs(const config::Config& cfg) {
                                {"replay.capacity", "env.num_envs", "sac.batch_size", "policy.q_hidden", "policy.actor_hidden"});
 }
 
-SacTrainer::SacTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer)
+SacTrainer::SacTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer, EnvPtr env)
     : OffPolicyTrainer(cfg, env_offset, reducer, networks(cfg).num_params,
                        UpdateSchedule{cfg.section<SacConfig>().updates_per_step, cfg.section<SacConfig>().learning_starts, 1,
                                       // with updates_per_step, targets follow the Q updates (update())
                                       cfg.section<SacConfig>().updates_per_step > 0
                                           ? 0
-                                          : cfg.section<SacConfig>().target_network_frequency}),
+                                          : cfg.section<SacConfig>().target_network_frequency}, std::move(env)),
       nets_(networks(cfg)) {
   const envs::EnvSpec& spec = env_->spec();
   const int A = ad_;

@@ -28,7 +28,8 @@ struct SacNetworks : ActorTwinQ {
 
 class SacTrainer final : public OffPolicyTrainer {
  public:
-  SacTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer = nullptr);
+  SacTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer = nullptr,
+             EnvPtr env = nullptr);
 
   static SacNetworks networks(const config::Config& cfg);
   static MemoryNeeds memory_needs(const config::Config& cfg);

@@ -56,11 +56,11 @@ MemoryNeeds Td3Trainer::memory_needs(const config::Config& cfg) {
                                {"replay.capacity", "env.num_envs", "td3.batch_size", "policy.q_hidden", "policy.actor_hidden"});
 }
 
-Td3Trainer::Td3Trainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer)
+Td3Trainer::Td3Trainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer, EnvPtr env)
     // Target updates come with the actor's (update()), as CleanRL: none from the schedule.
     : OffPolicyTrainer(cfg, env_offset, reducer, networks(cfg).num_params,
                        UpdateSchedule{cfg.section<Td3Config>().updates_per_step, cfg.section<Td3Config>().learning_starts,
-                                      1, 0}),
+                                      1, 0}, std::move(env)),
       nets_(networks(cfg)) {
   const envs::EnvSpec& spec = env_->spec();
   // Weights as torch.nn.Linear's defaults (CleanRL's networks), targets a copy.

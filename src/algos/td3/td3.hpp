@@ -24,7 +24,8 @@ using Td3Networks = ActorTwinQ;
 
 class Td3Trainer final : public OffPolicyTrainer {
  public:
-  Td3Trainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer = nullptr);
+  Td3Trainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer = nullptr,
+             EnvPtr env = nullptr);
 
   static Td3Networks networks(const config::Config& cfg);
   static MemoryNeeds memory_needs(const config::Config& cfg);

@@ -1,0 +1,56 @@
+#pragma once
+/// \file
+/// \brief Training with the roles on separate GMIs (mapping.template e-at, paper 003 Figure 6d):
+/// simulator GMIs step envs, agent+trainer GMIs act on their observations and learn.
+///
+/// Every GMI runs the same training loop (src/runtime/) through the algos::Trainer interface:
+///  - a trainer GMI runs the algorithm's own trainer on a RemoteVecEnv (src/gmi/remote_env.hpp)
+///    holding its S simulators' envs, with the config of one GMI of S x env.num_envs envs
+///    (trainer_config); gradients are averaged among the trainers alone;
+///  - a simulator GMI's Trainer serves its trainer's env calls in each call the loop makes
+///    (construction, iterate, save_state, load_state), and reports no statistics of its own (its
+///    episodes are counted by its trainer).
+/// Checkpoints are written by the trainers: each holds its simulators' env state as if the envs
+/// were its own, so a checkpoint of T trainers with S simulators of E envs is one of T GMIs with
+/// S E envs (and resumes under dp on another layout, or under e-at on the same one exactly).
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "mpi/gradient_reducer.hpp"
+#include "mpi/topology.hpp"
+#include "src/algos/trainer.hpp"
+#include "src/config/config.hpp"
+#include "src/gmi/remote_env.hpp"
+#include "src/gmi/roles.hpp"
+
+namespace gmi::instances {
+
+struct SplitTraining {
+  RolePlan plan;
+  std::vector<int> trainers;   ///< MPI_COMM_WORLD ranks of the trainer GMIs, ascending
+  int sims_per_trainer = 0;    ///< S
+  int sim_envs = 0;            ///< E: env.num_envs of the run's config, per simulator GMI
+  int me = 0;                  ///< this GMI's MPI_COMM_WORLD rank
+  bool trainer = false;        ///< this GMI trains
+  int trainer_index = 0;       ///< this GMI's trainer's index among `trainers`
+  int position = 0;            ///< a simulator's position among its trainer's simulators
+  config::Config trainer_config;  ///< the trainers' config: env.num_envs S E, derived for T GMIs
+  /// Global index of this GMI's first env: trainer t owns [t S E, (t + 1) S E), of which its
+  /// k-th simulator steps [t S E + k E, t S E + (k + 1) E).
+  std::uint64_t env_offset() const;
+};
+
+/// The role split `cfg`'s mapping.template asks for on `layout` (nullopt under dp), for the GMI of
+/// MPI_COMM_WORLD rank `me`.  Throws gmi::InputError naming the key for what training cannot do
+/// under it: a serving template, ea-t (not built yet), a multi-agent game, env.batch_size groups
+/// or env.async_halves, device.graphs on for PPO, trainers with different numbers of simulators.
+std::optional<SplitTraining> plan_split_training(const config::Config& cfg, const mpi::Layout& layout, int me);
+
+/// This GMI's Trainer under the split (collective over MPI_COMM_WORLD: builds the channels):
+/// the algorithm's trainer on its simulators' envs, or a simulator.  `cfg`: the trainers' config
+/// with the GMI's env.threads; `reducer`: the trainers' (nullptr on simulators or with one trainer).
+std::unique_ptr<algos::Trainer> make_split_trainer(const SplitTraining& split, const config::Config& cfg,
+                                                   mpi::GradientReducer* reducer);
+
+}  // namespace gmi::instances
