@@ -174,6 +174,11 @@ void SimulatorLinks::command(int op, std::int64_t arg, const float* actions) {
   }
 }
 
+void SimulatorLinks::command_one(int k, int op, std::int64_t arg, const float* actions) {
+  const std::int64_t row[2] = {op, arg};
+  commands_[std::size_t(k)]->push({row, actions ? static_cast<const void*>(actions) : command_row_.data()});
+}
+
 std::vector<const std::byte*> SimulatorLinks::outputs(int k) { return outputs_->next(std::size_t(k)); }
 
 SimulatorLinks::Command SimulatorLinks::take() {
@@ -214,11 +219,30 @@ void RemoteVecEnv::reset_all(const ExecSpace& space, float* obs, std::uint64_t f
 }
 
 void RemoteVecEnv::step(const ExecSpace& space, const float* actions, const envs::StepOutputs& out) {
-  down(space, actions_.data(), actions, actions_.size());
-  space.fence();
-  links_->command(SimulatorLinks::kStep, 0, actions_.data());
+  step_async(space, actions, out, 0, num_envs_);
+  step_wait(space);
+}
+
+void RemoteVecEnv::step_async(const ExecSpace& space, const float* actions, const envs::StepOutputs& out, int lo,
+                              int hi) {
+  const int E = links_->sim_envs();
+  GMI_REQUIRE(lo >= 0 && lo < hi && hi <= num_envs_ && lo % E == 0 && hi % E == 0,
+              fmt::format("envs [{}, {}) of a trainer under e-at are not whole simulator GMIs of {} envs", lo, hi, E));
+  const std::size_t ad = std::size_t(spec_.act_dim);
+  down(space, actions_.data() + std::size_t(lo) * ad, actions + std::size_t(lo) * ad, std::size_t(hi - lo) * ad);
+  space.fence();  // the actions are read before this returns
+  for (int k = lo / E; k < hi / E; ++k)
+    links_->command_one(k, SimulatorLinks::kStep, 0, actions_.data() + std::size_t(k) * std::size_t(E) * ad);
+  queued_.push_back({out, lo, hi});
+}
+
+void RemoteVecEnv::step_wait(const ExecSpace& space) {
+  GMI_REQUIRE(!queued_.empty(), "step_wait without a step queued");
+  const Queued q = queued_.front();
+  queued_.pop_front();
+  const envs::StepOutputs& out = q.out;
   const std::size_t E = std::size_t(links_->sim_envs()), od = std::size_t(spec_.obs_dim);
-  for (int k = 0; k < int(links_->simulators().size()); ++k) {
+  for (int k = q.lo / int(E); k < q.hi / int(E); ++k) {
     const std::vector<const std::byte*> p = links_->outputs(k);
     const std::size_t r0 = std::size_t(k) * E;
     up(space, out.next_obs + r0 * od, p[0], E * od);

@@ -11,7 +11,10 @@
 ///    to its trainer.
 ///  - RemoteVecEnv (trainer): an envs::VecEnvBase whose envs [k E, (k + 1) E) are simulator k's.
 ///    Every call sends its command to all simulators first and then collects, so the simulators
-///    step side by side.  Episode statistics and checkpoint state travel on request.
+///    step side by side.  It steps asynchronously too (step_async, ranges of whole simulators):
+///    PPO's groups (env.async_halves: the trainer acts for one half of its simulators while the
+///    other half steps) and the off-policy trainers' overlap (the next step's physics during the
+///    updates) run on the simulators.  Episode statistics and checkpoint state travel on request.
 ///  - SimulatorServer (simulator): answers its trainer's commands with its own envs until the
 ///    trainer releases it (at the end of each call the runtime makes: construction, iteration,
 ///    checkpoint, restore).
@@ -19,6 +22,7 @@
 /// The simulators' envs have the global indices the trainer's would have (its offset + k E), so a
 /// trainer with S simulators of E envs steps the same episodes as one GMI with S E envs.
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -58,6 +62,8 @@ class SimulatorLinks {
   /// Send command `op` with `arg` (and, for a step, the actions of simulator k's envs) to every
   /// simulator; `actions`: [S E][act_dim] host floats, or nullptr.
   void command(int op, std::int64_t arg, const float* actions = nullptr);
+  /// The same to simulator k alone; `actions`: its [E][act_dim] host floats, or nullptr.
+  void command_one(int k, int op, std::int64_t arg, const float* actions = nullptr);
   /// Simulator k's outputs of the last step or reset, one host pointer per package
   /// (next_obs, final_obs, reward, terminated, truncated).
   std::vector<const std::byte*> outputs(int k);
@@ -96,6 +102,10 @@ class RemoteVecEnv final : public envs::VecEnvBase {
 
   void reset_all(const ExecSpace& space, float* obs, std::uint64_t first_episode = 0) override;
   void step(const ExecSpace& space, const float* actions, const envs::StepOutputs& out) override;
+  bool can_step_async() const override { return true; }
+  /// [lo, hi) must cover whole simulators (multiples of their env count).
+  void step_async(const ExecSpace& space, const float* actions, const envs::StepOutputs& out, int lo, int hi) override;
+  void step_wait(const ExecSpace& space) override;
   envs::EpisodeStats take_episode_stats(const ExecSpace& space) override;
   /// The simulators' arrays, each the concatenation of theirs in simulator order (the layout of
   /// one GMI with all their envs).
@@ -103,8 +113,13 @@ class RemoteVecEnv final : public envs::VecEnvBase {
   void load_state(const ExecSpace& space, const std::vector<envs::StateArray>& state) override;
 
  private:
+  struct Queued {
+    envs::StepOutputs out;
+    int lo = 0, hi = 0;
+  };
   std::shared_ptr<SimulatorLinks> links_;
   std::vector<float> actions_;  // host copy of one step's actions
+  std::deque<Queued> queued_;   // steps sent, oldest first
 };
 
 /// A simulator GMI's envs, answering its trainer.

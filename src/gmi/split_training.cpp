@@ -122,11 +122,6 @@ std::optional<SplitTraining> plan_split_training(const config::Config& cfg, cons
     throw InputError(fmt::format("mapping.template: e-at trains single-agent environments so far; {} is a "
                                  "multi-agent game (use dp)",
                                  cfg.env.name));
-  if (config::env_group_size(cfg.env) < cfg.env.num_envs)
-    throw InputError(fmt::format("{}: under mapping.template e-at a simulator GMI steps all its envs at once (its "
-                                 "trainer acts for every simulator's envs together); leave env.batch_size 0 and "
-                                 "env.async_halves false",
-                                 cfg.env.async_halves ? "env.async_halves" : "env.batch_size"));
   if (cfg.device.graphs == "on" && !algos::algorithm(cfg.algo).rules.captured_update)
     throw InputError(fmt::format("device.graphs: on captures the rollout of {}, whose envs step on simulator GMIs "
                                  "under mapping.template e-at (use auto or off)",
@@ -139,6 +134,15 @@ std::optional<SplitTraining> plan_split_training(const config::Config& cfg, cons
     return layout.places[std::size_t(a)].gmi_rank < layout.places[std::size_t(b)].gmi_rank;
   });
   s.sims_per_trainer = int(served.begin()->second.size());
+  if (cfg.env.batch_size > 0)
+    throw InputError(fmt::format("env.batch_size: {}: under mapping.template e-at a trainer steps its simulator GMIs "
+                                 "in groups of whole simulators: env.async_halves (the trainer acts for one half of "
+                                 "them while the other half steps), with env.batch_size 0",
+                                 cfg.env.batch_size));
+  if (cfg.env.async_halves && s.sims_per_trainer % 2)
+    throw InputError(fmt::format("env.async_halves: under mapping.template e-at the halves are of a trainer's "
+                                 "simulator GMIs, and each trainer has {} (expected an even number)",
+                                 s.sims_per_trainer));
   for (const auto& [t, sims] : served)
     if (int(sims.size()) != s.sims_per_trainer)
       throw InputError(fmt::format(

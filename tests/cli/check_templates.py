@@ -10,7 +10,10 @@ Modes:
           checkpoint (which has the layout of dp's); the checkpoint resumes under dp on another
           layout and serves under gmi_drl eval (dp unless --set says otherwise).
   errors  one line naming the key for what e-at training cannot do: ea-t, a serving template, a
-          multi-agent game, env.batch_size groups, trainers with different numbers of simulators.
+          multi-agent game, env.batch_size, halves of an odd number of simulators, trainers with
+          different numbers of simulators.
+  halves  Hopper PPO with env.async_halves under e-at on 5 GMIs (the trainer acts for two
+          simulators while the other two step) equals dp with 4 x E envs in halves on one GMI.
   learn   the shipped configs reach their targets under e-at: PPO CartPole >= 475 (-n 3), DQN
           CartPole >= 475 (-n 3, one env per simulator), SAC Pendulum >= -250 (-n 4, one env per
           simulator) within the budgets of the dp learning tests.
@@ -135,14 +138,31 @@ def mode_errors(a):
                         "--set", "env.name=TagGridworld-v0", "--set", "train.total_env_steps=1000"],
                  r"gmi_drl: error: mapping\.template: e-at trains single-agent environments so far; TagGridworld-v0")
     if os.environ.get("GMI_TEST_MUJOCO") == "1":  # groups are for host-simulated envs
-        expect_error(a, 3, ["--config", cfg("hopper_ppo.yaml"), "--run-dir", r, "--set", "mapping.template=e-at",
-                            "--set", "env.num_envs=4", "--set", "env.batch_size=2"],
-                     r"gmi_drl: error: env\.batch_size: under mapping\.template e-at a simulator GMI steps all its")
+        hopper = ["--config", cfg("hopper_ppo.yaml"), "--run-dir", r, "--set", "mapping.template=e-at",
+                  "--set", "env.num_envs=4"]
+        expect_error(a, 3, hopper + ["--set", "env.batch_size=2"],
+                     r"gmi_drl: error: env\.batch_size: 2: under mapping\.template e-at a trainer steps its simulator")
+        expect_error(a, 4, hopper + ["--set", "env.async_halves=true"],
+                     r"gmi_drl: error: env\.async_halves: under mapping\.template e-at the halves are of a trainer's "
+                     r"simulator GMIs, and each trainer has 3 \(expected an even number\)")
     expect_error(a, 5, args_of("ppo", r, "mapping.template=e-at", "mapping.trainers_per_gpu=2"),
                  r"gmi_drl: error: mapping\.trainers_per_gpu: 2: trainer GMI \d has 2 simulator GMI\(s\) but "
                  r"trainer GMI \d has 1")
     expect_error(a, 3, args_of("ppo", r, "mapping.template=e-at", "mapping.trainers_per_gpu=2"),
                  r"gmi_drl: error: mapping\.trainers_per_gpu: 2 \(expected at most 1")
+
+
+def mode_halves(a):
+    if os.environ.get("GMI_TEST_MUJOCO") != "1":
+        print("check_templates halves: built without MuJoCo, nothing to check")
+        return
+    w = a.workdir
+    common = ["--config", cfg("hopper_ppo.yaml"), "--set", "train.total_env_steps=3000", "--set", "ppo.num_steps=64",
+              "--set", "env.async_halves=true", "--set", "env.threads=1"]
+    e_at, dp = os.path.join(w, "e-at"), os.path.join(w, "dp")
+    run(a, 5, common + ["--run-dir", e_at, "--set", "mapping.template=e-at", "--set", "env.num_envs=2"])
+    run(a, 1, common + ["--run-dir", dp, "--set", "env.num_envs=8"])
+    same_metrics(e_at, dp, "hopper ppo in halves: e-at on 5 GMIs vs dp on 1 GMI with 8 envs")
 
 
 def best_return(run_dir, key="episode_return_mean"):
@@ -170,4 +190,4 @@ def mode_learn(a):
 
 
 if __name__ == "__main__":
-    harness.main("check_templates", ["same", "errors", "learn"], globals())
+    harness.main("check_templates", ["same", "errors", "halves", "learn"], globals())
