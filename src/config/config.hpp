@@ -144,7 +144,8 @@ struct DeviceConfig {
     "multi-GPU layouts without GPUs)")                                                                          \
   X(std::vector<double>, sm_share, {}, each(above_up_to(0, 100)),                                               \
     "percentage of a GPU's SMs per GMI (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE): [] gives 100/m to each of a GPU's " \
-    "m GMIs, [p] gives p to all, [p0, p1, ...] one per slot on the GPU")                                        \
+    "m GMIs (under a mapping.template other than dp, 100 to its agent and trainer GMIs), [p] gives p to all, "  \
+    "[p0, p1, ...] one per slot on the GPU")                                                                    \
   X(std::string, memory_limit, "", memory_size(),                                                               \
     "device memory limit per GMI under MPS (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT), e.g. 16G or 1500M; empty: no "   \
     "limit")                                                                                                    \

@@ -84,7 +84,10 @@ class Session {
   /// its GMIs, at most the CPUs this process may run on (its affinity mask; at least 1).  For
   /// host-simulated environments it warns when the threads outnumber those CPUs: an MPI launcher
   /// that binds each rank to one core (Open MPI does for 1-2 ranks) makes them share it.
-  int env_threads(int configured) const;
+  /// `steppers` (MPI_COMM_WORLD ranks; empty: every GMI): the GMIs that step envs, which share the
+  /// node's hardware threads less one for every other GMI of the node (a trainer under e-at,
+  /// which gets 1 thread), rounded up.
+  int env_threads(int configured, const std::vector<int>& steppers = {}) const;
 
   /// Before a trainer allocates: whether every GMI's `device_bytes` (and `host_bytes`) fit in
   /// what its GPU (the GPU's free memory shared by its GMIs, or the GMI's MPS memory limit) and

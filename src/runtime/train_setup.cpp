@@ -202,7 +202,11 @@ void set_up(Run& r) {
   start_session(r);
   read_resume_meta(r);
   // Host-simulated environments: env.threads 0 shares the node's hardware threads among its GMIs.
-  r.cfg.env.threads = r.session->env_threads(r.cfg.env.threads);
+  std::vector<int> steppers;  // under e-at the simulators step envs, the trainers none
+  if (r.split)
+    for (std::size_t w = 0; w < r.split->plan.roles.size(); ++w)
+      if (r.split->plan.roles[w] & instances::kSimulator) steppers.push_back(int(w));
+  r.cfg.env.threads = r.session->env_threads(r.cfg.env.threads, steppers);
   make_trainer(r);
   make_columns(r);
 }
