@@ -86,6 +86,12 @@ void broadcast(int& value, MPI_Comm comm, int root) {
   wait(req, comm, "the set-up (MPI_Ibcast)");
 }
 
+void broadcast(double* values, int n, MPI_Comm comm, int root) {
+  MPI_Request req;
+  GMI_MPI_CHECK(MPI_Ibcast(values, n, MPI_DOUBLE, root, comm, &req));
+  wait(req, comm, "MPI_Ibcast of doubles");
+}
+
 double sum_over(MPI_Comm comm, double value) {
   GMI_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, comm));
   return value;

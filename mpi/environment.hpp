@@ -47,6 +47,8 @@ std::string broadcast_string(const std::string& s, MPI_Comm comm = MPI_COMM_WORL
 std::string agree_on_error(const std::string& error, MPI_Comm comm = MPI_COMM_WORLD);
 /// `root`'s `value` on every rank of `comm` (MPI_Ibcast; a bounded wait).
 void broadcast(int& value, MPI_Comm comm = MPI_COMM_WORLD, int root = 0);
+/// `root`'s `n` doubles on every rank of `comm` (MPI_Ibcast; a bounded wait).
+void broadcast(double* values, int n, MPI_Comm comm = MPI_COMM_WORLD, int root = 0);
 
 // Blocking collectives (not bounded waits) for the benchmarks' timing fences and what follows
 // them.  Each is one MPI call with its error checked.

@@ -8,12 +8,13 @@
 
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
+#include "mpi/progress.hpp"
 
 namespace gmi::instances {
 namespace {
 
 /// Blobs of this module on MPI_COMM_WORLD (nothing else of a training run uses it point to point).
-constexpr int kBlobTag = 7301;
+constexpr int kBlobTag = 7419;
 
 template <class T>
 using HostPtr = Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -346,8 +347,10 @@ std::int64_t SimulatorServer::serve() {
   using Clock = std::chrono::steady_clock;
   step_s_ = 0;
   const std::string mine = "simulator GMI of trainer GMI " + std::to_string(links_->trainer());
+  mpi::progress().phase("serving the trainer");
   while (true) {
     const SimulatorLinks::Command c = links_->take();
+    mpi::progress().beat();
     switch (c.op) {
       case SimulatorLinks::kStep: {
         const auto t0 = Clock::now();

@@ -147,9 +147,9 @@ std::optional<SplitTraining> plan_split_training(const config::Config& cfg, cons
     if (int(sims.size()) != s.sims_per_trainer)
       throw InputError(fmt::format(
           "mapping.trainers_per_gpu: {}: trainer GMI {} has {} simulator GMI(s) but trainer GMI {} has {}; under "
-          "e-at every trainer needs as many (make each GPU's GMIs a multiple of {} + 1 per trainer)",
-          cfg.mapping.trainers_per_gpu, served.begin()->first, s.sims_per_trainer, t, sims.size(),
-          s.sims_per_trainer));
+          "e-at every trainer needs as many (every GPU needs mapping.trainers_per_gpu x (S + 1) GMIs, with the "
+          "same S simulators per trainer on every GPU)",
+          cfg.mapping.trainers_per_gpu, served.begin()->first, s.sims_per_trainer, t, sims.size()));
   s.sim_envs = cfg.env.num_envs;
   s.me = me;
   s.trainer = served.count(me) > 0;

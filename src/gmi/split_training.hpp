@@ -28,7 +28,7 @@ namespace gmi::instances {
 
 struct SplitTraining {
   RolePlan plan;
-  std::vector<int> trainers;   ///< MPI_COMM_WORLD ranks of the trainer GMIs, ascending
+  std::vector<int> trainers;   ///< MPI_COMM_WORLD ranks of the trainer GMIs, in GMI-rank order
   int sims_per_trainer = 0;    ///< S
   int sim_envs = 0;            ///< E: env.num_envs of the run's config, per simulator GMI
   int me = 0;                  ///< this GMI's MPI_COMM_WORLD rank

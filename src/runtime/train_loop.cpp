@@ -53,12 +53,15 @@ Totals aggregate(const Run& r, const algos::IterationMetrics& m, double t_iter) 
   t.times[0] = m.time_rollout;
   t.times[1] = m.time_update;
   t.times[2] = t_iter;
-  double maxima[8] = {t.times[0], t.times[1], t.times[2], m.grad_norm, m.learning_rate, double(m.updates),
-                      double(m.skipped_updates), double(m.nonfinite_streak)};
+  double maxima[5] = {t.times[0], t.times[1], t.times[2], double(m.skipped_updates), double(m.nonfinite_streak)};
   mpi::allreduce_sum(sums.data(), int(sums.size()));
-  mpi::allreduce_max(maxima, 8);
+  mpi::allreduce_max(maxima, 5);
   std::copy_n(maxima, 3, t.times);
-  std::copy_n(maxima + 3, 5, t.learner);
+  // The norm (NaN where no update was taken), learning rate and update count: alike on every
+  // learner; a simulator GMI has none, so under a role split the first trainer's.
+  t.learner[0] = m.grad_norm, t.learner[1] = m.learning_rate, t.learner[2] = double(m.updates);
+  if (r.split) mpi::broadcast(t.learner, 3, MPI_COMM_WORLD, r.split->trainers.front());
+  t.learner[3] = maxima[3], t.learner[4] = maxima[4];
   double* stats = sums.data() + 3;
   for (std::size_t k = 0; k < L; ++k) stats[k] /= r.learners;
   t.stats.assign(stats, stats + L);

@@ -136,8 +136,18 @@ void start_session(Run& r) {
 void make_trainer(Run& r) {
   const config::Config& cfg = r.cfg;
   instances::Session& session = *r.session;
-  if (r.learners > 1)
-    r.reducer = session.make_reducer(algos::num_params(cfg), r.same_layout ? r.resume_meta->reducer : "");
+  if (r.learners > 1) {
+    // Under a role split only the trainers build it: their error (a strategy their layout cannot
+    // run) is every GMI's.
+    std::string error;
+    try {
+      r.reducer = session.make_reducer(algos::num_params(cfg), r.same_layout ? r.resume_meta->reducer : "");
+    } catch (const InputError& e) {
+      if (!r.split) throw;
+      error = e.what();
+    }
+    if (r.split && !(error = mpi::agree_on_error(error)).empty()) throw InputError(error);
+  }
   {
     algos::MemoryNeeds needs = algos::memory_needs(cfg);
     if (r.split && !r.split->trainer) needs = {};  // a simulator's envs (small beside a trainer's)

@@ -11,7 +11,8 @@ Modes:
           layout and serves under gmi_drl eval (dp unless --set says otherwise).
   errors  one line naming the key for what e-at training cannot do: ea-t, a serving template, a
           multi-agent game, env.batch_size, halves of an odd number of simulators, trainers with
-          different numbers of simulators.
+          different numbers of simulators, a reduction the trainers' own layout cannot run (the
+          trainers' error reaches every GMI).
   halves  Hopper PPO with env.async_halves under e-at on 5 GMIs (the trainer acts for two
           simulators while the other two step) equals dp with 4 x E envs in halves on one GMI.
   learn   the shipped configs reach their targets under e-at: PPO CartPole >= 475 (-n 3), DQN
@@ -148,6 +149,10 @@ def mode_errors(a):
     expect_error(a, 5, args_of("ppo", r, "mapping.template=e-at", "mapping.trainers_per_gpu=2"),
                  r"gmi_drl: error: mapping\.trainers_per_gpu: 2: trainer GMI \d has 2 simulator GMI\(s\) but "
                  r"trainer GMI \d has 1")
+    # An error of the trainers alone (their reduction's layout: 1 GMI per GPU) is every GMI's line.
+    expect_error(a, 4, args_of("ppo", r, "mapping.template=e-at", "gmi.gpus_per_node=2", "reduce.strategy=hybrid",
+                               "reduce.hybrid_k=2"),
+                 r"gmi_drl: error: reduce\.hybrid_k: 2 exceeds the 1 GMIs per GPU of this layout")
     expect_error(a, 3, args_of("ppo", r, "mapping.template=e-at", "mapping.trainers_per_gpu=2"),
                  r"gmi_drl: error: mapping\.trainers_per_gpu: 2 \(expected at most 1")
 
