@@ -54,12 +54,9 @@ Algorithm ppo() {
   a.example = {{"env.name", "CartPole-v1"}, {"env.num_envs", "4"}, {"ppo.num_steps", "16"},
                {"policy.actor_hidden", "[16, 16]"}, {"policy.critic_hidden", "[16, 16]"},
                {"ppo.normalize_obs", "true"}, {"ppo.normalize_reward", "true"}, {"train.total_env_steps", "1000"}};
-  a.make_trainer = [](const config::Config& c, std::uint64_t offset, mpi::GradientReducer* r, EnvPtr env) -> std::unique_ptr<Trainer> {
-    if (envs::is_multi_agent(c.env.name)) {
-      GMI_REQUIRE(!env, "a multi-agent trainer steps its own game");
-      return std::make_unique<MultiAgentPpoTrainer>(c, offset, r);
-    }
-    return std::make_unique<PpoTrainer>(c, offset, r, std::move(env));
+  a.make_trainer = [](const config::Config& c, std::uint64_t offset, mpi::GradientReducer* r, GivenEnvs given) -> std::unique_ptr<Trainer> {
+    if (envs::is_multi_agent(c.env.name)) return std::make_unique<MultiAgentPpoTrainer>(c, offset, r, std::move(given.game));
+    return std::make_unique<PpoTrainer>(c, offset, r, std::move(given.env));
   };
   a.num_params = [](const config::Config& c) {
     return envs::is_multi_agent(c.env.name) ? MultiAgentPpoTrainer::num_params(c) : PpoTrainer::policy_layout(c).num_params;
@@ -97,8 +94,8 @@ Algorithm dqn() {
                {"replay.capacity", "30"}, {"dqn.num_steps", "25"}, {"dqn.learning_starts", "20"},
                {"dqn.train_frequency", "2"}, {"dqn.target_network_frequency", "10"}, {"dqn.batch_size", "8"},
                {"train.total_env_steps", "1000"}};
-  a.make_trainer = [](const config::Config& c, std::uint64_t offset, mpi::GradientReducer* r, EnvPtr env) -> std::unique_ptr<Trainer> {
-    return std::make_unique<DqnTrainer>(c, offset, r, std::move(env));
+  a.make_trainer = [](const config::Config& c, std::uint64_t offset, mpi::GradientReducer* r, GivenEnvs given) -> std::unique_ptr<Trainer> {
+    return std::make_unique<DqnTrainer>(c, offset, r, std::move(given.env));
   };
   a.num_params = [](const config::Config& c) { return DqnTrainer::network(c).num_params; };
   a.memory_needs = DqnTrainer::memory_needs;
@@ -117,8 +114,8 @@ Algorithm sac() {
   a.example = {{"env.name", "Pendulum-v1"}, {"env.num_envs", "2"}, {"policy.actor_hidden", "[16, 16]"},
                {"policy.q_hidden", "[16, 16]"}, {"replay.capacity", "30"}, {"sac.num_steps", "10"},
                {"sac.learning_starts", "15"}, {"sac.batch_size", "8"}, {"train.total_env_steps", "1000"}};
-  a.make_trainer = [](const config::Config& c, std::uint64_t offset, mpi::GradientReducer* r, EnvPtr env) -> std::unique_ptr<Trainer> {
-    return std::make_unique<SacTrainer>(c, offset, r, std::move(env));
+  a.make_trainer = [](const config::Config& c, std::uint64_t offset, mpi::GradientReducer* r, GivenEnvs given) -> std::unique_ptr<Trainer> {
+    return std::make_unique<SacTrainer>(c, offset, r, std::move(given.env));
   };
   a.num_params = [](const config::Config& c) { return SacTrainer::networks(c).num_params; };
   a.memory_needs = SacTrainer::memory_needs;
@@ -137,8 +134,8 @@ Algorithm td3() {
   a.example = {{"env.name", "Pendulum-v1"}, {"env.num_envs", "2"}, {"policy.actor_hidden", "[16, 16]"},
                {"policy.q_hidden", "[16, 16]"}, {"replay.capacity", "30"}, {"td3.num_steps", "10"},
                {"td3.learning_starts", "15"}, {"td3.batch_size", "8"}, {"train.total_env_steps", "1000"}};
-  a.make_trainer = [](const config::Config& c, std::uint64_t offset, mpi::GradientReducer* r, EnvPtr env) -> std::unique_ptr<Trainer> {
-    return std::make_unique<Td3Trainer>(c, offset, r, std::move(env));
+  a.make_trainer = [](const config::Config& c, std::uint64_t offset, mpi::GradientReducer* r, GivenEnvs given) -> std::unique_ptr<Trainer> {
+    return std::make_unique<Td3Trainer>(c, offset, r, std::move(given.env));
   };
   a.num_params = [](const config::Config& c) { return Td3Trainer::networks(c).num_params; };
   a.memory_needs = Td3Trainer::memory_needs;
@@ -177,8 +174,9 @@ void register_algorithms() {
 // ---- what src/ asks of the algorithm a config names ----
 
 std::unique_ptr<Trainer> make_trainer(const config::Config& cfg, std::uint64_t env_offset,
-                                      mpi::GradientReducer* reducer, EnvPtr env) {
-  return algorithm(cfg.algo).make_trainer(cfg, env_offset, reducer, std::move(env));
+                                      mpi::GradientReducer* reducer, GivenEnvs given) {
+  GMI_REQUIRE(!given.game || envs::is_multi_agent(cfg.env.name), "a multi-agent game given for " + cfg.env.name);
+  return algorithm(cfg.algo).make_trainer(cfg, env_offset, reducer, std::move(given));
 }
 
 std::size_t num_params(const config::Config& cfg) { return algorithm(cfg.algo).num_params(cfg); }

@@ -41,7 +41,7 @@ struct Algorithm {
   config::Overrides example;
   /// The trainer for the GMI whose first environment has global index `env_offset`.
   std::unique_ptr<Trainer> (*make_trainer)(const config::Config&, std::uint64_t env_offset,
-                                           mpi::GradientReducer* reducer, EnvPtr env) = nullptr;
+                                           mpi::GradientReducer* reducer, GivenEnvs given) = nullptr;
   /// Trainable parameters (gradient buffers, checkpoint shapes).
   std::size_t (*num_params)(const config::Config&) = nullptr;
   /// What a trainer allocates per GMI (checked before anything is allocated).

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/envs/multiagent/multi_agent.hpp"
 #include "kernels/envs/vec_env.hpp"
 #include "kernels/rl/replay.hpp"
 #include "mpi/gradient_reducer.hpp"
@@ -126,6 +127,13 @@ class UpdateBenchmark {
 /// A trainer's environments: its own (nullptr: envs::make_vec_env from the config), or given by
 /// the caller (under mapping.template e-at, the simulator GMIs' envs: src/gmi/remote_env.hpp).
 using EnvPtr = std::unique_ptr<envs::VecEnvBase>;
+/// The same for a multi-agent game.
+using GamePtr = std::unique_ptr<envs::MultiAgentVecEnvBase>;
+/// What a caller gives a trainer to step instead of its own (either, by the env's kind).
+struct GivenEnvs {
+  EnvPtr env;
+  GamePtr game;
+};
 /// `given`, or the envs the config names for the GMI whose first env is `env_offset`.  Throws
 /// gmi::Error when `given` has another number of envs than cfg.env.num_envs.
 EnvPtr own_env(EnvPtr given, const config::Config& cfg, std::uint64_t env_offset);
@@ -133,10 +141,10 @@ EnvPtr own_env(EnvPtr given, const config::Config& cfg, std::uint64_t env_offset
 // What src/ asks of the algorithm `cfg.algo` names (its row in src/algos/registry.cpp).
 
 /// The trainer `cfg.algo` names, for the GMI whose first environment has global index
-/// `env_offset` (`reducer`: gradient averaging over GMIs; nullptr for one GMI), stepping `env`
-/// (single-agent environments; nullptr: its own).
+/// `env_offset` (`reducer`: gradient averaging over GMIs; nullptr for one GMI), stepping the envs
+/// `given` (none: its own).
 std::unique_ptr<Trainer> make_trainer(const config::Config& cfg, std::uint64_t env_offset,
-                                      mpi::GradientReducer* reducer = nullptr, EnvPtr env = nullptr);
+                                      mpi::GradientReducer* reducer = nullptr, GivenEnvs given = {});
 /// Trainable parameters of `cfg`'s algorithm (gradient buffers, checkpoint shapes).
 std::size_t num_params(const config::Config& cfg);
 /// What a trainer for `cfg` will allocate, per GMI.

@@ -24,15 +24,29 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/core/kokkos.hpp"
+#include "kernels/envs/multiagent/multi_agent.hpp"
 #include "kernels/envs/vec_env.hpp"
 #include "mpi/channels.hpp"
 #include "src/config/config.hpp"
 #include "src/gmi/roles.hpp"
 
 namespace gmi::instances {
+
+/// Rows of one kind a simulator's step has: a single-agent env's envs, or one role's agents of a
+/// multi-agent game (E x agents of the role).
+struct RowGroup {
+  std::string prefix;  ///< "" (single-agent) or "<role>." (the package names' prefix)
+  int rows = 0;        ///< per simulator
+  int obs_dim = 0;
+  int act_dim = 0;     ///< floats per row of actions
+};
+
+/// The row groups of `cfg`'s environment with `sim_envs` envs per simulator.
+std::vector<RowGroup> row_groups(const config::Config& cfg, int sim_envs);
 
 /// The channels of an e-at job (collective over MPI_COMM_WORLD: every GMI builds them, with the
 /// same plan).
@@ -41,7 +55,7 @@ class SimulatorLinks {
   /// `plan`: the e-at role plan (routes simulator -> trainer); `me`: this GMI's MPI_COMM_WORLD
   /// rank; `sim_envs`: envs per simulator.  Each trainer must have the same number of simulators
   /// (checked by the caller).
-  SimulatorLinks(const RolePlan& plan, int me, const config::Config& cfg, const envs::EnvSpec& spec, int sim_envs);
+  SimulatorLinks(const RolePlan& plan, int me, const config::Config& cfg, std::vector<RowGroup> groups, int sim_envs);
   ~SimulatorLinks();
   SimulatorLinks(const SimulatorLinks&) = delete;
   SimulatorLinks& operator=(const SimulatorLinks&) = delete;
@@ -54,18 +68,18 @@ class SimulatorLinks {
   int trainer() const { return trainer_; }
   int position() const { return position_; }
   int sim_envs() const { return E_; }
-  const envs::EnvSpec& spec() const { return spec_; }
+  const std::vector<RowGroup>& groups() const { return groups_; }
   /// The outputs' channel plan, in one line (the log).
   std::string plan_text() const;
 
   // ---- trainer ----
-  /// Send command `op` with `arg` (and, for a step, the actions of simulator k's envs) to every
-  /// simulator; `actions`: [S E][act_dim] host floats, or nullptr.
-  void command(int op, std::int64_t arg, const float* actions = nullptr);
-  /// The same to simulator k alone; `actions`: its [E][act_dim] host floats, or nullptr.
-  void command_one(int k, int op, std::int64_t arg, const float* actions = nullptr);
-  /// Simulator k's outputs of the last step or reset, one host pointer per package
-  /// (next_obs, final_obs, reward, terminated, truncated).
+  /// Send command `op` with `arg` to every simulator (no actions).
+  void command(int op, std::int64_t arg);
+  /// Command `op` to simulator k alone, with per row group its actions ([rows][act_dim] host
+  /// floats; empty: none).
+  void command_one(int k, int op, std::int64_t arg, const std::vector<const float*>& actions = {});
+  /// Simulator k's outputs of the last step or reset, per row group five host pointers
+  /// (next_obs, final_obs, reward, terminated, truncated): package 5 g + i.
   std::vector<const std::byte*> outputs(int k);
   /// Release every simulator from serving (the end of a runtime call); `iteration`: the trainer's.
   void release(std::int64_t iteration) { command(kRelease, iteration); }
@@ -74,7 +88,7 @@ class SimulatorLinks {
   struct Command {
     int op = 0;
     std::int64_t arg = 0;
-    const float* actions = nullptr;  ///< [E][act_dim] host floats, valid until the next take()
+    std::vector<const float*> actions;  ///< per row group [rows][act_dim] host floats, valid until the next take()
   };
   Command take();
   void send_outputs(const std::vector<const void*>& packages);
@@ -88,17 +102,17 @@ class SimulatorLinks {
 
  private:
   int E_ = 0, trainer_ = -1, position_ = -1;
-  envs::EnvSpec spec_;
+  std::vector<RowGroup> groups_;
   std::vector<int> sims_;
   std::vector<std::unique_ptr<mpi::ExperienceChannels>> commands_;  // per simulator position
   std::unique_ptr<mpi::ExperienceChannels> outputs_;
-  std::vector<std::byte> command_row_;  // [S E] actions, staged with the command for one simulator
+  std::vector<std::vector<std::byte>> no_actions_;  // per row group: what a command without actions carries
 };
 
 /// The trainer's view of its simulators' envs.
 class RemoteVecEnv final : public envs::VecEnvBase {
  public:
-  explicit RemoteVecEnv(std::shared_ptr<SimulatorLinks> links);
+  RemoteVecEnv(std::shared_ptr<SimulatorLinks> links, const envs::EnvSpec& spec);
 
   void reset_all(const ExecSpace& space, float* obs, std::uint64_t first_episode = 0) override;
   void step(const ExecSpace& space, const float* actions, const envs::StepOutputs& out) override;
@@ -122,6 +136,24 @@ class RemoteVecEnv final : public envs::VecEnvBase {
   std::deque<Queued> queued_;   // steps sent, oldest first
 };
 
+/// The trainer's view of its simulators' multi-agent games (role r's rows of simulator k:
+/// [k E agents_r, (k + 1) E agents_r)).
+class RemoteMultiAgentVecEnv final : public envs::MultiAgentVecEnvBase {
+ public:
+  RemoteMultiAgentVecEnv(std::shared_ptr<SimulatorLinks> links, const envs::MultiAgentSpec& spec);
+  void reset_all(const ExecSpace& space, float* const* obs_per_role, std::uint64_t first_episode = 0) override;
+  void step(const ExecSpace& space, const float* const* actions_per_role, const envs::StepOutputs* out_per_role) override;
+  std::vector<envs::EpisodeStats> take_episode_stats(const ExecSpace& space) override;
+  std::vector<envs::StateArray> save_state(const ExecSpace& space) const override;
+  void load_state(const ExecSpace& space, const std::vector<envs::StateArray>& state) override;
+  /// Not kept on the trainer (trajectory files are gmi_drl eval's, under dp).
+  std::vector<envs::StateArray> full_state(const ExecSpace& space) const override;
+
+ private:
+  std::shared_ptr<SimulatorLinks> links_;
+  std::vector<std::vector<float>> actions_;  // per role, host copies of one step's actions
+};
+
 /// A simulator GMI's envs, answering its trainer.
 class SimulatorServer {
  public:
@@ -129,20 +161,30 @@ class SimulatorServer {
   SimulatorServer(std::shared_ptr<SimulatorLinks> links, const config::Config& cfg, std::uint64_t env_offset);
   /// Answer commands until released; returns the trainer's iteration the release carried.
   std::int64_t serve();
-  const envs::EnvSpec& spec() const { return env_->spec(); }
+  /// The single-agent env's spec (a multi-agent game's: its first role's sizes).
+  const envs::EnvSpec& spec() const { return spec_; }
   /// Seconds spent stepping (the last serve()).
   double step_seconds() const { return step_s_; }
 
  private:
-  void step(const float* actions);
+  void step(const std::vector<const float*>& actions);
+  void reset(std::uint64_t first_episode);
+  std::vector<double> episode_stats();
+  std::vector<envs::StateArray> save_env() const;
+  void load_env(const std::vector<envs::StateArray>& state);
   std::shared_ptr<SimulatorLinks> links_;
   ExecSpace space_;
-  std::unique_ptr<envs::VecEnvBase> env_;
-  int E_ = 0, od_ = 0, ad_ = 0;
-  View1<float> actions_, next_obs_, final_obs_, reward_;
-  View1<std::uint8_t> terminated_, truncated_;
-  std::vector<float> h_next_, h_final_, h_reward_;
-  std::vector<std::uint8_t> h_term_, h_trunc_;
+  std::unique_ptr<envs::VecEnvBase> env_;               // single-agent
+  std::unique_ptr<envs::MultiAgentVecEnvBase> game_;    // or a multi-agent game
+  envs::EnvSpec spec_;
+  struct Buffers {  // one row group's
+    View1<float> actions, next_obs, final_obs, reward;
+    View1<std::uint8_t> terminated, truncated;
+    std::vector<float> h_next, h_final, h_reward;
+    std::vector<std::uint8_t> h_term, h_trunc;
+    envs::StepOutputs outputs() const;
+  };
+  std::vector<Buffers> b_;
   double step_s_ = 0;
 };
 

@@ -118,10 +118,6 @@ std::optional<SplitTraining> plan_split_training(const config::Config& cfg, cons
     throw InputError(fmt::format("mapping.template: {} (trainer GMIs fed by simulator+agent GMIs) is not built for "
                                  "training yet; training runs under dp or e-at",
                                  name));
-  if (envs::is_multi_agent(cfg.env.name))
-    throw InputError(fmt::format("mapping.template: e-at trains single-agent environments so far; {} is a "
-                                 "multi-agent game (use dp)",
-                                 cfg.env.name));
   if (cfg.device.graphs == "on" && !algos::algorithm(cfg.algo).rules.captured_update)
     throw InputError(fmt::format("device.graphs: on captures the rollout of {}, whose envs step on simulator GMIs "
                                  "under mapping.template e-at (use auto or off)",
@@ -175,10 +171,15 @@ std::optional<SplitTraining> plan_split_training(const config::Config& cfg, cons
 
 std::unique_ptr<algos::Trainer> make_split_trainer(const SplitTraining& split, const config::Config& cfg,
                                                    mpi::GradientReducer* reducer) {
-  const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
-  auto links = std::make_shared<SimulatorLinks>(split.plan, split.me, cfg, spec, split.sim_envs);
+  auto links = std::make_shared<SimulatorLinks>(split.plan, split.me, cfg, row_groups(cfg, split.sim_envs),
+                                                split.sim_envs);
   if (split.trainer) {
-    auto inner = algos::make_trainer(cfg, split.env_offset(), reducer, std::make_unique<RemoteVecEnv>(links));
+    algos::GivenEnvs given;
+    if (envs::is_multi_agent(cfg.env.name))
+      given.game = std::make_unique<RemoteMultiAgentVecEnv>(links, envs::multi_agent_spec(cfg.env.name, config::env_overrides(cfg)));
+    else
+      given.env = std::make_unique<RemoteVecEnv>(links, envs::env_spec(cfg.env.name, config::env_overrides(cfg)));
+    auto inner = algos::make_trainer(cfg, split.env_offset(), reducer, std::move(given));
     return std::make_unique<AgentTrainer>(std::move(inner), std::move(links));
   }
   config::Config sim = cfg;

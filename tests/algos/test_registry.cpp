@@ -86,7 +86,7 @@ TEST(Registry, EveryPolicyActsWithFiniteActions) {
     SCOPED_TRACE(a.rules.name);
     if (!a.make_policy) continue;
     const gmi::config::Config cfg = example(a);
-    auto trainer = a.make_trainer(cfg, 0, nullptr, nullptr);
+    auto trainer = a.make_trainer(cfg, 0, nullptr, {});
     trainer->iterate();
     const gmi::envs::EnvSpec& spec = trainer->env_spec();
     const gmi::algos::TrainerState s = trainer->save_state();
@@ -113,10 +113,10 @@ TEST(Registry, CheckpointFileRoundTripResumesExactly) {
   for (const Algorithm& a : algorithms()) {
     SCOPED_TRACE(a.rules.name);
     const gmi::config::Config cfg = example(a);
-    auto straight = a.make_trainer(cfg, 0, nullptr, nullptr);
+    auto straight = a.make_trainer(cfg, 0, nullptr, {});
     for (int i = 0; i < 4; ++i) straight->iterate();
 
-    auto first = a.make_trainer(cfg, 0, nullptr, nullptr);
+    auto first = a.make_trainer(cfg, 0, nullptr, {});
     for (int i = 0; i < 2; ++i) first->iterate();
     const gmi::algos::TrainerState st = first->save_state();
     gmi::checkpoint::Meta meta;
@@ -142,7 +142,7 @@ TEST(Registry, CheckpointFileRoundTripResumesExactly) {
     EXPECT_EQ(read_back.algo, a.rules.name);
     const gmi::checkpoint::Contents c = gmi::checkpoint::read(path, 0);
 
-    auto resumed = a.make_trainer(cfg, 0, nullptr, nullptr);
+    auto resumed = a.make_trainer(cfg, 0, nullptr, {});
     resumed->load_state(c.state);
     for (int i = 0; i < 2; ++i) resumed->iterate();
     const gmi::algos::TrainerState x = straight->save_state(), y = resumed->save_state();

@@ -3,10 +3,10 @@
 
 Modes:
   same    a trainer GMI with S simulator GMIs of E envs steps the episodes one GMI with S x E
-          envs steps, so the two runs' metrics (timing aside) are identical: PPO, DQN and SAC on
-          -n 3 (2 simulators) against dp on -n 1; PPO with mapping.trainers_per_gpu 2 on -n 6
+          envs steps, so the two runs' metrics (timing aside) are identical: PPO, DQN, SAC and
+          multi-agent PPO on TagGridworld on -n 3 (2 simulators) against dp on -n 1; PPO with mapping.trainers_per_gpu 2 on -n 6
           against dp on -n 2 (the trainers reduce their gradients among themselves); a run
-          stopped and resumed under e-at repeats the uninterrupted one, and so does its
+          stopped and resumed under e-at repeats the uninterrupted one (SAC, Tag), and so does its
           checkpoint (which has the layout of dp's); the checkpoint resumes under dp on another
           layout and serves under gmi_drl eval (dp unless --set says otherwise).
   errors  one line naming the key for what e-at training cannot do: ea-t, a serving template, a
@@ -66,6 +66,7 @@ def same_metrics(a_dir, b_dir, what):
 SMALL = {
     "ppo": [cfg("cartpole_ppo.yaml"), "train.total_env_steps=12000", "ppo.num_steps=64"],
     "dqn": [cfg("cartpole_dqn.yaml"), "train.total_env_steps=3000", "dqn.learning_starts=600", "dqn.num_steps=100"],
+    "tag": [cfg("tag_gridworld_ppo.yaml"), "train.total_env_steps=3000", "ppo.num_steps=20"],
     "sac": [cfg("pendulum_sac.yaml"), "train.total_env_steps=1600", "sac.learning_starts=400", "sac.num_steps=50",
             "policy.actor_hidden=[32,32]", "policy.q_hidden=[32,32]"],
 }
@@ -81,7 +82,7 @@ def args_of(algo, run_dir, *sets):
 
 def mode_same(a):
     w = a.workdir
-    for algo in ("ppo", "dqn", "sac"):
+    for algo in ("ppo", "dqn", "sac", "tag"):
         e_at, dp = os.path.join(w, algo + "-e-at"), os.path.join(w, algo + "-dp")
         p = run(a, 3, args_of(algo, e_at, "mapping.template=e-at", "env.num_envs=2"))
         if not re.search(r" 2  A\+T\s+0,1", p.stdout) or "1 trainer GMI(s), each acting and learning for 2 " \
@@ -101,6 +102,13 @@ def mode_same(a):
     if "resumed from" not in p.stdout:
         fail("the e-at run should resume exactly (same layout)", p)
     same_metrics(half, full, "sac: e-at stopped at 800 steps and resumed vs uninterrupted")
+    # The multi-agent game's state (every role's rows) travels too: from iteration 20's checkpoint
+    # of a run with checkpoints every 20 iterations (PPO anneals over the whole run).
+    full, again = os.path.join(w, "tag-every-20"), os.path.join(w, "tag-resumed")
+    run(a, 3, args_of("tag", full, "mapping.template=e-at", "env.num_envs=2", "checkpoint.interval=20"))
+    run(a, 3, args_of("tag", again, "mapping.template=e-at", "env.num_envs=2") + ["--resume", harness.ckpt(full, 20)])
+    same_metrics(again, full, "tag: e-at resumed from iteration 20 vs uninterrupted")
+    full = os.path.join(w, "sac-e-at")
     last = sorted(os.listdir(os.path.join(full, "checkpoints")))[-1]
     x = harness.datasets(os.path.join(full, "checkpoints", last))
     y = harness.datasets(os.path.join(w, "sac-dp", "checkpoints", last))
@@ -135,9 +143,6 @@ def mode_errors(a):
                  r"gmi_drl: error: mapping\.template: ea-t \(trainer GMIs fed by simulator\+agent GMIs\) is not built")
     expect_error(a, 2, args_of("ppo", r, "mapping.template=mp-dp"),
                  r"gmi_drl: error: mapping\.template: mp-dp is a serving template \(gmi_drl eval\)")
-    expect_error(a, 3, ["--config", cfg("cartpole_ppo.yaml"), "--run-dir", r, "--set", "mapping.template=e-at",
-                        "--set", "env.name=TagGridworld-v0", "--set", "train.total_env_steps=1000"],
-                 r"gmi_drl: error: mapping\.template: e-at trains single-agent environments so far; TagGridworld-v0")
     if os.environ.get("GMI_TEST_MUJOCO") == "1":  # groups are for host-simulated envs
         hopper = ["--config", cfg("hopper_ppo.yaml"), "--run-dir", r, "--set", "mapping.template=e-at",
                   "--set", "env.num_envs=4"]

@@ -71,10 +71,11 @@ MemoryNeeds MultiAgentPpoTrainer::memory_needs(const config::Config& cfg) {
 }
 
 MultiAgentPpoTrainer::MultiAgentPpoTrainer(const config::Config& cfg, std::uint64_t env_offset,
-                                           mpi::GradientReducer* reducer)
+                                           mpi::GradientReducer* reducer, GamePtr game)
     : cfg_(cfg), N_(cfg.env.num_envs) {
   const std::uint64_t seed = std::uint64_t(cfg.train.seed);
-  env_ = envs::make_multi_agent_env(cfg.env.name, N_, seed, env_offset, config::env_overrides(cfg));
+  env_ = game ? std::move(game) : envs::make_multi_agent_env(cfg.env.name, N_, seed, env_offset, config::env_overrides(cfg));
+  GMI_REQUIRE(env_->num_envs() == N_, "a trainer was given a game of another number of envs");
   game_ = env_->spec();
   const int R = int(game_.roles.size());
   for (int r = 0; r < R; ++r) {

@@ -25,7 +25,9 @@ namespace gmi::algos {
 class MultiAgentPpoTrainer final : public Trainer {
  public:
   /// \param env_offset global index of this GMI's first environment
-  MultiAgentPpoTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer = nullptr);
+  /// \param game the game to step (nullptr: the config's own)
+  MultiAgentPpoTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi::GradientReducer* reducer = nullptr,
+                       GamePtr game = nullptr);
 
   /// Every role's parameters of `cfg`'s game (one flat buffer, role by role).
   static std::size_t num_params(const config::Config& cfg);
