@@ -186,15 +186,16 @@ struct ReduceConfig {
   GMI_REDUCE_KEYS(GMI_KEY_MEMBER)
 };
 
-/// Which roles each GMI holds (src/gmi/roles.hpp, paper 003 §3.1.1).  Training runs under dp; eval
-/// also serves under dp-mp and mp-dp; `gmi_drl bench-channels` measures every template's channels.
+/// Which roles each GMI holds (src/gmi/roles.hpp, paper 003 §3.1.1).  Training runs under dp and
+/// e-at (src/gmi/split_training.hpp); eval also serves under dp-mp and mp-dp; `gmi_drl
+/// bench-channels` measures every template's channels.
 #define GMI_MAPPING_KEYS(X)                                                                                     \
   X(std::string, template_, "dp", one_of({"dp", "dp-mp", "mp-dp", "ea-t", "e-at"}),                              \
     "roles per GMI (E simulator, A agent, T trainer): dp (every GMI all three), dp-mp (serving: simulator and " \
     "agent GMIs in pairs), mp-dp (serving: agents_per_gpu agent GMIs per GPU serve the other GMIs), ea-t "       \
     "(training: trainers_per_gpu trainer GMIs per GPU fed by simulator+agent GMIs), e-at (training: "            \
     "trainers_per_gpu agent+trainer GMIs per GPU serve simulator GMIs). Training runs under dp and e-at "         \
-    "(single-agent envs; ea-t is not built yet); gmi_drl eval serves under dp, dp-mp and mp-dp; "                \
+    "(ea-t is not built yet); gmi_drl eval serves under dp, dp-mp and mp-dp; "                                   \
     "gmi_drl bench-channels measures every template's channels")                                                \
   X(int, agents_per_gpu, 1, at_least(1), "agent GMIs per GPU under mp-dp (the GPU's last slots)")                \
   X(int, trainers_per_gpu, 1, at_least(1), "trainer GMIs per GPU under ea-t and e-at (the GPU's last slots)")

@@ -43,7 +43,7 @@ struct SplitTraining {
 
 /// The role split `cfg`'s mapping.template asks for on `layout` (nullopt under dp), for the GMI of
 /// MPI_COMM_WORLD rank `me`.  Throws gmi::InputError naming the key for what training cannot do
-/// under it: a serving template, ea-t (not built yet), a multi-agent game, env.batch_size (groups
+/// under it: a serving template, ea-t (not built yet), env.batch_size (groups
 /// are halves of a trainer's simulators: env.async_halves, with an even number of them),
 /// device.graphs on for PPO, trainers with different numbers of simulators.
 std::optional<SplitTraining> plan_split_training(const config::Config& cfg, const mpi::Layout& layout, int me);
