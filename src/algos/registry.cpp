@@ -176,6 +176,7 @@ void register_algorithms() {
 std::unique_ptr<Trainer> make_trainer(const config::Config& cfg, std::uint64_t env_offset,
                                       mpi::GradientReducer* reducer, GivenEnvs given) {
   GMI_REQUIRE(!given.game || envs::is_multi_agent(cfg.env.name), "a multi-agent game given for " + cfg.env.name);
+  GMI_REQUIRE(!given.env || !envs::is_multi_agent(cfg.env.name), "a single-agent env given for " + cfg.env.name);
   return algorithm(cfg.algo).make_trainer(cfg, env_offset, reducer, std::move(given));
 }
 

@@ -240,7 +240,7 @@ std::vector<envs::EpisodeStats> gather_stats(SimulatorLinks& links) {
     const std::vector<std::byte> b = links.receive_blob(sim, "the episode statistics of simulator GMI " + std::to_string(sim));
     std::vector<double> v(b.size() / sizeof(double));
     std::memcpy(v.data(), b.data(), v.size() * sizeof(double));
-    // [groups, then per group: terms, return, length, count, terms...]
+    // [groups, terms, then per group: return, length, count, terms...]
     GMI_REQUIRE(v.size() >= 2, "episode statistics from a simulator GMI are truncated");
     const std::size_t groups = std::size_t(v[0]), terms = std::size_t(v[1]);
     GMI_REQUIRE(v.size() == 2 + groups * (3 + terms), "episode statistics from a simulator GMI are truncated");

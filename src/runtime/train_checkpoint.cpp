@@ -85,17 +85,25 @@ void save_checkpoint(Run& r, const std::string& why) {
     // The learners write; an error there (a full disk) is every GMI's, so that the simulators end
     // with the same line instead of waiting for their trainer.
     std::string error;
+    bool input = false;  // the kind of error (a full disk found before writing is bad input)
     if (const mpi::Communicators* learners = session.learner_comms()) {
       try {
         r.store->save(st.iteration, learners->world(), [&](const std::string& partial) {
           checkpoint::write(partial, learners->world(), meta, st, r.history, r.faults->in_checkpoint(st.iteration));
         });
       } catch (const InputError& e) {
+        error = e.what(), input = true;
+      } catch (const Error& e) {
         error = e.what();
       }
     }
+    double kind = input ? 1 : 0;
+    mpi::allreduce_max(&kind, 1);
     error = mpi::agree_on_error(error);
-    if (!error.empty()) throw InputError(error);
+    if (!error.empty()) {
+      if (kind > 0) throw InputError(error);
+      throw Error(error);
+    }
   }
   std::error_code ec;
   const double mib = double(std::filesystem::file_size(path, ec)) / (1 << 20);

@@ -9,8 +9,8 @@ Modes:
           stopped and resumed under e-at repeats the uninterrupted one (SAC, Tag), and so does its
           checkpoint (which has the layout of dp's); the checkpoint resumes under dp on another
           layout and serves under gmi_drl eval (dp unless --set says otherwise).
-  errors  one line naming the key for what e-at training cannot do: ea-t, a serving template, a
-          multi-agent game, env.batch_size, halves of an odd number of simulators, trainers with
+  errors  one line naming the key for what e-at training cannot do: ea-t, a serving template,
+          env.batch_size, halves of an odd number of simulators, trainers with
           different numbers of simulators, a reduction the trainers' own layout cannot run (the
           trainers' error reaches every GMI).
   halves  Hopper PPO with env.async_halves under e-at on 5 GMIs (the trainer acts for two
