@@ -66,6 +66,21 @@ std::vector<std::byte> receive_bytes(MPI_Comm comm, int from, int tag, const std
   return data;
 }
 
+std::map<int, std::vector<int>> producers_by_consumer(const std::vector<Route>& routes) {
+  std::map<int, std::vector<int>> by;
+  for (const Route& r : routes) by[r.consumer].push_back(r.producer);
+  return by;
+}
+
+std::vector<std::vector<Route>> reverse_routes(const std::vector<Route>& routes) {
+  std::vector<std::vector<Route>> back;
+  for (const auto& [consumer, producers] : producers_by_consumer(routes)) {
+    if (back.size() < producers.size()) back.resize(producers.size());
+    for (std::size_t k = 0; k < producers.size(); ++k) back[k].push_back({consumer, producers[k]});
+  }
+  return back;
+}
+
 std::vector<Route> routes_to_first(int size, int consumers) {
   std::vector<Route> r;
   for (int p = consumers; p < size; ++p) r.push_back({p, (p - consumers) % consumers});

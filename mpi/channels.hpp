@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +53,13 @@ struct ChannelStats {
   double wait_s = 0;           ///< time blocked: a full queue (producer), nothing arrived yet (consumer)
   int max_in_flight = 0;       ///< producer: most batches of one channel in flight at once
 };
+
+/// Each consumer's producers, in route order (next(k) takes from the k-th).
+std::map<int, std::vector<int>> producers_by_consumer(const std::vector<Route>& routes);
+/// The way back, by producer position: set k routes every consumer to its k-th producer (a
+/// consumer with k producers or fewer has none there), so that each set is routes channels take
+/// (every producer, here a consumer of `routes`, feeds one GMI).
+std::vector<std::vector<Route>> reverse_routes(const std::vector<Route>& routes);
 
 /// Ranks [0, consumers) consume, and producer p (every other rank of `size`) feeds consumer
 /// (p - consumers) % consumers.

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <algorithm>
 #include <map>
 
 #include "kernels/core/error.hpp"
@@ -145,14 +146,12 @@ std::vector<RowGroup> row_groups(const config::Config& cfg, int sim_envs) {
 SimulatorLinks::SimulatorLinks(const RolePlan& plan, int me, const config::Config& cfg, std::vector<RowGroup> groups,
                                int sim_envs)
     : E_(sim_envs), groups_(std::move(groups)) {
-  std::map<int, std::vector<int>> served;  // trainer -> its simulators, in route order
-  for (const mpi::Route& r : plan.routes) {
-    served[r.consumer].push_back(r.producer);
-    if (r.producer == me) trainer_ = r.consumer, position_ = int(served[r.consumer].size()) - 1;
+  const std::map<int, std::vector<int>> served = mpi::producers_by_consumer(plan.routes);  // trainer -> simulators
+  for (const auto& [t, v] : served) {
+    if (t == me) sims_ = v;
+    const auto at = std::find(v.begin(), v.end(), me);
+    if (at != v.end()) trainer_ = t, position_ = int(at - v.begin());
   }
-  if (served.count(me)) sims_ = served[me];
-  std::size_t fan = 0;
-  for (const auto& [t, v] : served) fan = std::max(fan, v.size());
   const mpi::ChannelOptions flow{cfg.channels.max_in_flight};
   std::vector<mpi::PackageType> command = {{"command", 1, 16, 8}};
   std::vector<mpi::PackageType> types;
@@ -166,13 +165,9 @@ SimulatorLinks::SimulatorLinks(const RolePlan& plan, int me, const config::Confi
                                                                    {g.prefix + "truncated", g.rows, 1, 1}})
       types.push_back(t);
   }
-  for (std::size_t k = 0; k < fan; ++k) {
-    std::vector<mpi::Route> routes;
-    for (const auto& [t, v] : served)
-      if (v.size() > k) routes.push_back({t, v[k]});
+  for (const std::vector<mpi::Route>& routes : mpi::reverse_routes(plan.routes))
     commands_.push_back(std::make_unique<mpi::ExperienceChannels>(MPI_COMM_WORLD, routes, command,
                                                                   mpi::make_plan("single", command, 1, 1, {}), flow));
-  }
   // A trainer takes every step as it comes: one step per message, grouped by channels.plan.
   const mpi::TransferCost cost = mpi::measure_transfer_cost(MPI_COMM_WORLD, plan.routes, 5);
   outputs_ = std::make_unique<mpi::ExperienceChannels>(

@@ -122,8 +122,7 @@ std::optional<SplitTraining> plan_split_training(const config::Config& cfg, cons
     throw InputError(fmt::format("device.graphs: on captures the rollout of {}, whose envs step on simulator GMIs "
                                  "under mapping.template e-at (use auto or off)",
                                  cfg.algo));
-  std::map<int, std::vector<int>> served;
-  for (const mpi::Route& r : s.plan.routes) served[r.consumer].push_back(r.producer);
+  const std::map<int, std::vector<int>> served = mpi::producers_by_consumer(s.plan.routes);  // trainer -> simulators
   for (const auto& [t, sims] : served) s.trainers.push_back(t);
   // Trainers in GMI-rank order: the order of their communicator (checkpoint rows, env offsets).
   std::sort(s.trainers.begin(), s.trainers.end(), [&](int a, int b) {
@@ -150,12 +149,10 @@ std::optional<SplitTraining> plan_split_training(const config::Config& cfg, cons
   s.me = me;
   s.trainer = served.count(me) > 0;
   int mine = me;
-  for (const mpi::Route& r : s.plan.routes)
-    if (r.producer == me) {
-      mine = r.consumer;
-      const std::vector<int>& v = served[r.consumer];
-      s.position = int(std::find(v.begin(), v.end(), me) - v.begin());
-    }
+  for (const auto& [t, v] : served) {
+    const auto at = std::find(v.begin(), v.end(), me);
+    if (at != v.end()) mine = t, s.position = int(at - v.begin());
+  }
   s.trainer_index = int(std::find(s.trainers.begin(), s.trainers.end(), mine) - s.trainers.begin());
   s.trainer_config = cfg;
   s.trainer_config.env.num_envs = s.sims_per_trainer * s.sim_envs;

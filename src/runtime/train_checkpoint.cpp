@@ -75,36 +75,14 @@ void save_checkpoint(Run& r, const std::string& why) {
   mpi::check();  // never write what a failed reduction left behind
   const checkpoint::Meta meta = make_meta(r, st);
   instances::Session& session = *r.session;
-  // The learners write (a simulator GMI's envs are in its trainer's state).
-  std::string path = r.store->path_for(st.iteration);
-  if (!r.split) {
-    r.store->save(st.iteration, session.comms().world(), [&](const std::string& partial) {
-      checkpoint::write(partial, session.comms().world(), meta, st, r.history, r.faults->in_checkpoint(st.iteration));
-    });
-  } else {
-    // The learners write; an error there (a full disk) is every GMI's, so that the simulators end
-    // with the same line instead of waiting for their trainer.
-    std::string error;
-    bool input = false;  // the kind of error (a full disk found before writing is bad input)
-    if (const mpi::Communicators* learners = session.learner_comms()) {
-      try {
-        r.store->save(st.iteration, learners->world(), [&](const std::string& partial) {
-          checkpoint::write(partial, learners->world(), meta, st, r.history, r.faults->in_checkpoint(st.iteration));
-        });
-      } catch (const InputError& e) {
-        error = e.what(), input = true;
-      } catch (const Error& e) {
-        error = e.what();
-      }
-    }
-    double kind = input ? 1 : 0;
-    mpi::allreduce_max(&kind, 1);
-    error = mpi::agree_on_error(error);
-    if (!error.empty()) {
-      if (kind > 0) throw InputError(error);
-      throw Error(error);
-    }
-  }
+  // The learners write (every GMI under dp; a simulator GMI's envs are in its trainer's state).
+  const std::string path = r.store->path_for(st.iteration);
+  on_learners(r, [&] {
+    if (const mpi::Communicators* learners = session.learner_comms())
+      r.store->save(st.iteration, learners->world(), [&](const std::string& partial) {
+        checkpoint::write(partial, learners->world(), meta, st, r.history, r.faults->in_checkpoint(st.iteration));
+      });
+  });
   std::error_code ec;
   const double mib = double(std::filesystem::file_size(path, ec)) / (1 << 20);
   spdlog::info("checkpoint {} ({}): {:.2f} MiB in {:.3f} s", path, why, mib,

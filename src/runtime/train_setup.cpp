@@ -136,18 +136,11 @@ void start_session(Run& r) {
 void make_trainer(Run& r) {
   const config::Config& cfg = r.cfg;
   instances::Session& session = *r.session;
-  if (r.learners > 1) {
-    // Under a role split only the trainers build it: their error (a strategy their layout cannot
-    // run) is every GMI's.
-    std::string error;
-    try {
+  // Under a role split only the trainers build it (a strategy their layout cannot run is every GMI's error).
+  if (r.learners > 1)
+    on_learners(r, [&] {
       r.reducer = session.make_reducer(algos::num_params(cfg), r.same_layout ? r.resume_meta->reducer : "");
-    } catch (const InputError& e) {
-      if (!r.split) throw;
-      error = e.what();
-    }
-    if (r.split && !(error = mpi::agree_on_error(error)).empty()) throw InputError(error);
-  }
+    });
   {
     algos::MemoryNeeds needs = algos::memory_needs(cfg);
     if (r.split && !r.split->trainer) needs = {};  // a simulator's envs (small beside a trainer's)
@@ -187,6 +180,24 @@ void make_columns(Run& r) {
 }
 
 }  // namespace
+
+void on_learners(const Run& r, const std::function<void()>& work) {
+  if (!r.split) return work();
+  std::string error;
+  double input = 0;
+  try {
+    work();
+  } catch (const InputError& e) {
+    error = e.what(), input = 1;
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  mpi::allreduce_max(&input, 1);
+  error = mpi::agree_on_error(error);
+  if (error.empty()) return;
+  if (input > 0) throw InputError(error);
+  throw Error(error);
+}
 
 void load_config(Run& r) {
   const TrainOptions& o = r.o;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,6 +94,11 @@ auto rank_local(Read&& read) {
 }
 
 // train_setup.cpp
+/// Work the learners alone do under a role split (building their reducer, writing a checkpoint):
+/// there an error it throws on some learners is every GMI's, with its kind (InputError or Error),
+/// so that the simulators end with the same line instead of waiting for their trainer.  Under dp
+/// it runs as is.  Collective under a split.
+void on_learners(const Run& r, const std::function<void()>& work);
 /// The checkpoint to resume from and the run's config (checked against the checkpoint's).
 void load_config(Run& r);
 /// Run directory, layout and session, reducer, trainer and the metrics' columns.

@@ -416,11 +416,8 @@ class SplitServe {
     E_ = envs_for(o, S(), plan.trained_envs);
     cfg_.env.num_envs = E_;
     episodes_ = episodes_of(o, S(), index_);
-    std::map<int, std::vector<int>> served;  // agent -> its simulators, in route order
-    for (const mpi::Route& r : roles.routes) served[r.consumer].push_back(r.producer);
-    std::size_t fan = 0;
-    for (const auto& [a, v] : served) fan = std::max(fan, v.size());
-    if (served.count(me)) mine_ = served[me];
+    const std::map<int, std::vector<int>> served = mpi::producers_by_consumer(roles.routes);  // agent -> simulators
+    if (served.count(me)) mine_ = served.at(me);
     spec_ = envs::env_spec(cfg_.env.name, config::env_overrides(cfg_));
     // On every GMI (simulators only check it), so that a checkpoint that does not fit is one line.
     policy_ = make_policy(mine_.empty() ? 1 : int(mine_.size()) * E_);
@@ -428,13 +425,9 @@ class SplitServe {
     const mpi::PackageType obs{"obs", E_, 4 * spec_.obs_dim, 4}, act{"env_action", E_, 4 * spec_.act_dim, 4};
     states_ = std::make_unique<mpi::ExperienceChannels>(MPI_COMM_WORLD, roles.routes, std::vector{obs},
                                                         mpi::make_plan("single", {obs}, 1, 1, {}), flow);
-    for (std::size_t k = 0; k < fan; ++k) {
-      std::vector<mpi::Route> back;
-      for (const auto& [a, v] : served)
-        if (v.size() > k) {
-          back.push_back({a, v[k]});
-          if (v[k] == me) reply_ = int(k);
-        }
+    for (const std::vector<mpi::Route>& back : mpi::reverse_routes(roles.routes)) {
+      for (const mpi::Route& r : back)
+        if (r.consumer == me) reply_ = int(replies_.size());
       replies_.push_back(std::make_unique<mpi::ExperienceChannels>(
           MPI_COMM_WORLD, back, std::vector{act}, mpi::make_plan("single", {act}, 1, 1, {}), flow));
     }

@@ -90,6 +90,23 @@ TEST(Roles, EveryLayoutRoutesEveryProducerOnceWithinItsGpu) {
         }
 }
 
+TEST(Roles, ReverseRoutesReachEveryProducerOnceByPosition) {
+  // mp-dp on 7 GMIs with 2 agents: agents 5 and 6 serve 3 and 2 simulators.
+  const RolePlan p = plan_roles(layout(7, 1), {"mp-dp", 2, 1});
+  const std::map<int, std::vector<int>> by = mpi::producers_by_consumer(p.routes);
+  EXPECT_EQ(by.at(5), (std::vector<int>{0, 2, 4}));
+  EXPECT_EQ(by.at(6), (std::vector<int>{1, 3}));
+  const std::vector<std::vector<mpi::Route>> back = mpi::reverse_routes(p.routes);
+  ASSERT_EQ(back.size(), 3u);
+  const auto route = [](const mpi::Route& r) { return std::pair{r.producer, r.consumer}; };
+  std::vector<std::vector<std::pair<int, int>>> got;
+  for (const auto& set : back) {
+    got.emplace_back();
+    for (const mpi::Route& r : set) got.back().push_back(route(r));
+  }
+  EXPECT_EQ(got, (std::vector<std::vector<std::pair<int, int>>>{{{5, 0}, {6, 1}}, {{5, 2}, {6, 3}}, {{5, 4}}}));
+}
+
 TEST(Roles, LayoutsATemplateCannotUseNameTheKey) {
   EXPECT_NE(error_of(layout(4, 2), {"ea-t", 1, 2}).find("mapping.trainers_per_gpu: 2 (expected at most 1, half of the 2 GMI(s) of GPU 0"),
             std::string::npos)
