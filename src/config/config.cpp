@@ -514,8 +514,20 @@ void derive(Config& c, int world_size) {
     }
   }
   c.world_size = world_size;
-  algo->derive(c);  // num_steps, batch_size, minibatch_size and the algorithm's own checks
-  const std::int64_t per_iter = c.batch_size * world_size;
+  try {
+    derive_sizes(c);
+  } catch (const InputError&) {
+    // Under e-at a trainer GMI steps its S simulator GMIs' envs, S x env.num_envs: the sizes and
+    // checks that count envs are the trainer's, derived by plan_split_training once the layout
+    // gives S (where the same error, if S does not cure it, names the trainer's envs).
+    if (c.mapping.template_ != "e-at") throw;
+  }
+}
+
+void derive_sizes(Config& c) {
+  for (const AlgorithmRules& a : algorithms())
+    if (a.name == c.algo) a.derive(c);  // num_steps, batch_size, minibatch_size and the algorithm's own checks
+  const std::int64_t per_iter = std::max<std::int64_t>(1, c.batch_size * c.world_size);
   c.num_iterations = (c.train.total_env_steps + per_iter - 1) / per_iter;
 }
 

@@ -414,8 +414,12 @@ Config parse(const std::string& yaml_text, const std::string& source_name,
 /// error naming `tool`) and `extra`, checked as a config's are.
 Config env_only(const std::string& name, const std::vector<std::string>& sets, const std::string& tool,
                 const Overrides& extra = {});
-/// Compute derived values and check constraints between keys.
+/// Compute derived values and check constraints between keys.  Under mapping.template e-at a check
+/// of the algorithm's that counts envs waits for derive_sizes() on the trainer's config.
 void derive(Config& c, int world_size);
+/// The algorithm's part of derive() (num_steps, batch_size, minibatch_size, num_iterations over
+/// c.world_size GMIs, and the checks between its keys), which throws under every template.
+void derive_sizes(Config& c);
 /// The fully resolved configuration as YAML (every key, defaults filled in).
 std::string to_yaml(const Config& c);
 /// The reference of every key: a Markdown table (key, type, default, allowed, meaning).

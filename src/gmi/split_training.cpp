@@ -7,6 +7,7 @@
 
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
+#include "mpi/environment.hpp"
 #include "src/algos/registry.hpp"
 
 namespace gmi::instances {
@@ -106,6 +107,22 @@ std::uint64_t SplitTraining::env_offset() const {
 }
 
 std::optional<SplitTraining> plan_split_training(const config::Config& cfg, const mpi::Layout& layout, int me) {
+  std::optional<SplitTraining> s = plan_split_roles(cfg, layout, me);
+  if (!s) return s;
+  s->trainer_config = cfg;
+  s->trainer_config.env.num_envs = s->sims_per_trainer * s->sim_envs;
+  try {
+    config::derive(s->trainer_config, int(s->trainers.size()));
+    config::derive_sizes(s->trainer_config);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("under mapping.template e-at each trainer GMI steps its {} simulator GMIs' envs, {} "
+                                 "x env.num_envs = {}: {}",
+                                 s->sims_per_trainer, s->sims_per_trainer, s->trainer_config.env.num_envs, e.what()));
+  }
+  return s;
+}
+
+std::optional<SplitTraining> plan_split_roles(const config::Config& cfg, const mpi::Layout& layout, int me) {
   const std::string& name = cfg.mapping.template_;
   if (name == "dp") return std::nullopt;
   SplitTraining s;
@@ -154,16 +171,24 @@ std::optional<SplitTraining> plan_split_training(const config::Config& cfg, cons
     if (at != v.end()) mine = t, s.position = int(at - v.begin());
   }
   s.trainer_index = int(std::find(s.trainers.begin(), s.trainers.end(), mine) - s.trainers.begin());
-  s.trainer_config = cfg;
-  s.trainer_config.env.num_envs = s.sims_per_trainer * s.sim_envs;
-  try {
-    config::derive(s.trainer_config, int(s.trainers.size()));
-  } catch (const InputError& e) {
-    throw InputError(fmt::format("under mapping.template e-at each trainer GMI steps its {} simulator GMIs' envs, {} "
-                                 "x env.num_envs = {}: {}",
-                                 s.sims_per_trainer, s.sims_per_trainer, s.trainer_config.env.num_envs, e.what()));
-  }
   return s;
+}
+
+void agreed(const std::function<void()>& work) {
+  std::string error;
+  double input = 0;
+  try {
+    work();
+  } catch (const InputError& e) {
+    error = e.what(), input = 1;
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  mpi::allreduce_max(&input, 1);
+  error = mpi::agree_on_error(error);
+  if (error.empty()) return;
+  if (input > 0) throw InputError(error);
+  throw Error(error);
 }
 
 std::unique_ptr<algos::Trainer> make_split_trainer(const SplitTraining& split, const config::Config& cfg,

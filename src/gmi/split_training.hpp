@@ -13,6 +13,7 @@
 /// Checkpoints are written by the trainers: each holds its simulators' env state as if the envs
 /// were its own, so a checkpoint of T trainers with S simulators of E envs is one of T GMIs with
 /// S E envs (and resumes under dp on another layout, or under e-at on the same one exactly).
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -47,6 +48,14 @@ struct SplitTraining {
 /// are halves of a trainer's simulators: env.async_halves, with an even number of them),
 /// device.graphs on for PPO, trainers with different numbers of simulators.
 std::optional<SplitTraining> plan_split_training(const config::Config& cfg, const mpi::Layout& layout, int me);
+/// plan_split_training without the trainers' config (trainer_config unset): who does what, which
+/// does not depend on env.num_envs or the algorithm's sizes.  The same errors, but for the sizes.
+std::optional<SplitTraining> plan_split_roles(const config::Config& cfg, const mpi::Layout& layout, int me);
+
+/// Runs `work`, which only some GMIs do (the trainers' reduction set-up, their checkpoint write),
+/// and makes an error of any GMI every GMI's: gmi::InputError if any GMI's was bad input, else
+/// gmi::Error, with the first failing GMI's line (collective over MPI_COMM_WORLD, bounded).
+void agreed(const std::function<void()>& work);
 
 /// This GMI's Trainer under the split (collective over MPI_COMM_WORLD: builds the channels):
 /// the algorithm's trainer on its simulators' envs, or a simulator.  `cfg`: the trainers' config

@@ -23,6 +23,10 @@ void setup_logging(int rank, const std::string& level) {
   spdlog::set_default_logger(logger);
 }
 
+void log_as_first_learner(const std::string& level) {
+  spdlog::default_logger()->set_level(spdlog::level::from_str(level));
+}
+
 void add_log_file(int rank, const std::string& path) {
   if (rank > 0) return;
   try {

@@ -113,6 +113,7 @@ void split_roles(Run& r) {
   spdlog::info("mapping.template e-at: {} trainer GMI(s), each acting and learning for {} simulator GMI(s) x {} envs",
                s.trainers.size(), s.sims_per_trainer, s.sim_envs);
   r.session->set_learners(s.trainers);
+  if (s.me == s.trainers.front() && r.mpi.rank() != 0) log_as_first_learner(r.o.log_level);
   r.learners = int(s.trainers.size());
   const int threads = r.cfg.env.threads;
   r.cfg = s.trainer_config;
@@ -183,20 +184,7 @@ void make_columns(Run& r) {
 
 void on_learners(const Run& r, const std::function<void()>& work) {
   if (!r.split) return work();
-  std::string error;
-  double input = 0;
-  try {
-    work();
-  } catch (const InputError& e) {
-    error = e.what(), input = 1;
-  } catch (const Error& e) {
-    error = e.what();
-  }
-  mpi::allreduce_max(&input, 1);
-  error = mpi::agree_on_error(error);
-  if (error.empty()) return;
-  if (input > 0) throw InputError(error);
-  throw Error(error);
+  instances::agreed(work);
 }
 
 void load_config(Run& r) {

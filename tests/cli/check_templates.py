@@ -5,11 +5,14 @@ Modes:
   same    a trainer GMI with S simulator GMIs of E envs steps the episodes one GMI with S x E
           envs steps, so the two runs' metrics (timing aside) are identical: PPO, DQN, SAC and
           multi-agent PPO on TagGridworld on -n 3 (2 simulators) against dp on -n 1; PPO with mapping.trainers_per_gpu 2 on -n 6
-          against dp on -n 2 (the trainers reduce their gradients among themselves); a run
+          against dp on -n 2 (the trainers reduce their gradients among themselves); PPO whose
+          minibatches divide the trainer's batch but not one simulator's; a run
           stopped and resumed under e-at repeats the uninterrupted one (SAC, Tag), and so does its
           checkpoint (which has the layout of dp's); the checkpoint resumes under dp on another
           layout and serves under gmi_drl eval (dp unless --set says otherwise).
   errors  one line naming the key for what e-at training cannot do: ea-t, a serving template,
+          a batch that even the trainer's S x E envs cannot split into the minibatches (under dp
+          E envs' batch is checked at once),
           env.batch_size, halves of an odd number of simulators, trainers with
           different numbers of simulators, a reduction the trainers' own layout cannot run (the
           trainers' error reaches every GMI).
@@ -92,9 +95,18 @@ def mode_same(a):
         same_metrics(e_at, dp, f"{algo}: e-at on 3 GMIs vs dp on 1 GMI with 4 envs")
     # Two trainers, each with two simulators: their gradients are averaged among them.
     e_at, dp = os.path.join(w, "ppo-e-at-6"), os.path.join(w, "ppo-dp-2")
-    run(a, 6, args_of("ppo", e_at, "mapping.template=e-at", "mapping.trainers_per_gpu=2", "env.num_envs=2"))
+    p = run(a, 6, args_of("ppo", e_at, "mapping.template=e-at", "mapping.trainers_per_gpu=2", "env.num_envs=2"))
+    if not re.search(r"rank [1-5]\] \[info\] gradient reduction: .* over 2 GMI\(s\)", p.stderr):
+        fail("the first trainer GMI should say how the trainers reduce (rank 0 is a simulator)", p)
     run(a, 2, args_of("ppo", dp, "env.num_envs=4"))
     same_metrics(e_at, dp, "ppo: e-at on 6 GMIs (2 trainers) vs dp on 2 GMIs with 4 envs")
+    # The algorithm's checks count the trainer's envs: 48 steps of one env do not split into 32
+    # minibatches, 48 steps of the trainer's two simulators' envs do.
+    e_at, dp = os.path.join(w, "ppo-e-at-mb"), os.path.join(w, "ppo-dp-mb")
+    mb = ["train.total_env_steps=3000", "ppo.num_steps=48", "ppo.num_minibatches=32"]
+    run(a, 3, args_of("ppo", e_at, "mapping.template=e-at", "env.num_envs=1", *mb))
+    run(a, 1, args_of("ppo", dp, "env.num_envs=2", *mb))
+    same_metrics(e_at, dp, "ppo: e-at with 2 x 1 envs per trainer vs dp with 2 envs (32 minibatches of 3)")
     # Stop and resume under e-at: the same run, and checkpoints with dp's content.
     full, half = os.path.join(w, "sac-e-at"), os.path.join(w, "sac-half")
     run(a, 3, args_of("sac", half, "mapping.template=e-at", "env.num_envs=2", "train.total_env_steps=800"))
@@ -158,6 +170,12 @@ def mode_errors(a):
     expect_error(a, 4, args_of("ppo", r, "mapping.template=e-at", "gmi.gpus_per_node=2", "reduce.strategy=hybrid",
                                "reduce.hybrid_k=2"),
                  r"gmi_drl: error: reduce\.hybrid_k: 2 exceeds the 1 GMIs per GPU of this layout")
+    expect_error(a, 3, args_of("ppo", r, "mapping.template=e-at", "env.num_envs=1", "ppo.num_steps=48",
+                               "ppo.num_minibatches=7"),
+                 r"gmi_drl: error: under mapping\.template e-at each trainer GMI steps its 2 simulator GMIs' envs, "
+                 r"2 x env\.num_envs = 2: .*ppo\.num_minibatches: 7 does not divide the batch .* = 96")
+    expect_error(a, 1, args_of("ppo", r, "env.num_envs=1", "ppo.num_steps=48", "ppo.num_minibatches=32"),
+                 r"gmi_drl: error: .*ppo\.num_minibatches: 32 does not divide the batch .* = 48")
     expect_error(a, 3, args_of("ppo", r, "mapping.template=e-at", "mapping.trainers_per_gpu=2"),
                  r"gmi_drl: error: mapping\.trainers_per_gpu: 2 \(expected at most 1")
 
