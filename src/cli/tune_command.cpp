@@ -20,6 +20,11 @@ Command add_tune_command(CLI::App& app) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   tu_cmd->add_option("--mode", tu->mode, "train: end-to-end training throughput; serve: rollouts only")
       ->check(CLI::IsMember({"train", "serve"}));
+  tu_cmd->add_option("--templates", tu->templates,
+                     "mapping.template values to search, e.g. dp,e-at (default: the config's); under e-at the env "
+                     "counts are per simulator GMI")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"dp", "e-at"}));
   tu_cmd->add_option("--max-gmis-per-gpu", tu->max_gmis_per_gpu, "GMIs per GPU to start from (counting down to 1)")
       ->check(at_least(1));
   tu_cmd->add_option("--env-counts", tu->env_counts, "envs per GMI: lo..hi (doubling) or a,b,c");

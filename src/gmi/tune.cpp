@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -228,7 +229,7 @@ int run_process(const std::vector<std::string>& argv, const std::string& log, do
 
 json point_json(const Point& p) {
   auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-  return json{{"gmis_per_gpu", p.gmis}, {"envs_per_gmi", p.envs},   {"status", p.status},
+  return json{{"template", p.templ}, {"gmis_per_gpu", p.gmis}, {"envs_per_gmi", p.envs},   {"status", p.status},
               {"note", p.note},         {"samples_per_s", num(p.top)}, {"system_samples_per_s", num(p.system)},
               {"memory_per_gmi", num(p.mem)}, {"memory_budget_per_gmi", num(p.budget)},
               {"sat", num(p.sat)},      {"seconds", p.seconds},       {"attempts", p.attempts},
@@ -237,12 +238,15 @@ json point_json(const Point& p) {
 
 /// The result table, one row per grid point.
 std::string table(const SearchResult& r, int gpus) {
-  std::string t = fmt::format("{:>5} {:>8} {:>14} {:>14} {:>11} {:>11} {:>7} {:>7}  {}\n", "GMIs", "envs/GMI",
-                              "samples/s/GPU", fmt::format("est. {} GPU(s)", gpus), "mem/GMI", "share/GMI", "Sat",
-                              "s", "status");
+  // A template column where the search had more than dp (e-at: envs per simulator GMI).
+  const bool templates = std::any_of(r.points.begin(), r.points.end(), [](const Point& p) { return p.templ != "dp"; });
+  auto templ = [&](const std::string& t) { return templates ? fmt::format("{:>8} ", t) : std::string(); };
+  std::string t = fmt::format("{}{:>5} {:>8} {:>14} {:>14} {:>11} {:>11} {:>7} {:>7}  {}\n", templ("template"), "GMIs",
+                              "envs/GMI", "samples/s/GPU", fmt::format("est. {} GPU(s)", gpus), "mem/GMI", "share/GMI",
+                              "Sat", "s", "status");
   for (const Point& p : r.points) {
     const bool measured = p.status == "probed" || p.status == "saturated";
-    t += fmt::format("{:>5} {:>8} {:>14} {:>14} {:>11} {:>11} {:>7} {:>7}  {}{}{}\n", p.gmis, p.envs,
+    t += fmt::format("{}{:>5} {:>8} {:>14} {:>14} {:>11} {:>11} {:>7} {:>7}  {}{}{}\n", templ(p.templ), p.gmis, p.envs,
                      measured ? rate(p.top) : "-", measured ? rate(p.system) : "-",
                      p.mem > 0 ? gib(p.mem) : "-", p.budget > 0 ? gib(p.budget) : "-", sat_text(p.sat),
                      p.seconds > 0 ? fmt::format("{:.1f}", p.seconds) : "-", p.status,
@@ -251,11 +255,15 @@ std::string table(const SearchResult& r, int gpus) {
   return t;
 }
 
+/// A probe of one template's grid point.
+using TemplateProbe = std::function<Point(const std::string& templ, int gmis, int envs)>;
+
 /// An --exhaustive JSON's measurements as a probe function (Algorithm 1 replayed on them).
-ProbeFn replay_probe(const json& j, const std::string& path) {
-  std::map<std::pair<int, int>, Point> m;
+TemplateProbe replay_probe(const json& j, const std::string& path) {
+  std::map<std::tuple<std::string, int, int>, Point> m;
   for (const auto& e : j.at("points")) {
     Point p;
+    p.templ = e.value("template", "dp");  // files written before templates were searched
     p.gmis = e.at("gmis_per_gpu");
     p.envs = e.at("envs_per_gmi");
     p.status = e.at("status");
@@ -267,13 +275,14 @@ ProbeFn replay_probe(const json& j, const std::string& path) {
     p.budget = e["memory_budget_per_gmi"].is_number() ? e["memory_budget_per_gmi"].get<double>() : 0;
     p.seconds = e.value("seconds", 0.0);
     p.attempts = e.value("attempts", 1);
-    m[{p.gmis, p.envs}] = p;
+    m[{p.templ, p.gmis, p.envs}] = p;
   }
-  return [m, path](int g, int n) {
-    const auto it = m.find({g, n});
+  return [m, path](const std::string& t, int g, int n) {
+    const auto it = m.find({t, g, n});
     if (it == m.end())
-      throw InputError(fmt::format("--replay {}: no measurement of {} GMIs x {} envs: replay an --exhaustive run "
-                                   "with the same --max-gmis-per-gpu and --env-counts", path, g, n));
+      throw InputError(fmt::format("--replay {}: no measurement of {} GMIs x {} envs under {}: replay an --exhaustive "
+                                   "run with the same --templates, --max-gmis-per-gpu and --env-counts",
+                                   path, g, n, t));
     return it->second;
   };
 }
@@ -286,31 +295,44 @@ struct Launch {
   std::string exe, workdir;
 };
 
-Point launch_once(const TuneOptions& o, const Launch& l, int g, int n, Point p);
+Point launch_once(const TuneOptions& o, const Launch& l, int steppers, Point p);
 
-/// One probe: `g` GMIs x `n` envs each, a fresh `LAUNCHER -np g gmi_drl bench` job.  A candidate
-/// whose config is invalid (e.g. a batch that ppo.num_minibatches does not divide) is not
+/// One probe: `g` GMIs x `n` envs each under template `t`, a fresh `LAUNCHER -np g gmi_drl bench`
+/// job.  A candidate whose config is invalid (e.g. a batch that ppo.num_minibatches does not
+/// divide, or under e-at a GMI count that is not mapping.trainers_per_gpu x (S + 1)) is not
 /// launched: the config says why.  A probe that fails or times out is a failure of the machine
 /// more often than of the layout (a stale MPS daemon, a busy node): it runs once more, and the
 /// point is "failed" only when both attempts fail.
-Point launch_probe(const TuneOptions& o, const config::Overrides& sets, const Launch& l, int g, int n) {
+Point launch_probe(const TuneOptions& o, const config::Overrides& sets, const Launch& l, const std::string& t, int g,
+                   int n) {
   Point p;
+  p.templ = t;
   p.gmis = g;
   p.envs = n;
+  int steppers = g;  // GMIs per GPU that step envs
   try {
     config::Overrides ov = sets;
     ov.emplace_back("env.num_envs", std::to_string(n));
     ov.emplace_back("gmi.per_gpu", std::to_string(g));
-    config::load(o.config_paths, ov, g);
+    ov.emplace_back("mapping.template", t);
+    const config::Config c = config::load(o.config_paths, ov, g);
+    if (t == "e-at") {
+      const int T = c.mapping.trainers_per_gpu;
+      if (g % T != 0 || g < 2 * T)
+        throw InputError(fmt::format("under e-at {} GMI(s) per GPU are not mapping.trainers_per_gpu = {} trainer(s) "
+                                     "with the same number (>= 1) of simulators each",
+                                     g, T));
+      steppers = g - T;
+    }
   } catch (const InputError& e) {
     p.status = "invalid";
     p.note = e.what();
     return p;
   }
-  Point first = launch_once(o, l, g, n, p);
+  Point first = launch_once(o, l, steppers, p);
   if (first.status != "failed") return first;
-  spdlog::warn("probe {} GMI(s) x {} envs failed ({}); trying it once more", g, n, first.note);
-  Point second = launch_once(o, l, g, n, p);
+  spdlog::warn("probe {} {} GMI(s) x {} envs failed ({}); trying it once more", t, g, n, first.note);
+  Point second = launch_once(o, l, steppers, p);
   second.seconds += first.seconds;
   second.attempts = 2;
   second.note = second.status == "probed" ? "the first attempt failed: " + first.note
@@ -319,22 +341,30 @@ Point launch_probe(const TuneOptions& o, const config::Overrides& sets, const La
   return second;
 }
 
-Point launch_once(const TuneOptions& o, const Launch& l, int g, int n, Point p) {
+Point launch_once(const TuneOptions& o, const Launch& l, int steppers, Point p) {
   p.attempts = 1;
-  const std::string stem = fmt::format("{}/probe-{}x{}", l.workdir, g, n);
+  const int g = p.gmis, n = p.envs;
+  const std::string stem =
+      p.templ == "dp" ? fmt::format("{}/probe-{}x{}", l.workdir, g, n) : fmt::format("{}/probe-{}-{}x{}", l.workdir, p.templ, g, n);
   std::vector<std::string> argv = l.words;
   // One GPU's GMIs on one node (srun would spread the tasks of a multi-node allocation).
   if (l.srun) argv.insert(argv.end(), {"-N", "1"});
   argv.insert(argv.end(), {l.srun ? "-n" : "-np", std::to_string(g), l.exe, "bench"});
   for (const auto& c : o.config_paths) argv.insert(argv.end(), {"--config", c});
   for (const auto& s : o.sets) argv.insert(argv.end(), {"--set", s});
-  argv.insert(argv.end(), {"--set", fmt::format("gmi.per_gpu={}", g), "--num-envs", std::to_string(g * n),
+  argv.insert(argv.end(), {"--set", "mapping.template=" + p.templ});
+  argv.insert(argv.end(), {"--set", fmt::format("gmi.per_gpu={}", g), "--num-envs", std::to_string(steppers * n),
                            "--iterations", std::to_string(o.probe_iterations), "--warmup",
                            std::to_string(o.probe_warmup), "--mode", o.mode, "--json", stem + ".json"});
   std::filesystem::remove(stem + ".json");
   const auto tp = Clock::now();
   const int rc = run_process(argv, stem + ".log", o.probe_timeout_s);
   p.seconds = seconds_since(tp);
+  if (rc == 2) {  // bad input: what the config cannot do at this point (no second attempt)
+    p.status = "invalid";
+    p.note = fmt::format("{} ({}.log)", instances::failure_text(stem + ".log"), stem);
+    return p;
+  }
   if (rc != 0) {
     p.status = "failed";
     p.note = rc == -2 ? "interrupted (signal)"
@@ -401,6 +431,7 @@ void write_outputs(const TuneOptions& o, const config::Config& base, const Searc
     for (const auto& c : o.config_paths) y << " --config " << c;
     y << " --config " << o.out << "\n";
     y << fmt::format("gmi:\n  per_gpu: {}\nenv:\n  num_envs: {}\n", b.gmis, b.envs);
+    if (b.templ != base.mapping.template_) y << fmt::format("mapping:\n  template: {}\n", b.templ);
     spdlog::info("wrote {}", o.out);
   }
   if (!o.json.empty()) {
@@ -433,6 +464,84 @@ void write_outputs(const TuneOptions& o, const config::Config& base, const Searc
     f << j.dump(2) << "\n";
     spdlog::info("wrote {}", o.json);
   }
+}
+
+/// "4 GMI(s) per GPU x 4096 envs per GMI", "e-at: 6 GMI(s) per GPU x 16 envs per simulator GMI".
+std::string layout_text(const Point& p) {
+  return p.templ == "dp" ? fmt::format("{} GMI(s) per GPU x {} envs per GMI", p.gmis, p.envs)
+                         : fmt::format("{}: {} GMI(s) per GPU x {} envs per simulator GMI", p.templ, p.gmis, p.envs);
+}
+
+/// The line that ends a tuning run: the choice, the probes, and whether the search was cut.
+std::string summary_line(const TuneOptions& o, const SearchResult& r, double took, const std::string& workdir) {
+  if (r.best < 0) return "no candidate ran successfully; see the probes' logs in " + workdir;
+  const Point& b = r.points[r.best];
+  int failed = 0, retried = 0;
+  for (const Point& p : r.points) {
+    failed += p.status == "failed" ? 1 : 0;
+    retried += p.attempts > 1 ? 1 : 0;
+  }
+  const std::string failures =
+      failed + retried == 0 ? ""
+                            : fmt::format(" ({} failed twice, {} retried: the choice is among the probes that ran; "
+                                          "see the table)",
+                                          failed, retried);
+  return fmt::format("chosen: {}: {} samples/s per GPU ({} est. for {} GPU(s)); {} probe(s){}, {:.1f} s of probing, "
+                     "{:.1f} s in all{}",
+                     layout_text(b), rate(b.top), rate(b.system), o.gpus, r.probes, failures, r.seconds, took,
+                     !r.cut    ? ""
+                     : g_signal ? fmt::format("; interrupted by signal {}, this is the best found so far", int(g_signal))
+                                : "; the search was cut by --budget-minutes, this is the best found so far");
+}
+
+/// Appends `part`, one template's search, to `all` (the best of all stays chosen).
+void merge(SearchResult& all, SearchResult part, const std::string& t) {
+  for (Point& p : part.points) p.templ = t;
+  const int at = int(all.points.size());
+  if (part.best >= 0 && (all.best < 0 || part.points[part.best].system > all.points[all.best].system)) {
+    if (all.best >= 0) all.points[all.best].chosen = false;
+    all.best = at + part.best;
+  } else if (part.best >= 0) {
+    part.points[part.best].chosen = false;
+  }
+  all.points.insert(all.points.end(), part.points.begin(), part.points.end());
+  all.cut = all.cut || part.cut;
+  all.seconds += part.seconds;
+  all.probes += part.probes;
+}
+
+/// Algorithm 1 (or, with --exhaustive, the whole grid and Algorithm 1 replayed on it into `algo`)
+/// for each template in turn, within one time budget; the best point of all is chosen.
+SearchResult search_templates(const TuneOptions& o, const std::vector<std::string>& templates,
+                              const std::vector<int>& gmis, const std::vector<int>& envs, double gpu_memory,
+                              const TemplateProbe& probe, SearchResult& algo) {
+  SearchResult all;
+  const double budget_s = o.budget_minutes * 60;
+  const auto stop = [] { return g_signal != 0; };
+  for (const std::string& t : templates) {
+    const double left = budget_s - all.seconds;  // this template's share of --budget-minutes
+    if (budget_s > 0 && left <= 0) {
+      SearchResult cut;
+      cut.cut = true;
+      for (int g : gmis)
+        for (int n : envs) {
+          Point p;
+          p.gmis = g, p.envs = n, p.status = "cut", p.note = "time budget spent", p.sat = std::nan("");
+          cut.points.push_back(p);
+        }
+      merge(all, cut, t);
+      continue;
+    }
+    const ProbeFn one = [&](int g, int n) { return probe(t, g, n); };
+    if (o.exhaustive) {
+      std::map<std::pair<int, int>, Point> grid;
+      merge(all, exhaustive(gmis, envs, o.gpus, budget_s > 0 ? left : 0, one, stop, grid), t);
+      merge(algo, search(gmis, envs, o.alpha, o.gpus, gpu_memory, 0, [&](int g, int n) { return grid.at({g, n}); }), t);
+    } else {
+      merge(all, search(gmis, envs, o.alpha, o.gpus, gpu_memory, budget_s > 0 ? left : 0, one, stop), t);
+    }
+  }
+  return all;
 }
 
 }  // namespace
@@ -470,7 +579,7 @@ int run_tune(const TuneOptions& o) {
   }
   l.exe = instances::self_exe();
 
-  ProbeFn probe;
+  TemplateProbe probe;
   if (!o.replay.empty()) {
     std::ifstream in(o.replay);
     if (!in) throw InputError("--replay " + o.replay + ": cannot open file");
@@ -483,71 +592,48 @@ int run_tune(const TuneOptions& o) {
     probe = replay_probe(j, o.replay);
   } else {
     std::filesystem::create_directories(l.workdir);
-    probe = [&](int g, int n) { return launch_probe(o, sets, l, g, n); };
+    probe = [&](const std::string& t, int g, int n) { return launch_probe(o, sets, l, t, g, n); };
   }
   // The progress line of each probe, around the probe function.
   int k = 0;
-  const ProbeFn logged = [&](int g, int n) {
-    Point p = probe(g, n);
+  const TemplateProbe logged = [&](const std::string& t, int g, int n) {
+    Point p = probe(t, g, n);
     ++k;
+    const std::string what = fmt::format("{}{} GMI(s)/GPU x {} envs/{}", t == "dp" ? "" : t + ": ", g, n,
+                                         t == "dp" ? "GMI" : "simulator");
     if (p.status == "probed")
-      spdlog::info("[probe {}] {} GMI(s)/GPU x {} envs/GMI: {} samples/s per GPU, {} per GMI (share {}), {:.1f} s", k,
-                   g, n, rate(p.top), gib(p.mem), gib(p.budget), p.seconds);
+      spdlog::info("[probe {}] {}: {} samples/s per GPU, {} per GMI (share {}), {:.1f} s", k, what, rate(p.top),
+                   gib(p.mem), gib(p.budget), p.seconds);
     else
-      spdlog::warn("[probe {}] {} GMI(s)/GPU x {} envs/GMI: {}: {}", k, g, n, p.status, p.note);
+      spdlog::warn("[probe {}] {}: {}: {}", k, what, p.status, p.note);
     return p;
   };
+  const std::vector<std::string> templates = o.templates.empty() ? std::vector<std::string>{base.mapping.template_}
+                                                                 : o.templates;
+  for (const std::string& t : templates)
+    if (t != "dp" && t != "e-at")
+      throw InputError("--templates: " + t + ": tune searches dp and e-at (the training templates built)");
 
-  spdlog::info("gmi_drl {} tune | {} | mode {} | {} GMI count(s) x {} env count(s) | alpha {} | {}{}", GMI_DRL_VERSION,
-               base.env.name, o.mode, gmis.size(), envs.size(), o.alpha,
+  spdlog::info("gmi_drl {} tune | {} | mode {} | {} | {} GMI count(s) x {} env count(s) | alpha {} | {}{}",
+               GMI_DRL_VERSION, base.env.name, o.mode, fmt::join(templates, ", "), gmis.size(), envs.size(), o.alpha,
                o.replay.empty() ? "launcher '" + launcher + "'" : "replaying " + o.replay,
                o.exhaustive ? " | exhaustive" : "");
-  const double budget_s = o.budget_minutes * 60;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  const auto stop = [] { return g_signal != 0; };
-  SearchResult r;
   SearchResult algo;  // with --exhaustive: Algorithm 1 replayed on the full grid's measurements
-  if (o.exhaustive) {
-    std::map<std::pair<int, int>, Point> grid;
-    r = exhaustive(gmis, envs, o.gpus, budget_s, logged, stop, grid);
-    algo = search(gmis, envs, o.alpha, o.gpus, gpu_memory, 0, [&](int g, int n) { return grid.at({g, n}); });
-  } else {
-    r = search(gmis, envs, o.alpha, o.gpus, gpu_memory, budget_s, logged, stop);
-  }
+  const SearchResult r = search_templates(o, templates, gmis, envs, gpu_memory, logged, algo);
   const double took = seconds_since(t0);
 
   std::cout << table(r, o.gpus);
-  std::string summary;
-  if (r.best < 0) {
-    summary = "no candidate ran successfully; see the probes' logs in " + l.workdir;
-  } else {
-    const Point& b = r.points[r.best];
-    int failed = 0, retried = 0;
-    for (const Point& p : r.points) {
-      failed += p.status == "failed" ? 1 : 0;
-      retried += p.attempts > 1 ? 1 : 0;
-    }
-    const std::string failures =
-        failed + retried == 0 ? ""
-                              : fmt::format(" ({} failed twice, {} retried: the choice is among the probes that ran; "
-                                            "see the table)",
-                                            failed, retried);
-    summary = fmt::format("chosen: {} GMI(s) per GPU x {} envs per GMI: {} samples/s per GPU ({} est. for {} GPU(s)); "
-                          "{} probe(s){}, {:.1f} s of probing, {:.1f} s in all{}",
-                          b.gmis, b.envs, rate(b.top), rate(b.system), o.gpus, r.probes, failures, r.seconds, took,
-                          !r.cut ? ""
-                          : g_signal ? fmt::format("; interrupted by signal {}, this is the best found so far", int(g_signal))
-                                     : "; the search was cut by --budget-minutes, this is the best found so far");
-  }
+  const std::string summary = summary_line(o, r, took, l.workdir);
   spdlog::info("{}", summary);
   std::string compare;
   if (o.exhaustive && algo.best >= 0 && r.best >= 0) {
     const Point& a = algo.points[algo.best];
     const Point& b = r.points[r.best];
-    compare = fmt::format("Algorithm 1 on these measurements: {} GMI(s) x {} envs, {:.1f} % of the best; {} of {} "
+    compare = fmt::format("Algorithm 1 on these measurements: {}, {:.1f} % of the best; {} of {} "
                           "probes, {:.1f} s of {:.1f} s of probing ({:.0f} %)",
-                          a.gmis, a.envs, 100.0 * a.system / b.system, algo.probes, r.probes, algo.seconds,
+                          layout_text(a), 100.0 * a.system / b.system, algo.probes, r.probes, algo.seconds,
                           r.seconds, r.seconds > 0 ? 100.0 * algo.seconds / r.seconds : 0.0);
     spdlog::info("{}", compare);
   }

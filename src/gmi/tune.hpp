@@ -20,6 +20,10 @@ struct TuneOptions {
   std::vector<std::string> config_paths;
   std::vector<std::string> sets;      ///< --set key=value for every probe
   std::string mode = "train";         ///< train: rollout + update; serve: rollouts only
+  /// mapping.template values searched, each with its own grid (dp: every GMI steps its envs and
+  /// learns; e-at: per GPU, mapping.trainers_per_gpu trainer GMIs and the rest simulator GMIs,
+  /// whose envs the grid's env counts are).  Empty: the config's template alone.
+  std::vector<std::string> templates;
   int max_gmis_per_gpu = 10;
   std::string env_counts = "128..32768";  ///< "lo..hi" (doubling) or a comma-separated list
   double alpha = 0.05;                ///< Sat threshold
@@ -38,8 +42,9 @@ struct TuneOptions {
 
 /// One grid point and what became of it.
 struct Point {
+  std::string templ = "dp";  ///< mapping.template
   int gmis = 0;         ///< GMIs per GPU
-  int envs = 0;         ///< envs per GMI
+  int envs = 0;         ///< envs per GMI (per simulator GMI under e-at)
   std::string status;   ///< probed | failed | skipped | saturated | invalid | not visited | cut
   std::string note;     ///< why (a probe's error, the projected memory, ...)
   double top = 0;       ///< samples/s of one GPU's GMIs together (probed)

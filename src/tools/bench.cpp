@@ -25,6 +25,7 @@
 #include "src/gmi/kokkos_scope.hpp"
 #include "src/gmi/roles.hpp"
 #include "src/gmi/session.hpp"
+#include "src/gmi/split_training.hpp"
 #include "src/runtime/mpi_command.hpp"
 #include "src/tools/kernel_times.hpp"
 #include "src/tools/roofline.hpp"
@@ -147,27 +148,62 @@ void iterate(algos::Trainer* trainer, Server* server, double& rollout, double& u
   rollout += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Result measure(const config::Config& base, int total, int warmup, int iterations, int profile, int kernel_times,
-               const std::string& mode, const instances::Session& session, mpi::GradientReducer* reducer) {
-  const int world = session.layout().size(), gmi_rank = session.me().gmi_rank;
-  const int n = total / world;
-  const bool serve = mode == "serve", updates_only = mode == "update";
+/// Who steps the envs: every GMI under dp; under mapping.template e-at the simulator GMIs (whose
+/// envs --num-envs counts), for trainers that learn from them (`split`).
+struct BenchRoles {
+  std::optional<instances::SplitTraining> split;
+  std::vector<int> steppers;  ///< MPI_COMM_WORLD ranks that step envs
+  int learners = 0;           ///< GMIs that learn (and whose batches an iteration counts)
+};
+
+BenchRoles bench_roles(const config::Config& base, const instances::Session& session, int rank) {
+  BenchRoles b;
+  b.split = instances::plan_split_roles(base, session.layout(), rank);
+  b.learners = b.split ? int(b.split->trainers.size()) : session.layout().size();
+  for (int w = 0; w < session.layout().size(); ++w)
+    if (!b.split || (b.split->plan.roles[std::size_t(w)] & instances::kSimulator)) b.steppers.push_back(w);
+  return b;
+}
+
+/// The config of one point: `n` envs per stepping GMI, every iteration the benchmark runs
+/// (`iterations`) within the run's length (so an annealed learning rate stays positive); under a
+/// role split the trainers' config, with the split for these envs in `split`.
+config::Config point_config(const config::Config& base, const BenchRoles& roles, const instances::Session& session,
+                            int n, int iterations, std::optional<instances::SplitTraining>& split) {
   config::Config cfg = base;
   cfg.env.num_envs = n;
-  config::derive(cfg, world);
-  // Every iteration this runs (warm-up, timed, counted, extra and profiled) within the run's length,
-  // so an annealed learning rate stays positive.
-  cfg.train.total_env_steps = cfg.batch_size * (warmup + iterations + 2 + profile) * world;
-  config::derive(cfg, world);
+  config::derive(cfg, roles.learners);
+  if (roles.split) {
+    split = instances::plan_split_training(cfg, session.layout(), roles.split->me);
+    cfg = split->trainer_config;
+  }
+  config::derive_sizes(cfg);
+  cfg.train.total_env_steps = cfg.batch_size * iterations * roles.learners;
+  config::derive(cfg, roles.learners);
+  config::derive_sizes(cfg);
+  return cfg;
+}
+
+Result measure(const config::Config& base, int total, int warmup, int iterations, int profile, int kernel_times,
+               const std::string& mode, const instances::Session& session, mpi::GradientReducer* reducer,
+               const BenchRoles& roles) {
+  const int gmi_rank = session.me().gmi_rank;
+  const int n = total / int(roles.steppers.size());
+  const bool serve = mode == "serve", updates_only = mode == "update";
+  std::optional<instances::SplitTraining> split;
+  // Warm-up, timed, counted, extra and profiled iterations.
+  const config::Config cfg = point_config(base, roles, session, n, warmup + iterations + 2 + profile, split);
   Result r;
   r.num_envs = total;
   r.envs_per_gmi = n;
-  r.steps_per_iteration = cfg.batch_size * world;
+  r.steps_per_iteration = cfg.batch_size * roles.learners;
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<algos::Trainer> trainer;
   std::optional<Server> server;
   if (serve)
     server.emplace(cfg, std::uint64_t(gmi_rank) * n);
+  else if (split)
+    trainer = instances::make_split_trainer(*split, cfg, reducer);
   else
     trainer = algos::make_trainer(cfg, std::uint64_t(gmi_rank) * n, reducer);
   Server* sv = server ? &*server : nullptr;
@@ -205,6 +241,10 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   for (int i = 0; i < iterations; ++i) iterate(trainer.get(), sv, rollout, update, updates);
   const double total_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
   if (trainer) r.path = trainer->kernels(), r.trials = trainer->kernel_trials();  // auto chose on the first iteration
+  if (split) {  // the first trainer's kernels (a simulator has none)
+    r.path = mpi::broadcast_string(r.path, MPI_COMM_WORLD, split->trainers.front());
+    r.trials = mpi::broadcast_string(r.trials, MPI_COMM_WORLD, split->trainers.front());
+  }
   r.steps_per_s = double(r.steps_per_iteration) * iterations / total_s;
   r.updates_per_s = updates / total_s;
   r.rollout_ms = 1e3 * max_over_ranks(rollout) / iterations;
@@ -253,7 +293,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
     s.params = double(L.num_params);
     const auto* ppo = dynamic_cast<const algos::PpoTrainer*>(trainer.get());
     s.fused_update = ppo ? ppo->fused_update() : algos::fused_wanted(cfg) && rl::FusedUpdate::supported(L);
-    s.reduction = world > 1;
+    s.reduction = roles.learners > 1;
     s.normalize_obs = cfg.section<algos::PpoConfig>().normalize_obs;
     s.device_env = spec.host_bytes_per_env == 0;
     r.phase_work = ppo_phase_work(s);
@@ -392,39 +432,62 @@ config::Config load_bench_config(const BenchOptions& o, int W) {
   return config::load(o.config_paths, sets, W);
 }
 
+/// What --mode can measure for this config's algorithm and template.
+void check_mode(const BenchOptions& o, const config::Config& base) {
+  if (o.mode != "train" && o.mode != "serve" && o.mode != "update")
+    throw InputError("--mode: expected train, serve or update, got '" + o.mode + "'");
+  const algos::Algorithm& algo = algos::algorithm(base.algo);
+  if (o.mode == "serve" && !algo.serve_bench)
+    throw InputError("--mode serve: serves the actors of algo " +
+                     algos::algorithm_names([](const algos::Algorithm& a) { return a.serve_bench; }) +
+                     "; this config has algo " + base.algo);
+  if (o.mode == "update" && !algo.replay)
+    throw InputError("--mode update: times updates on a replay buffer (algo " +
+                     algos::algorithm_names([](const algos::Algorithm& a) { return a.replay; }) +
+                     "); this config has algo " + base.algo);
+  if (base.mapping.template_ != "dp" && o.mode != "train")
+    throw InputError(fmt::format("mapping.template: {}: bench measures training under it (--mode train); --mode {} "
+                                 "runs under dp",
+                                 base.mapping.template_, o.mode));
+}
+
+/// Every --num-envs splits evenly over the GMIs that step envs, into a batch the algorithm takes.
+void check_env_counts(const BenchOptions& o, const config::Config& base, const BenchRoles& roles,
+                      const instances::Session& session) {
+  const int S = int(roles.steppers.size());
+  const char* who = roles.split ? "simulator " : "";
+  for (int n : o.num_envs) {
+    if (n < 1 || n % S != 0)
+      throw InputError(fmt::format("--num-envs: {} is not a positive count that splits evenly over {} {}GMI(s)", n, S,
+                                   who));
+    // The algorithm's own constraints on the batch (e.g. PPO's minibatches), as its config states them.
+    try {
+      std::optional<instances::SplitTraining> at_n;
+      point_config(base, roles, session, n / S, 1, at_n);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--num-envs: {} ({} per {}GMI): {}", n, n / S, who, e.what()));
+    }
+  }
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& o, int* argc, char*** argv) {
   return runtime::run_mpi_command(argc, argv, "info", [&](mpi::Environment& mpi) {
     const int W = mpi.size();
-    if (o.mode != "train" && o.mode != "serve" && o.mode != "update")
-      throw InputError("--mode: expected train, serve or update, got '" + o.mode + "'");
     const bool serve = o.mode == "serve";
     config::Config base = load_bench_config(o, W);
     const algos::Algorithm& algo = algos::algorithm(base.algo);
-    if (serve && !algo.serve_bench)
-      throw InputError("--mode serve: serves the actors of algo " +
-                       algos::algorithm_names([](const algos::Algorithm& a) { return a.serve_bench; }) +
-                       "; this config has algo " + base.algo);
-    if (o.mode == "update" && !algo.replay)
-      throw InputError("--mode update: times updates on a replay buffer (algo " +
-                       algos::algorithm_names([](const algos::Algorithm& a) { return a.replay; }) +
-                       "); this config has algo " + base.algo);
-    for (int n : o.num_envs) {
-      if (n < 1 || n % W != 0)
-        throw InputError(fmt::format("--num-envs: {} is not a positive count that splits evenly over {} GMI(s)", n, W));
-      // The algorithm's own constraints on the batch (e.g. PPO's minibatches), as its config states them.
-      config::Config at_n = base;
-      at_n.env.num_envs = n / W;
-      try {
-        config::derive(at_n, W);
-      } catch (const InputError& e) {
-        throw InputError(fmt::format("--num-envs: {} ({} per GMI): {}", n, n / W, e.what()));
-      }
-    }
-    instances::require_dp(base, "bench");
+    check_mode(o, base);
+    const bool split = base.mapping.template_ != "dp";
     instances::Session session(base, mpi);
-    base.env.threads = session.env_threads(base.env.threads);
+    const BenchRoles roles = bench_roles(base, session, mpi.rank());
+    check_env_counts(o, base, roles, session);
+    if (roles.split) {
+      spdlog::info("{}", roles.split->plan.table(session.layout()));
+      session.set_learners(roles.split->trainers);
+    }
+    base.env.threads = session.env_threads(base.env.threads, split ? roles.steppers : std::vector<int>{});
     const std::string table = session.layout_table();
     const std::string device = instances::device_description();
     const std::string what = serve ? "serve: rollouts only"
@@ -435,10 +498,16 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
                  settings, base.device.matmul);
     spdlog::info("layout: {}", table);
     std::unique_ptr<mpi::GradientReducer> reducer;
-    if (W > 1) reducer = session.make_reducer(algos::num_params(base));
+    if (roles.learners > 1)
+      instances::agreed([&] { reducer = session.make_reducer(algos::num_params(base)); });
+    const std::string reduce_name =
+        split ? mpi::broadcast_string(reducer ? reducer->name() : "none", MPI_COMM_WORLD, roles.split->trainers.front())
+              : reducer ? reducer->name() : "none";
     // Per-phase profile and roofline (PPO train mode, single-agent environments: a multi-agent
-    // trainer's roles are not split into phases).
-    const int profile = algo.phase_profile && o.mode == "train" && !envs::is_multi_agent(base.env.name) ? o.phase_iterations : 0;
+    // trainer's roles are not split into phases, nor are a trainer's whose envs step elsewhere).
+    const int profile = algo.phase_profile && o.mode == "train" && !envs::is_multi_agent(base.env.name) && !split
+                            ? o.phase_iterations
+                            : 0;
     const DevicePeaks peaks = device_peaks();
     std::pair<double, std::string> mm_peak{0.0, ""};
     MatmulPeaks mm;
@@ -460,7 +529,8 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
                  "env steps/s", "updates/s", "iteration ms", "rollout ms", "update ms", "kernels", "blas", "copies",
                  "MiB/GMI", "path");
     for (int n : o.num_envs) {
-      const Result r = measure(base, n, o.warmup, o.iterations, profile, o.kernel_times, o.mode, session, reducer.get());
+      const Result r =
+          measure(base, n, o.warmup, o.iterations, profile, o.kernel_times, o.mode, session, reducer.get(), roles);
       results.push_back(r);
       spdlog::info("{:>9} {:>8} {:>14.0f} {:>11.1f} {:>12.2f} {:>11.2f} {:>11.3f} {:>9.0f} {:>8.0f} {:>7.0f} {:>9.0f}  {}",
                    n, r.envs_per_gmi, r.steps_per_s, r.updates_per_s, r.iteration_ms, r.rollout_ms, r.update_ms,
@@ -480,7 +550,8 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
         << ",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION
         << "\",\n  \"device\": " << json_string(device) << ",\n  \"config\": " << json_string(base.source)
         << ",\n  \"seed\": " << base.train.seed << ",\n  " << layout_json(session)
-        << ",\n  \"reduce\": " << json_string(reducer ? reducer->name() : "none") << ",\n  \"env\": \""
+        << ",\n  \"reduce\": " << json_string(reduce_name) << ",\n  \"template\": " << json_string(base.mapping.template_)
+        << ",\n  \"simulators_per_trainer\": " << (split ? roles.split->sims_per_trainer : 0) << ",\n  \"env\": \""
         << base.env.name << "\",\n  \"env_threads\": " << base.env.threads << ",\n  \"env_batch_size\": "
         << base.env.batch_size << ",\n  \"num_steps\": " << base.num_steps << ",\n  \"update_epochs\": "
         << base.section<algos::PpoConfig>().update_epochs << ",\n  \"num_minibatches\": " << base.section<algos::PpoConfig>().num_minibatches

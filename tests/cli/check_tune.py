@@ -9,6 +9,9 @@
             (--probe-timeout) are recorded and the search goes on; --budget-minutes cuts the
             search after the first probe and keeps the best so far; SIGTERM during a probe ends
             that probe's processes and tune reports and writes the best so far
+  templates --templates dp,e-at: both templates' grids (e-at: env counts per simulator GMI, no
+            split of one GMI), the best of both chosen, the same choice on replay, and an e-at
+            overlay (mapping.template, env.num_envs per simulator) that trains as is
 
   check_tune.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
@@ -27,8 +30,8 @@ BASE = "env: {name: CartPole-v1}\nppo: {num_steps: 32, num_minibatches: 2, updat
 GRID = ["--max-gmis-per-gpu", "2", "--env-counts", "4,8,16", "--probe-iterations", "2", "--probe-warmup", "1"]
 
 
-def tune(a, args, extra_env=None, status=0):
-    p = subprocess.run([a.gmi, "tune", "--config", "base.yaml"] + GRID + args, cwd=a.workdir,
+def tune(a, args, extra_env=None, status=0, grid=None):
+    p = subprocess.run([a.gmi, "tune", "--config", "base.yaml"] + (grid or GRID) + args, cwd=a.workdir,
                        env=env_for(extra_env), capture_output=True, text=True, timeout=600)
     if p.returncode != status:
         raise SystemExit(f"tune {args}: exit status {p.returncode}, expected {status}\n{p.stdout}\n{p.stderr}")
@@ -125,5 +128,60 @@ def mode_probes(a):
           f"{a1['envs_per_gmi']} with {ex['algorithm1']['probes']} of 6 probes")
 
 
+def mode_templates(a):
+    """--templates dp,e-at: each template's grid is probed (under e-at the env counts are per
+    simulator GMI, and one GMI per GPU cannot split), the best of all is chosen, a replay makes
+    the same choices, and an e-at choice is an overlay that trains as is."""
+    w = a.workdir
+    open(os.path.join(w, "base.yaml"), "w").write(BASE)
+    grid = ["--max-gmis-per-gpu", "3", "--env-counts", "4,8"]
+    out = tune(a, ["--templates", "dp,e-at", "--exhaustive", "--json", "t.json", "--workdir", "p5",
+                   "--launcher", a.mpiexec], grid=grid)
+    t = json.load(open(os.path.join(w, "t.json")))
+    pts = {(p["template"], p["gmis_per_gpu"], p["envs_per_gmi"]): p for p in t["points"]}
+    assert len(pts) == 12, pts.keys()
+    assert all(pts[("dp", g, n)]["status"] == "probed" for g in (1, 2, 3) for n in (4, 8)), out
+    assert all(pts[("e-at", g, n)]["status"] == "probed" for g in (2, 3) for n in (4, 8)), out
+    assert all(pts[("e-at", 1, n)]["status"] == "invalid" and "under e-at 1 GMI(s) per GPU" in pts[("e-at", 1, n)]["note"]
+               for n in (4, 8)), out
+    best = max((p for p in t["points"] if p["status"] == "probed"), key=lambda p: p["system_samples_per_s"])
+    assert t["chosen"]["template"] == best["template"] and t["chosen"]["gmis_per_gpu"] == best["gmis_per_gpu"], t["chosen"]
+    assert re.search(r"^\s*template\s+GMIs", out, re.M) and re.search(r"^\s+e-at\s+3\s+8\s", out, re.M), out
+    # An e-at probe steps 2 simulators x 8 envs for its trainer: the batch of dp's 1 GMI x 16 envs.
+    e = json.load(open(os.path.join(w, "p5", "probe-e-at-3x8.json")))
+    d = json.load(open(os.path.join(w, "p5", "probe-1x16.json"))) if os.path.exists(
+        os.path.join(w, "p5", "probe-1x16.json")) else None
+    assert e["template"] == "e-at" and e["simulators_per_trainer"] == 2, e
+    assert e["results"][0]["num_envs"] == 16 and e["results"][0]["env_steps_per_iteration"] == 16 * 32, e["results"]
+    assert d is None or d["results"][0]["env_steps_per_iteration"] == 16 * 32
+    # A replay makes Algorithm 1's choice over both templates.
+    tune(a, ["--templates", "dp,e-at", "--replay", "t.json", "--json", "tr.json"], grid=grid)
+    tr = json.load(open(os.path.join(w, "tr.json")))
+    a1 = t["algorithm1"]["chosen"]
+    assert (tr["chosen"]["template"], tr["chosen"]["gmis_per_gpu"], tr["chosen"]["envs_per_gmi"]) == \
+        (a1["template"], a1["gmis_per_gpu"], a1["envs_per_gmi"]), (tr["chosen"], a1)
+    # Where e-at measured best (here: a replay of measurements edited so), the overlay sets the
+    # template, its env count is per simulator, and it trains as is.
+    for p in t["points"]:
+        if p["template"] == "e-at" and p["gmis_per_gpu"] == 3 and p["envs_per_gmi"] == 4:
+            p["samples_per_s"] = p["system_samples_per_s"] = 1e12
+    json.dump(t, open(os.path.join(w, "edited.json"), "w"))
+    out = tune(a, ["--templates", "dp,e-at", "--replay", "edited.json", "--exhaustive", "--out", "te.yaml"], grid=grid)
+    assert "chosen: e-at: 3 GMI(s) per GPU x 4 envs per simulator GMI" in out, out
+    text = open(os.path.join(w, "te.yaml")).read()
+    assert keys(os.path.join(w, "te.yaml")) == (3, 4) and "mapping:\n  template: e-at\n" in text, text
+    p = subprocess.run([a.mpiexec, "-n", "3", a.gmi, "--config", "base.yaml", "--config", "te.yaml",
+                        "--set", "train.total_env_steps=512", "--run-dir", "run-e-at"],
+                       cwd=w, env=env_for(), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "1 trainer GMI(s), each acting and learning for 2 simulator GMI(s) x 4 envs" in p.stdout, \
+        p.stdout + p.stderr
+    # Only the training templates are searched.
+    p = subprocess.run([a.gmi, "tune", "--config", "base.yaml", "--templates", "mp-dp"], cwd=w, env=env_for(),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "--templates" in p.stderr, p.stderr
+    print(f"templates: best measured {best['template']} {best['gmis_per_gpu']}x{best['envs_per_gmi']}, "
+          f"Algorithm 1 {a1['template']} {a1['gmis_per_gpu']}x{a1['envs_per_gmi']}")
+
+
 if __name__ == "__main__":
-    harness.main("check_tune", ["probes"], globals())
+    harness.main("check_tune", ["probes", "templates"], globals())
