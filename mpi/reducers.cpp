@@ -111,13 +111,8 @@ class Mrr final : public ReducerBase {
 class Har final : public ReducerBase {
  public:
   Har(const Communicators& c, const ReducerOptions& o)
-      : ReducerBase(c),
-        single_gpu_(c.layout().num_gpus == 1),
-        p2p_(!single_gpu_ && o.inter_gpu == "p2p"),
-        leaders_(p2p_ ? MPI_COMM_NULL : c.leaders(), ring_transport(), o.elements) {
-    watched_ = !single_gpu_ && !p2p_ && ring_transport() == Transport::nccl;
-    // The GPUs' leaders through CUDA IPC: gates with deadlines, like a GPU's GMIs (no NCCL).
-    if (p2p_ && c.leaders() != MPI_COMM_NULL) peers_ = std::make_unique<GpuShared>(c.leaders(), o.elements, IntraSync::device);
+      : ReducerBase(c), single_gpu_(c.layout().num_gpus == 1), leaders_(c.leaders(), ring_transport(), o.elements) {
+    watched_ = !single_gpu_ && ring_transport() == Transport::nccl;
     if (!use_ipc(o)) {
       local_ = std::make_unique<DeviceGroup>(c.gpu(), Transport::host, o.elements);
       return;
@@ -127,10 +122,6 @@ class Har final : public ReducerBase {
     watched_ = watched_ || (!device_is_host() && shared_->size() > 1 && shared_->sync() == IntraSync::host);
   }
   void mean(const ExecSpace& space, float* data, std::size_t n) override {
-    if (p2p_ && (!shared_ || shared_->size() == 1) && !local_) {
-      peers_->allreduce(space, data, n, 1.0f / float(size_));  // one GMI per GPU: the leaders alone
-      return;
-    }
     if (shared_ && shared_->size() > 1) {
       // The GPU's sum, all-reduced among GPUs in place (in the leader's buffer, or slice by
       // slice in ring j by its owner j), then copied out to every GMI, scaled to the mean.  On
@@ -144,8 +135,6 @@ class Har final : public ReducerBase {
       float* sum = shared_->reduce(space, data, n, where);
       if (rings_)
         rings_->allreduce_sum(space, sum, shared_->slice(n).second);
-      else if (peers_)
-        peers_->allreduce_sum(space, sum, n);
       else if (leaders_.active())
         leaders_.allreduce_sum(space, sum, n);
       shared_->broadcast(space, data, n, mean, where);
@@ -153,8 +142,7 @@ class Har final : public ReducerBase {
     }
     if (local_) {
       local_->reduce_sum(space, data, n, 0);
-      if (peers_) peers_->allreduce_sum(space, data, n);
-      else leaders_.allreduce_sum(space, data, n);
+      leaders_.allreduce_sum(space, data, n);
       local_->bcast(space, data, n, 0);
     } else if (leaders_.size() == size_) {
       leaders_.allreduce_mean(space, data, n);  // one GMI per GPU: NCCL averages in its pass
@@ -164,20 +152,14 @@ class Har final : public ReducerBase {
     }
     finish(space, data, n);
   }
-  float* buffer() override {
-    if (shared_ && shared_->size() > 1) return shared_->input();
-    return peers_ && !local_ ? peers_->input() : nullptr;  // one GMI per GPU: the leaders' own
-  }
+  float* buffer() override { return shared_ && shared_->size() > 1 ? shared_->input() : nullptr; }
   std::string name() const override {
-    const std::string inter = p2p_ ? ", p2p" : rings_ ? ", rings" : "";
-    return (shared_ ? "har (ipc" : "har (mpi") + inter + ")";
+    return shared_ ? (rings_ ? "har (ipc, rings)" : "har (ipc)") : "har (mpi)";
   }
 
  private:
   bool single_gpu_;
-  bool p2p_;                         // inter_gpu p2p: the leaders through CUDA IPC (peers_)
   DeviceGroup leaders_;
-  std::unique_ptr<GpuShared> peers_;  // p2p: this GPU's leader and the others (leaders only)
   std::unique_ptr<GpuShared> shared_;
   std::unique_ptr<DeviceGroup> rings_;  // inter_gpu rings: this GMI's ring
   std::unique_ptr<DeviceGroup> local_;
@@ -270,24 +252,13 @@ std::string rings_reason(const Layout& L, const ReducerOptions& o) {
 }  // namespace
 
 bool har_uses_rings(const Layout& L, const ReducerOptions& o) {
-  return (o.inter_gpu == "auto" || o.inter_gpu == "rings") && L.num_gpus > 1 && L.max_gmis_per_gpu() > 1 && rings_reason(L, o).empty();
-}
-
-/// "" if har's step among GPUs can run through CUDA IPC (inter_gpu p2p) on `L` with `o`.
-std::string p2p_reason(const Layout& L, const ReducerOptions& o) {
-  if (L.num_gpus == 1) return "";  // nothing among GPUs
-  if (L.num_nodes > 1)
-    return fmt::format("needs the job's GPUs on one node (CUDA IPC); this layout has {} nodes", L.num_nodes);
-  if (L.max_gmis_per_gpu() > 1 && !o.concurrent_gmis)
-    return "needs one GMI per GPU or GMIs that run side by side (gmi.backend mps): a GPU's leader polls its peers "
-           "on the device";
-  return "";
+  return o.inter_gpu != "leaders" && L.num_gpus > 1 && L.max_gmis_per_gpu() > 1 && rings_reason(L, o).empty();
 }
 
 std::string unsupported_reason(const Layout& L, const std::string& s, const ReducerOptions& o) {
   if (s == "har") {
-    const std::string why = o.inter_gpu == "rings" ? rings_reason(L, o) : o.inter_gpu == "p2p" ? p2p_reason(L, o) : "";
-    return why.empty() ? "" : "reduce.inter_gpu: " + o.inter_gpu + " " + why;
+    const std::string why = o.inter_gpu == "rings" ? rings_reason(L, o) : "";
+    return why.empty() ? "" : "reduce.inter_gpu: rings " + why;
   }
   if (s == "mpr") return "";
   if (s == "mrr")

@@ -14,10 +14,7 @@
 ///          (MPS), with host barriers when they time-slice (mpi/gpu_shared.hpp).  With
 ///          inter_gpu rings, the GPU's sum is left in slices, GMI j's slice is all-reduced in
 ///          ring j (the j-th GMI of every GPU: one GMI per GPU, so NCCL accepts it; m rings at
-///          once, each with 1/m of the data), and every GMI gathers the slices.  With inter_gpu
-///          p2p (one node), the leaders sum among themselves as a GPU's GMIs do, reading each
-///          other's buffers in place through CUDA IPC over NVLink or PCIe (mpi/gpu_shared.hpp,
-///          synchronised on the device): no NCCL call.
+///          once, each with 1/m of the data), and every GMI gathers the slices.
 ///  hybrid  IP+RP with parameter k (003 Fig. 7c): slots 0..k-1 of every GPU all-reduce in NCCL
 ///          rings; one member per ring and every GMI of slot >= k all-reduce host-staged; the
 ///          rings broadcast the result.
@@ -36,7 +33,7 @@ struct ReducerOptions {
   std::string strategy = "auto";   ///< auto | mpr | mrr | har | hybrid
   int hybrid_k = 1;                ///< hybrid: GMIs per GPU in rings
   std::string intra_gpu = "auto";  ///< har's step within a GPU: auto | ipc | mpi
-  std::string inter_gpu = "auto";  ///< har's step among GPUs: auto | leaders | rings | p2p
+  std::string inter_gpu = "auto";  ///< har's step among GPUs: auto | leaders | rings
   /// The GMIs of one GPU run kernels at the same time (MPS; processes of a host build), so the
   /// IPC path may poll flags on the device; false when they time-slice (gmi.backend none).
   bool concurrent_gmis = false;

@@ -171,13 +171,11 @@ struct GmiConfig {
   X(std::string, intra_gpu, "auto", one_of({"auto", "ipc", "mpi"}),                                             \
     "HAR's step among the GMIs of one GPU: ipc (device buffers shared through CUDA IPC; an MPI shared-memory "  \
     "window on host builds), mpi (host-staged MPI_Reduce/MPI_Bcast); auto: ipc")                                \
-  X(std::string, inter_gpu, "auto", one_of({"auto", "leaders", "rings", "p2p"}),                                \
+  X(std::string, inter_gpu, "auto", one_of({"auto", "leaders", "rings"}),                                       \
     "HAR's step among GPUs: leaders (NCCL all-reduce of the whole buffer among one GMI per GPU, the paper's "   \
     "HAR), rings (every GMI all-reduces its 1/m slice of the GPU's sum with the GMI of its slot on every other " \
     "GPU: m NCCL rings at once; needs reduce.intra_gpu ipc, GMIs that run side by side (gmi.backend mps; host " \
-    "builds) and the same GMI count on every GPU), p2p (one node: the GPUs' leaders read each other's buffers " \
-    "through CUDA IPC over NVLink or PCIe and sum on the device, no NCCL; needs one GMI per GPU or gmi.backend " \
-    "mps); auto: rings where they can run")                                                                    \
+    "builds) and the same GMI count on every GPU); auto: rings where they can run")                            \
   X(int, auto_runs, 100, at_least(1), "timed runs per unit cost when strategy is auto (paper 003: 100)")       \
   X(double, timeout_s, 120, above_up_to(0, 1e6),                                                                \
     "longest wait of a GMI on others (reductions on the device, NCCL, MPI, the per-iteration statistics): when " \

@@ -361,8 +361,6 @@ std::unique_ptr<mpi::GradientReducer> Session::make_reducer(std::size_t elements
     if (keep == "mpr" || keep == "mrr") o.strategy = keep;
     else if (keep == "har (ipc)") o.strategy = "har", o.intra_gpu = "ipc", o.inter_gpu = "leaders";
     else if (keep == "har (ipc, rings)") o.strategy = "har", o.intra_gpu = "ipc", o.inter_gpu = "rings";
-    else if (keep == "har (ipc, p2p)") o.strategy = "har", o.intra_gpu = "ipc", o.inter_gpu = "p2p";
-    else if (keep == "har (mpi, p2p)") o.strategy = "har", o.intra_gpu = "mpi", o.inter_gpu = "p2p";
     else if (keep == "har (mpi)") o.strategy = "har", o.intra_gpu = "mpi";
     else if (std::sscanf(keep.c_str(), "hybrid k=%d", &k) == 1) o.strategy = "hybrid", o.hybrid_k = k;
     if (o.strategy != "auto" && mpi::unsupported_reason(comms->layout(), o.strategy, o).empty()) {

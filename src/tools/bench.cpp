@@ -592,12 +592,11 @@ namespace {
 void check_reduce_options(const ReduceBenchOptions& o) {
   for (long long n : o.sizes)
     if (n < 1 || n > (1ll << 30)) throw InputError(fmt::format("--sizes: {} is not a float count in [1, 2^30]", n));
-  const std::vector<std::string> known = {"mpr",    "mrr",   "har-ipc", "har-ipc-barriers", "har-mpi",
-                                          "har-p2p", "hybrid", "floor",   "auto"};
+  const std::vector<std::string> known = {"mpr", "mrr", "har-ipc", "har-ipc-barriers", "har-mpi", "hybrid", "floor", "auto"};
   for (const auto& s : o.strategies)
     if (std::find(known.begin(), known.end(), s) == known.end())
       throw InputError("--strategies: unknown '" + s +
-                       "' (expected mpr, mrr, har-ipc, har-ipc-barriers, har-mpi, har-p2p, hybrid, floor, auto)");
+                       "' (expected mpr, mrr, har-ipc, har-ipc-barriers, har-mpi, hybrid, floor, auto)");
 }
 
 /// A strategy bench-reduce times: a reducer, or the floor (a device group without GMIs).
@@ -636,10 +635,6 @@ std::vector<ReduceEntry> reduce_entries(const ReduceBenchOptions& o, const mpi::
       // har-ipc synchronises as the backend implies (device flags under MPS); har-ipc-barriers
       // always as time-sliced GMIs must (host barriers and interprocess events).
       if (s == "har-ipc-barriers") opt.concurrent_gmis = false;
-      // har-p2p: the GPUs' leaders through CUDA IPC instead of NCCL (one node); the others
-      // among GPUs as reduce.inter_gpu says.
-      if (s == "har-p2p") opt.inter_gpu = "p2p";
-      else if (opt.inter_gpu == "p2p") opt.inter_gpu = "auto";
       name = "har";
     }
     const std::string why = mpi::unsupported_reason(L, name, opt);

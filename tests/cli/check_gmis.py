@@ -200,7 +200,7 @@ def mode_bench(a, cfg):
     if (j["gmis"], j["gpus"], j["gmis_per_gpu"]) != (4, 2, [2, 2]):
         fail("bench-reduce JSON layout: " + str(j), p)
     got = sorted({r["strategy"] for r in j["results"]})
-    want = sorted(["floor (ring among GPU leaders)", "mpr", "mrr", "har-ipc", "har-ipc-barriers", "har-mpi", "har-p2p", "hybrid k=1",
+    want = sorted(["floor (ring among GPU leaders)", "mpr", "mrr", "har-ipc", "har-ipc-barriers", "har-mpi", "hybrid k=1",
                    "hybrid k=2"])
     if got != want or len(j["results"]) != 2 * len(want):
         fail(f"bench-reduce strategies {got}, expected {want} at 2 sizes", p)

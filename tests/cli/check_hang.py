@@ -3,8 +3,8 @@
 exactly from its newest checkpoint.  Through the real command line, under mpiexec.
 
   strategies  GMI_DRL_FAULT=hang@N:R (rank R sleeps in host code before iteration N) with every
-              reduction strategy (mpr, mrr, har with the IPC path, with NCCL-style rings, with
-              the GPUs' leaders through IPC (p2p) and host-staged, hybrid) on 2-4 GMIs: exit status 3 within reduce.timeout_s + 15 s,
+              reduction strategy (mpr, mrr, har with the IPC path, with NCCL-style rings and
+              host-staged, hybrid) on 2-4 GMIs: exit status 3 within reduce.timeout_s + 15 s,
               one line naming rank R as the one that did not answer, no rank left running, the
               newest checkpoint verifies, and --resume latest then ends with the metrics of an
               uninterrupted run bit for bit
@@ -21,9 +21,7 @@ exactly from its newest checkpoint.  Through the real command line, under mpiexe
   gpus2       (CUDA builds, a node with 2 GPUs; exit 77, skipped, with fewer) the strategies'
               NCCL steps between the GPUs: hang and hang-kernel with one GMI per GPU (har: one
               NCCL all-reduce; mrr) and with 2 per GPU (har's NCCL rings under MPS): the same
-              checks as `strategies`, the exact resume included; and gpus2_p2p
-  gpus2_p2p   (the same node) reduce.inter_gpu p2p, the GPUs' leaders through CUDA IPC: hang and
-              hang-kernel with one GMI per GPU, hang-kernel with 2 per GPU under MPS
+              checks as `strategies`, the exact resume included
 
   check_hang.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
@@ -119,7 +117,6 @@ def mode_strategies(a):
              ("har-rings", 4, ["har", "gmi.gpus_per_node=2", "reduce.inter_gpu=rings"], 3),
              ("har-leaders", 4, ["har", "gmi.gpus_per_node=2", "reduce.inter_gpu=leaders"], 1),
              ("har-mpi", 3, ["har", "reduce.intra_gpu=mpi"], 1),
-             ("har-p2p", 4, ["har", "gmi.gpus_per_node=2", "reduce.inter_gpu=p2p"], 3),
              ("hybrid", 4, ["hybrid", "gmi.gpus_per_node=2", "reduce.hybrid_k=1"], 2)]
     for label, np_, sets, rank in cases:
         hang_case(a, label, np_, sets, "hang", rank)
@@ -186,16 +183,6 @@ def mode_gpus2(a):
     hang_case(a, "nccl-har-kernel", 2, ["har", two], "hang-kernel", 0)
     hang_case(a, "nccl-mrr-kernel", 2, ["mrr", two], "hang-kernel", 1)
     hang_case(a, "nccl-rings-kernel", 4, ["har", two, "gmi.backend=mps", "reduce.inter_gpu=rings"], "hang-kernel", 2)
-    mode_gpus2_p2p(a)
-
-
-def mode_gpus2_p2p(a):
-    """The GPUs' leaders through CUDA IPC (reduce.inter_gpu p2p): a GMI stuck on the host or in
-    a kernel ends the job through the gates' deadlines."""
-    two, p2p = "gmi.gpus_per_node=2", "reduce.inter_gpu=p2p"
-    hang_case(a, "p2p-har-host", 2, ["har", two, p2p], "hang", 1)
-    hang_case(a, "p2p-har-kernel", 2, ["har", two, p2p], "hang-kernel", 0)
-    hang_case(a, "p2p-mps-kernel", 4, ["har", two, p2p, "gmi.backend=mps"], "hang-kernel", 3)
 
 
 def mps_processes():
@@ -203,4 +190,4 @@ def mps_processes():
 
 
 if __name__ == "__main__":
-    harness.main("check_hang", ["strategies", "kernel", "stall", "setup", "gpu", "gpus2", "gpus2_p2p"], globals())
+    harness.main("check_hang", ["strategies", "kernel", "stall", "setup", "gpu", "gpus2"], globals())

@@ -108,13 +108,6 @@ TEST(Reducers, EveryStrategyOnEveryLayoutAveragesExactlyAndIdentically) {
     strategies.push_back({"har", ipc_leaders});
     strategies.push_back({"har", ipc_barriers});
     strategies.push_back({"har", host});
-    // The GPUs' leaders through CUDA IPC (one node): after the IPC path within GPUs, and after
-    // the host-staged one.
-    ReducerOptions ipc_p2p = ipc_flags, host_p2p = host;
-    ipc_p2p.inter_gpu = host_p2p.inter_gpu = "p2p";
-    host_p2p.concurrent_gmis = true;
-    for (const ReducerOptions& p2p : {ipc_p2p, host_p2p})
-      if (L.num_gpus > 1 && unsupported_reason(L, "har", p2p).empty()) strategies.push_back({"har", p2p});
     for (int k = 1; k <= L.max_gmis_per_gpu(); ++k) {
       ReducerOptions h = o;
       h.hybrid_k = k;
@@ -200,28 +193,6 @@ TEST(Reducers, HarRunsRingsWhereTheLayoutAllowsThem) {
     o.inter_gpu = "rings";
     EXPECT_THROW(make_strategy(cu, "har", o), InputError);
   }
-}
-
-TEST(Reducers, HarP2pNeedsOneNodeAndGmisSideBySide) {
-  int W = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &W);
-  if (W < 4 || kRealGpus) GTEST_SKIP() << "needs >= 4 ranks on emulated GPUs";
-  ReducerOptions o;
-  o.strategy = "har";
-  o.elements = 10;
-  o.inter_gpu = "p2p";
-  o.concurrent_gmis = true;
-  {  // every rank a node of its own: CUDA IPC does not cross nodes
-    const Layout L = plan_layout(gather_node_names(1), LayoutRequest{1, 0});
-    Communicators c(L);
-    expect_input_error(c, o, "reduce.inter_gpu: p2p needs the job's GPUs on one node (CUDA IPC); this layout has");
-  }
-  // Two GPUs of one node with W/2 GMIs each: p2p under MPS, an error for time-sliced GMIs.
-  const Layout L = plan_layout(gather_node_names(0), LayoutRequest{2, 0});
-  Communicators c(L);
-  EXPECT_EQ(make_strategy(c, "har", o)->name(), "har (ipc, p2p)");
-  o.concurrent_gmis = false;
-  expect_input_error(c, o, "reduce.inter_gpu: p2p needs one GMI per GPU or GMIs that run side by side");
 }
 
 TEST(Reducers, HostSumAddsOverAllGmis) {
