@@ -10,3 +10,7 @@ S="--config config/humanoid_sac_many_envs.yaml --set sac.learning_starts=2000 --
 P="--set reduce.inter_gpu=p2p"
 export RUNS="hsac_1g|1|28|0|0-15|$HS;hsac_2g_nccl|2|28|0,1|all|$HS;hsac_2g_p2p|2|28|0,1|all|$HS $P;sac_1g|1|35|0|0-15|$S;sac_2g_nccl|2|35|0,1|all|$S;sac_2g_p2p|2|35|0,1|all|$S $P"
 bash .gpu/i37p.sh
+S="--config config/humanoid_sac_many_envs.yaml --set sac.learning_starts=2000"
+C="--config config/cartpole_ppo.yaml --set train.total_env_steps=2000000000"
+export RUNS="cp_dp_1g|1|25|0|0-15|$C --set env.num_envs=12288;cp_eat_1g|4|25|0|0-15|$C --set mapping.template=e-at --set env.num_envs=4096;cp_dp_4g|4|25|0,1,2,3|all|$C --set env.num_envs=12288;cp_eat_4g|16|30|0,1,2,3|all|$C --set mapping.template=e-at --set env.num_envs=4096;sac_dp_1g|1|35|0|0-15|$S --set env.num_envs=80;sac_eat_1g|6|35|0|0-15|$S --set mapping.template=e-at --set env.num_envs=16;sac_dp_4g|4|35|0,1,2,3|all|$S --set env.num_envs=80;sac_eat_4g|24|40|0,1,2,3|all|$S --set mapping.template=e-at --set env.num_envs=16"
+bash .gpu/i37t.sh
