@@ -517,10 +517,21 @@ void derive(Config& c, int world_size) {
   try {
     derive_sizes(c);
   } catch (const InputError&) {
-    // Under e-at a trainer GMI steps its S simulator GMIs' envs, S x env.num_envs: the sizes and
-    // checks that count envs are the trainer's, derived by plan_split_training once the layout
-    // gives S (where the same error, if S does not cure it, names the trainer's envs).
+    // Under e-at a trainer GMI steps its S simulator GMIs' envs, S x env.num_envs: a check that
+    // counts envs is the trainer's, made by plan_split_training once the layout gives S (and its
+    // error names the trainer's envs).  Here it waits if some S could satisfy it; any other
+    // error is this config's now.
     if (c.mapping.template_ != "e-at") throw;
+    for (int S = 2; S <= 64; ++S) {
+      Config trainer = c;
+      trainer.env.num_envs = c.env.num_envs * S;
+      try {
+        derive_sizes(trainer);
+        return;
+      } catch (const InputError&) {
+      }
+    }
+    throw;
   }
 }
 

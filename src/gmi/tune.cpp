@@ -323,6 +323,15 @@ Point launch_probe(const TuneOptions& o, const config::Overrides& sets, const La
                                      "with the same number (>= 1) of simulators each",
                                      g, T));
       steppers = g - T;
+      // The trainers' config (S x n envs each, over T GMIs), as plan_split_training derives it.
+      config::Config trainer = c;
+      trainer.env.num_envs = (g / T - 1) * n;
+      config::derive(trainer, T);
+      try {
+        config::derive_sizes(trainer);
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("each trainer GMI steps {} envs: {}", trainer.env.num_envs, e.what()));
+      }
     }
   } catch (const InputError& e) {
     p.status = "invalid";
@@ -360,11 +369,6 @@ Point launch_once(const TuneOptions& o, const Launch& l, int steppers, Point p) 
   const auto tp = Clock::now();
   const int rc = run_process(argv, stem + ".log", o.probe_timeout_s);
   p.seconds = seconds_since(tp);
-  if (rc == 2) {  // bad input: what the config cannot do at this point (no second attempt)
-    p.status = "invalid";
-    p.note = fmt::format("{} ({}.log)", instances::failure_text(stem + ".log"), stem);
-    return p;
-  }
   if (rc != 0) {
     p.status = "failed";
     p.note = rc == -2 ? "interrupted (signal)"
@@ -431,7 +435,7 @@ void write_outputs(const TuneOptions& o, const config::Config& base, const Searc
     for (const auto& c : o.config_paths) y << " --config " << c;
     y << " --config " << o.out << "\n";
     y << fmt::format("gmi:\n  per_gpu: {}\nenv:\n  num_envs: {}\n", b.gmis, b.envs);
-    if (b.templ != base.mapping.template_) y << fmt::format("mapping:\n  template: {}\n", b.templ);
+    y << fmt::format("mapping:\n  template: {}\n", b.templ);  // also where --set chose it
     spdlog::info("wrote {}", o.out);
   }
   if (!o.json.empty()) {
@@ -608,11 +612,14 @@ int run_tune(const TuneOptions& o) {
       spdlog::warn("[probe {}] {}: {}: {}", k, what, p.status, p.note);
     return p;
   };
-  const std::vector<std::string> templates = o.templates.empty() ? std::vector<std::string>{base.mapping.template_}
-                                                                 : o.templates;
+  std::vector<std::string> templates;
+  for (const std::string& t : o.templates)
+    if (std::find(templates.begin(), templates.end(), t) == templates.end()) templates.push_back(t);
+  if (templates.empty()) templates.push_back(base.mapping.template_);
   for (const std::string& t : templates)
     if (t != "dp" && t != "e-at")
-      throw InputError("--templates: " + t + ": tune searches dp and e-at (the training templates built)");
+      throw InputError(fmt::format("{}: {}: tune searches the training templates built, dp and e-at",
+                                   o.templates.empty() ? "mapping.template" : "--templates", t));
 
   spdlog::info("gmi_drl {} tune | {} | mode {} | {} | {} GMI count(s) x {} env count(s) | alpha {} | {}{}",
                GMI_DRL_VERSION, base.env.name, o.mode, fmt::join(templates, ", "), gmis.size(), envs.size(), o.alpha,

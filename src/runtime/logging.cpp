@@ -23,8 +23,9 @@ void setup_logging(int rank, const std::string& level) {
   spdlog::set_default_logger(logger);
 }
 
-void log_as_first_learner(const std::string& level) {
-  spdlog::default_logger()->set_level(spdlog::level::from_str(level));
+void log_as_first_learner(const std::string& level, bool on) {
+  const auto lvl = spdlog::level::from_str(level);
+  spdlog::default_logger()->set_level(on ? lvl : std::max(lvl, spdlog::level::warn));
 }
 
 void add_log_file(int rank, const std::string& path) {

@@ -113,7 +113,6 @@ void split_roles(Run& r) {
   spdlog::info("mapping.template e-at: {} trainer GMI(s), each acting and learning for {} simulator GMI(s) x {} envs",
                s.trainers.size(), s.sims_per_trainer, s.sim_envs);
   r.session->set_learners(s.trainers);
-  if (s.me == s.trainers.front() && r.mpi.rank() != 0) log_as_first_learner(r.o.log_level);
   r.learners = int(s.trainers.size());
   const int threads = r.cfg.env.threads;
   r.cfg = s.trainer_config;
@@ -216,8 +215,13 @@ void set_up(Run& r) {
     for (std::size_t w = 0; w < r.split->plan.roles.size(); ++w)
       if (r.split->plan.roles[w] & instances::kSimulator) steppers.push_back(int(w));
   r.cfg.env.threads = r.session->env_threads(r.cfg.env.threads, steppers);
+  // Rank 0 is a simulator under a split: the first trainer says what its set-up chose (the
+  // reduction, the kernels), and only that.
+  const bool speaks = r.split && r.split->trainer && r.split->me == r.split->trainers.front() && r.mpi.rank() != 0;
+  if (speaks) log_as_first_learner(r.o.log_level, true);
   make_trainer(r);
   make_columns(r);
+  if (speaks) log_as_first_learner(r.o.log_level, false);
 }
 
 }  // namespace gmi::runtime::training

@@ -63,6 +63,7 @@ struct Result {
   double ms_per_update = 0;   ///< update mode: one update (sample, forward, backward, optimiser)
   double kernels = 0, copies = 0, blas = 0, setup_s = 0;
   double memory_per_gmi = 0;  ///< bytes, the most any GMI used (Session::memory_in_use)
+  std::int64_t minibatch_size = 0;  ///< the (trainers') config at this point
   std::string path;  ///< fused or layered kernels
   std::string trials;  ///< what device.fused_kernels: auto timed to choose them (Trainer::kernel_trials)
   /// Profiled iterations (PPO train mode): seconds per iteration in each phase (the most any GMI
@@ -184,6 +185,17 @@ config::Config point_config(const config::Config& base, const BenchRoles& roles,
   return cfg;
 }
 
+/// Under a split rank 0, which writes the results, is a simulator: the first trainer's kernels,
+/// update rate and counts instead (collective).
+void from_first_trainer(Result& r, const instances::SplitTraining& split) {
+  const int root = split.trainers.front();
+  r.path = mpi::broadcast_string(r.path, MPI_COMM_WORLD, root);
+  r.trials = mpi::broadcast_string(r.trials, MPI_COMM_WORLD, root);
+  double counts[4] = {r.updates_per_s, r.kernels, r.copies, r.blas};
+  mpi::broadcast(counts, 4, MPI_COMM_WORLD, root);
+  r.updates_per_s = counts[0], r.kernels = counts[1], r.copies = counts[2], r.blas = counts[3];
+}
+
 Result measure(const config::Config& base, int total, int warmup, int iterations, int profile, int kernel_times,
                const std::string& mode, const instances::Session& session, mpi::GradientReducer* reducer,
                const BenchRoles& roles) {
@@ -197,6 +209,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   r.num_envs = total;
   r.envs_per_gmi = n;
   r.steps_per_iteration = cfg.batch_size * roles.learners;
+  r.minibatch_size = cfg.minibatch_size;
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<algos::Trainer> trainer;
   std::optional<Server> server;
@@ -241,10 +254,6 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   for (int i = 0; i < iterations; ++i) iterate(trainer.get(), sv, rollout, update, updates);
   const double total_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
   if (trainer) r.path = trainer->kernels(), r.trials = trainer->kernel_trials();  // auto chose on the first iteration
-  if (split) {  // the first trainer's kernels (a simulator has none)
-    r.path = mpi::broadcast_string(r.path, MPI_COMM_WORLD, split->trainers.front());
-    r.trials = mpi::broadcast_string(r.trials, MPI_COMM_WORLD, split->trainers.front());
-  }
   r.steps_per_s = double(r.steps_per_iteration) * iterations / total_s;
   r.updates_per_s = updates / total_s;
   r.rollout_ms = 1e3 * max_over_ranks(rollout) / iterations;
@@ -263,6 +272,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   r.kernels = double(g_kernels);
   r.copies = double(g_copies);
   r.blas = double(blas::call_count() - b0);
+  if (split) from_first_trainer(r, *split);
   if (kernel_times > 0) {
     KernelTimer timer;
     for (int i = 0; i < kernel_times; ++i) iterate(trainer.get(), sv, rollout, update, updates);
@@ -445,10 +455,14 @@ void check_mode(const BenchOptions& o, const config::Config& base) {
     throw InputError("--mode update: times updates on a replay buffer (algo " +
                      algos::algorithm_names([](const algos::Algorithm& a) { return a.replay; }) +
                      "); this config has algo " + base.algo);
-  if (base.mapping.template_ != "dp" && o.mode != "train")
-    throw InputError(fmt::format("mapping.template: {}: bench measures training under it (--mode train); --mode {} "
+  // Other templates: plan_split_roles says what they are for.
+  if (base.mapping.template_ == "e-at" && o.mode != "train")
+    throw InputError(fmt::format("mapping.template: e-at: bench measures training under it (--mode train); --mode {} "
                                  "runs under dp",
-                                 base.mapping.template_, o.mode));
+                                 o.mode));
+  if (base.mapping.template_ == "e-at" && o.kernel_times > 0)
+    throw InputError("--kernel-times: times the kernels of rank 0, a simulator GMI under mapping.template e-at; "
+                     "use it under dp");
 }
 
 /// Every --num-envs splits evenly over the GMIs that step envs, into a batch the algorithm takes.
@@ -555,7 +569,8 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
         << base.env.name << "\",\n  \"env_threads\": " << base.env.threads << ",\n  \"env_batch_size\": "
         << base.env.batch_size << ",\n  \"num_steps\": " << base.num_steps << ",\n  \"update_epochs\": "
         << base.section<algos::PpoConfig>().update_epochs << ",\n  \"num_minibatches\": " << base.section<algos::PpoConfig>().num_minibatches
-        << ",\n  \"batch_size\": " << base.minibatch_size << ",\n  \"replay_storage\": \"" << base.section<algos::ReplayConfig>().storage
+        << ",\n  \"batch_size\": " << (results.empty() ? base.minibatch_size : results.front().minibatch_size)
+        << ",\n  \"replay_storage\": \"" << base.section<algos::ReplayConfig>().storage
         << "\",\n  \"replay_capacity\": " << base.section<algos::ReplayConfig>().capacity
         << ",\n  \"matmul\": \"" << base.device.matmul << "\",\n  \"warmup_iterations\": " << o.warmup
         << ",\n  \"timed_iterations\": " << o.iterations << ",\n  \"profiled_iterations\": " << profile

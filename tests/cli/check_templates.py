@@ -174,6 +174,11 @@ def mode_errors(a):
                                "ppo.num_minibatches=7"),
                  r"gmi_drl: error: under mapping\.template e-at each trainer GMI steps its 2 simulator GMIs' envs, "
                  r"2 x env\.num_envs = 2: .*ppo\.num_minibatches: 7 does not divide the batch .* = 96")
+    # A check that no simulator count can satisfy is the config's own error, at once.
+    p = run(a, 3, args_of("dqn", r, "mapping.template=e-at", "dqn.start_e=0.5", "dqn.end_e=0.9"), status=2)
+    if not re.search(r"gmi_drl: error: config .*dqn\.end_e: 0\.9 is above dqn\.start_e", p.stderr) or \
+            "under mapping.template e-at" in p.stderr:
+        fail("an e-at config error that S cannot cure should be the config's own line", p)
     expect_error(a, 1, args_of("ppo", r, "env.num_envs=1", "ppo.num_steps=48", "ppo.num_minibatches=32"),
                  r"gmi_drl: error: .*ppo\.num_minibatches: 32 does not divide the batch .* = 48")
     expect_error(a, 3, args_of("ppo", r, "mapping.template=e-at", "mapping.trainers_per_gpu=2"),

@@ -134,26 +134,27 @@ def mode_templates(a):
     the same choices, and an e-at choice is an overlay that trains as is."""
     w = a.workdir
     open(os.path.join(w, "base.yaml"), "w").write(BASE)
-    grid = ["--max-gmis-per-gpu", "3", "--env-counts", "4,8"]
+    grid = ["--max-gmis-per-gpu", "3", "--env-counts", "4,8,16"]
     out = tune(a, ["--templates", "dp,e-at", "--exhaustive", "--json", "t.json", "--workdir", "p5",
                    "--launcher", a.mpiexec], grid=grid)
     t = json.load(open(os.path.join(w, "t.json")))
     pts = {(p["template"], p["gmis_per_gpu"], p["envs_per_gmi"]): p for p in t["points"]}
-    assert len(pts) == 12, pts.keys()
-    assert all(pts[("dp", g, n)]["status"] == "probed" for g in (1, 2, 3) for n in (4, 8)), out
-    assert all(pts[("e-at", g, n)]["status"] == "probed" for g in (2, 3) for n in (4, 8)), out
+    assert len(pts) == 18, pts.keys()
+    assert all(pts[("dp", g, n)]["status"] == "probed" for g in (1, 2, 3) for n in (4, 8, 16)), out
+    assert all(pts[("e-at", g, n)]["status"] == "probed" for g in (2, 3) for n in (4, 8, 16)), out
     assert all(pts[("e-at", 1, n)]["status"] == "invalid" and "under e-at 1 GMI(s) per GPU" in pts[("e-at", 1, n)]["note"]
-               for n in (4, 8)), out
+               for n in (4, 8, 16)), out
     best = max((p for p in t["points"] if p["status"] == "probed"), key=lambda p: p["system_samples_per_s"])
     assert t["chosen"]["template"] == best["template"] and t["chosen"]["gmis_per_gpu"] == best["gmis_per_gpu"], t["chosen"]
     assert re.search(r"^\s*template\s+GMIs", out, re.M) and re.search(r"^\s+e-at\s+3\s+8\s", out, re.M), out
     # An e-at probe steps 2 simulators x 8 envs for its trainer: the batch of dp's 1 GMI x 16 envs.
     e = json.load(open(os.path.join(w, "p5", "probe-e-at-3x8.json")))
-    d = json.load(open(os.path.join(w, "p5", "probe-1x16.json"))) if os.path.exists(
-        os.path.join(w, "p5", "probe-1x16.json")) else None
+    d = json.load(open(os.path.join(w, "p5", "probe-1x16.json")))
     assert e["template"] == "e-at" and e["simulators_per_trainer"] == 2, e
     assert e["results"][0]["num_envs"] == 16 and e["results"][0]["env_steps_per_iteration"] == 16 * 32, e["results"]
-    assert d is None or d["results"][0]["env_steps_per_iteration"] == 16 * 32
+    assert d["results"][0]["env_steps_per_iteration"] == 16 * 32 and e["batch_size"] == d["batch_size"] == 256, (e, d)
+    # The trainer's counts, not rank 0's (a simulator): updates, kernels.
+    assert e["results"][0]["updates_per_s"] > 0 and e["results"][0]["kokkos_kernels_per_iteration"] > 0, e["results"]
     # A replay makes Algorithm 1's choice over both templates.
     tune(a, ["--templates", "dp,e-at", "--replay", "t.json", "--json", "tr.json"], grid=grid)
     tr = json.load(open(os.path.join(w, "tr.json")))
@@ -175,6 +176,23 @@ def mode_templates(a):
                        cwd=w, env=env_for(), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0 and "1 trainer GMI(s), each acting and learning for 2 simulator GMI(s) x 4 envs" in p.stdout, \
         p.stdout + p.stderr
+    # 256 minibatches: one GMI's 4 envs x 32 steps do not split into them, a trainer's 2 x 4 do; a
+    # trainer with 1 simulator is refused without a probe; e-at is chosen.
+    out = tune(a, ["--templates", "dp,e-at", "--json", "mb.json", "--out", "mb.yaml", "--workdir", "p6",
+                   "--launcher", a.mpiexec, "--set", "ppo.num_minibatches=256"],
+               grid=["--max-gmis-per-gpu", "3", "--env-counts", "4", "--probe-iterations", "1", "--probe-warmup", "0"])
+    mb = {(p["template"], p["gmis_per_gpu"]): p for p in json.load(open(os.path.join(w, "mb.json")))["points"]}
+    assert all(mb[("dp", g)]["status"] == "invalid" for g in (1, 2, 3)), out
+    assert mb[("e-at", 2)]["status"] == "invalid" and "each trainer GMI steps 4 envs" in mb[("e-at", 2)]["note"] \
+        and "ppo.num_minibatches" in mb[("e-at", 2)]["note"] and mb[("e-at", 2)]["attempts"] == 0, mb[("e-at", 2)]
+    assert mb[("e-at", 3)]["status"] == "probed" and mb[("e-at", 3)]["chosen"], out
+    assert not os.path.exists(os.path.join(w, "p6", "probe-e-at-2x4.log"))
+    # The time budget covers both templates: spent after the first probe, e-at's points are cut.
+    out = tune(a, ["--templates", "dp,e-at", "--json", "cut.json", "--workdir", "p7", "--launcher", a.mpiexec,
+                   "--budget-minutes", "0.0001"], grid=grid)
+    cut = {(p["template"], p["gmis_per_gpu"], p["envs_per_gmi"]): p for p in json.load(open(os.path.join(w, "cut.json")))["points"]}
+    assert sum(p["status"] == "probed" for p in cut.values()) == 1, out
+    assert all(p["status"] == "cut" and p["note"] == "time budget spent" for k, p in cut.items() if k[0] == "e-at"), out
     # Only the training templates are searched.
     p = subprocess.run([a.gmi, "tune", "--config", "base.yaml", "--templates", "mp-dp"], cwd=w, env=env_for(),
                        capture_output=True, text=True, timeout=60)
