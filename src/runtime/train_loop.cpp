@@ -174,6 +174,15 @@ bool iteration(Run& r) {
   const auto t_it = std::chrono::steady_clock::now();
   const algos::IterationMetrics m = trainer.iterate();
   const double t_iter = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_it).count();
+  if (r.split && !r.kernels_said) {
+    // device.fused_kernels auto chooses on the first iteration; under a split the first trainer
+    // chose (it logs warnings only after its set-up), so rank 0 says what.
+    r.kernels_said = true;
+    const int first = r.split->trainers.front();
+    const std::string trials = mpi::broadcast_string(trainer.kernel_trials(), MPI_COMM_WORLD, first);
+    const std::string kernels = mpi::broadcast_string(trainer.kernels(), MPI_COMM_WORLD, first);
+    if (!trials.empty()) spdlog::info("device.fused_kernels auto (trainer GMI {}): {} (timed: {})", first, kernels, trials);
+  }
   r.watchdog->iteration_took(t_iter);
   r.progress.phase("statistics");
   r.progress.operation("");

@@ -66,6 +66,7 @@ struct Run {
   std::unique_ptr<mpi::GradientReducer> reducer;
   std::unique_ptr<algos::Trainer> trainer;
   std::int64_t per_iteration = 0;  ///< env steps of one iteration, all GMIs together
+  bool kernels_said = false;       ///< under a split: rank 0 said the first trainer's kernel choice
   /// The first learner's loss columns and description (a simulator GMI has neither of its own).
   std::string describe;
   std::vector<std::string> losses;   ///< the algorithm's statistics (Trainer::loss_columns)
