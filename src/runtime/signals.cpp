@@ -6,13 +6,13 @@
 namespace gmi::runtime {
 namespace {
 volatile std::sig_atomic_t g_stop = 0;
-volatile std::sig_atomic_t g_checkpoint = 0;
+volatile std::sig_atomic_t g_checkpoints = 0;  // SIGUSR2 deliveries
 constexpr int kStop[] = {SIGTERM, SIGINT, SIGUSR1};
 struct sigaction g_old[4];
 
 void on_signal(int sig) {
   if (sig == SIGUSR2) {
-    g_checkpoint = 1;
+    g_checkpoints = g_checkpoints + 1;
   } else if (g_stop == 0) {
     g_stop = sig;
   }
@@ -21,7 +21,7 @@ void on_signal(int sig) {
 
 SignalRequests::SignalRequests() {
   g_stop = 0;
-  g_checkpoint = 0;
+  g_checkpoints = 0;
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -37,10 +37,12 @@ SignalRequests::~SignalRequests() {
 
 int SignalRequests::stop_signal() const { return g_stop; }
 
-bool SignalRequests::take_checkpoint_request() {
-  const bool r = g_checkpoint != 0;
-  g_checkpoint = 0;
-  return r;
+int SignalRequests::checkpoint_requests() const { return g_checkpoints; }
+
+bool SignalRequests::checkpoint_requested(int agreed) {
+  if (agreed <= handled_) return false;
+  handled_ = agreed;
+  return true;
 }
 
 const char* signal_name(int sig) {

@@ -17,8 +17,16 @@ class SignalRequests {
 
   /// The first stop signal received (SIGTERM, SIGINT or SIGUSR1), or 0.
   int stop_signal() const;
-  /// Whether SIGUSR2 arrived since the last call.
-  bool take_checkpoint_request();
+  /// SIGUSR2 deliveries so far on this rank.  mpirun forwards a signal to the ranks one by one, so
+  /// one rank may see it an iteration later than another: the ranks agree on the largest count
+  /// (MPI max) and checkpoint_requested() says whether that count is new.
+  int checkpoint_requests() const;
+  /// Whether the agreed count of SIGUSR2 deliveries (`agreed`, the ranks' largest) is more than
+  /// the last one acted on: true once per signal, however late it reached each rank.
+  bool checkpoint_requested(int agreed);
+
+ private:
+  int handled_ = 0;
 };
 
 /// "SIGTERM", "SIGUSR1", "SIGKILL", ... ("a signal" for the others).

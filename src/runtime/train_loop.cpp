@@ -138,18 +138,19 @@ void check_nonfinite(const Run& r, const algos::IterationMetrics& m, const Total
 bool at_boundary(Run& r, const algos::IterationMetrics& m, const Totals& t) {
   const config::Config& cfg = r.cfg;
   // Agree on signals and the checkpoint clock (ranks may have seen a signal at different times).
-  double flags[3] = {double(r.signals.stop_signal()), r.signals.take_checkpoint_request() ? 1.0 : 0.0, 0.0};
+  double flags[3] = {double(r.signals.stop_signal()), double(r.signals.checkpoint_requests()), 0.0};
   if (r.mpi.rank() == 0 && cfg.checkpoint.interval_minutes > 0 &&
       std::chrono::duration<double>(std::chrono::steady_clock::now() - r.last_checkpoint_time).count() >=
           60.0 * cfg.checkpoint.interval_minutes)
     flags[2] = 1;
   mpi::allreduce_max(flags, 3);
   const int stop = int(flags[0]);
+  const bool usr2 = r.signals.checkpoint_requested(int(flags[1]));  // once per SIGUSR2, on every rank
   const bool finished = m.iteration >= cfg.num_iterations;
   const bool healthy = t.learner[4] == 0;
   std::string why;
   if (stop) why = signal_name(stop);
-  else if (flags[1] > 0) why = "SIGUSR2";
+  else if (usr2) why = "SIGUSR2";
   else if (finished && cfg.checkpoint.at_end) why = "end of training";
   else if (healthy && cfg.checkpoint.interval > 0 && m.iteration % cfg.checkpoint.interval == 0) why = "interval";
   else if (healthy && flags[2] > 0) why = fmt::format("{} minutes", cfg.checkpoint.interval_minutes);
