@@ -106,19 +106,30 @@ std::uint64_t SplitTraining::env_offset() const {
   return std::uint64_t(trainer_index) * per_trainer + (trainer ? 0 : std::uint64_t(position) * std::uint64_t(sim_envs));
 }
 
-std::optional<SplitTraining> plan_split_training(const config::Config& cfg, const mpi::Layout& layout, int me) {
-  std::optional<SplitTraining> s = plan_split_roles(cfg, layout, me);
-  if (!s) return s;
-  s->trainer_config = cfg;
-  s->trainer_config.env.num_envs = s->sims_per_trainer * s->sim_envs;
+std::vector<int> SplitTraining::simulators() const {
+  std::vector<int> out;
+  for (std::size_t w = 0; w < plan.roles.size(); ++w)
+    if (plan.roles[w] & kSimulator) out.push_back(int(w));
+  return out;
+}
+
+config::Config trainer_config_of(const config::Config& cfg, int sims_per_trainer, int trainers) {
+  config::Config t = cfg;
+  t.env.num_envs = sims_per_trainer * cfg.env.num_envs;
   try {
-    config::derive(s->trainer_config, int(s->trainers.size()));
-    config::derive_sizes(s->trainer_config);
+    config::derive(t, trainers);
+    config::derive_sizes(t);  // derive() lets e-at's size checks wait for this config
   } catch (const InputError& e) {
     throw InputError(fmt::format("under mapping.template e-at each trainer GMI steps its {} simulator GMIs' envs, {} "
                                  "x env.num_envs = {}: {}",
-                                 s->sims_per_trainer, s->sims_per_trainer, s->trainer_config.env.num_envs, e.what()));
+                                 sims_per_trainer, sims_per_trainer, t.env.num_envs, e.what()));
   }
+  return t;
+}
+
+std::optional<SplitTraining> plan_split_training(const config::Config& cfg, const mpi::Layout& layout, int me) {
+  std::optional<SplitTraining> s = plan_split_roles(cfg, layout, me);
+  if (s) s->trainer_config = trainer_config_of(cfg, s->sims_per_trainer, int(s->trainers.size()));
   return s;
 }
 

@@ -40,7 +40,13 @@ struct SplitTraining {
   /// Global index of this GMI's first env: trainer t owns [t S E, (t + 1) S E), of which its
   /// k-th simulator steps [t S E + k E, t S E + (k + 1) E).
   std::uint64_t env_offset() const;
+  /// MPI_COMM_WORLD ranks of the simulator GMIs (those that step envs), in rank order.
+  std::vector<int> simulators() const;
 };
+
+/// The trainers' config: `cfg` with env.num_envs = `sims_per_trainer` x its env.num_envs, derived
+/// for `trainers` GMIs, the algorithm's checks included (gmi::InputError naming the trainer's envs).
+config::Config trainer_config_of(const config::Config& cfg, int sims_per_trainer, int trainers);
 
 /// The role split `cfg`'s mapping.template asks for on `layout` (nullopt under dp), for the GMI of
 /// MPI_COMM_WORLD rank `me`.  Throws gmi::InputError naming the key for what training cannot do

@@ -28,6 +28,7 @@
 #include "src/config/config.hpp"
 #include "src/config/integer.hpp"
 #include "src/gmi/child.hpp"
+#include "src/gmi/split_training.hpp"
 
 namespace gmi::tuning {
 namespace {
@@ -323,15 +324,7 @@ Point launch_probe(const TuneOptions& o, const config::Overrides& sets, const La
                                      "with the same number (>= 1) of simulators each",
                                      g, T));
       steppers = g - T;
-      // The trainers' config (S x n envs each, over T GMIs), as plan_split_training derives it.
-      config::Config trainer = c;
-      trainer.env.num_envs = (g / T - 1) * n;
-      config::derive(trainer, T);
-      try {
-        config::derive_sizes(trainer);
-      } catch (const InputError& e) {
-        throw InputError(fmt::format("each trainer GMI steps {} envs: {}", trainer.env.num_envs, e.what()));
-      }
+      instances::trainer_config_of(c, g / T - 1, T);  // the trainers' batch, as training checks it
     }
   } catch (const InputError& e) {
     p.status = "invalid";

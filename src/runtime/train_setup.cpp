@@ -210,11 +210,8 @@ void set_up(Run& r) {
   start_session(r);
   read_resume_meta(r);
   // Host-simulated environments: env.threads 0 shares the node's hardware threads among its GMIs.
-  std::vector<int> steppers;  // under e-at the simulators step envs, the trainers none
-  if (r.split)
-    for (std::size_t w = 0; w < r.split->plan.roles.size(); ++w)
-      if (r.split->plan.roles[w] & instances::kSimulator) steppers.push_back(int(w));
-  r.cfg.env.threads = r.session->env_threads(r.cfg.env.threads, steppers);
+  // Under e-at the simulators step envs, the trainers none.
+  r.cfg.env.threads = r.session->env_threads(r.cfg.env.threads, r.split ? r.split->simulators() : std::vector<int>{});
   // Rank 0 is a simulator under a split: the first trainer says what its set-up chose (the
   // reduction, the kernels), and only that.
   const bool speaks = r.split && r.split->trainer && r.split->me == r.split->trainers.front() && r.mpi.rank() != 0;

@@ -161,8 +161,9 @@ BenchRoles bench_roles(const config::Config& base, const instances::Session& ses
   BenchRoles b;
   b.split = instances::plan_split_roles(base, session.layout(), rank);
   b.learners = b.split ? int(b.split->trainers.size()) : session.layout().size();
-  for (int w = 0; w < session.layout().size(); ++w)
-    if (!b.split || (b.split->plan.roles[std::size_t(w)] & instances::kSimulator)) b.steppers.push_back(w);
+  if (b.split) b.steppers = b.split->simulators();
+  else
+    for (int w = 0; w < session.layout().size(); ++w) b.steppers.push_back(w);
   return b;
 }
 
@@ -173,15 +174,15 @@ config::Config point_config(const config::Config& base, const BenchRoles& roles,
                             int n, int iterations, std::optional<instances::SplitTraining>& split) {
   config::Config cfg = base;
   cfg.env.num_envs = n;
-  config::derive(cfg, roles.learners);
   if (roles.split) {
     split = instances::plan_split_training(cfg, session.layout(), roles.split->me);
     cfg = split->trainer_config;
+  } else {
+    config::derive(cfg, roles.learners);
   }
-  config::derive_sizes(cfg);
   cfg.train.total_env_steps = cfg.batch_size * iterations * roles.learners;
   config::derive(cfg, roles.learners);
-  config::derive_sizes(cfg);
+  config::derive_sizes(cfg);  // under e-at derive() lets the size checks wait for this config
   return cfg;
 }
 
@@ -493,7 +494,6 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     config::Config base = load_bench_config(o, W);
     const algos::Algorithm& algo = algos::algorithm(base.algo);
     check_mode(o, base);
-    const bool split = base.mapping.template_ != "dp";
     instances::Session session(base, mpi);
     const BenchRoles roles = bench_roles(base, session, mpi.rank());
     check_env_counts(o, base, roles, session);
@@ -501,7 +501,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
       spdlog::info("{}", roles.split->plan.table(session.layout()));
       session.set_learners(roles.split->trainers);
     }
-    base.env.threads = session.env_threads(base.env.threads, split ? roles.steppers : std::vector<int>{});
+    base.env.threads = session.env_threads(base.env.threads, roles.split ? roles.steppers : std::vector<int>{});
     const std::string table = session.layout_table();
     const std::string device = instances::device_description();
     const std::string what = serve ? "serve: rollouts only"
@@ -515,11 +515,11 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     if (roles.learners > 1)
       instances::agreed([&] { reducer = session.make_reducer(algos::num_params(base)); });
     const std::string reduce_name =
-        split ? mpi::broadcast_string(reducer ? reducer->name() : "none", MPI_COMM_WORLD, roles.split->trainers.front())
+        roles.split ? mpi::broadcast_string(reducer ? reducer->name() : "none", MPI_COMM_WORLD, roles.split->trainers.front())
               : reducer ? reducer->name() : "none";
     // Per-phase profile and roofline (PPO train mode, single-agent environments: a multi-agent
     // trainer's roles are not split into phases, nor are a trainer's whose envs step elsewhere).
-    const int profile = algo.phase_profile && o.mode == "train" && !envs::is_multi_agent(base.env.name) && !split
+    const int profile = algo.phase_profile && o.mode == "train" && !envs::is_multi_agent(base.env.name) && !roles.split
                             ? o.phase_iterations
                             : 0;
     const DevicePeaks peaks = device_peaks();
@@ -565,7 +565,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
         << "\",\n  \"device\": " << json_string(device) << ",\n  \"config\": " << json_string(base.source)
         << ",\n  \"seed\": " << base.train.seed << ",\n  " << layout_json(session)
         << ",\n  \"reduce\": " << json_string(reduce_name) << ",\n  \"template\": " << json_string(base.mapping.template_)
-        << ",\n  \"simulators_per_trainer\": " << (split ? roles.split->sims_per_trainer : 0) << ",\n  \"env\": \""
+        << ",\n  \"simulators_per_trainer\": " << (roles.split ? roles.split->sims_per_trainer : 0) << ",\n  \"env\": \""
         << base.env.name << "\",\n  \"env_threads\": " << base.env.threads << ",\n  \"env_batch_size\": "
         << base.env.batch_size << ",\n  \"num_steps\": " << base.num_steps << ",\n  \"update_epochs\": "
         << base.section<algos::PpoConfig>().update_epochs << ",\n  \"num_minibatches\": " << base.section<algos::PpoConfig>().num_minibatches

@@ -183,7 +183,8 @@ def mode_templates(a):
                grid=["--max-gmis-per-gpu", "3", "--env-counts", "4", "--probe-iterations", "1", "--probe-warmup", "0"])
     mb = {(p["template"], p["gmis_per_gpu"]): p for p in json.load(open(os.path.join(w, "mb.json")))["points"]}
     assert all(mb[("dp", g)]["status"] == "invalid" for g in (1, 2, 3)), out
-    assert mb[("e-at", 2)]["status"] == "invalid" and "each trainer GMI steps 4 envs" in mb[("e-at", 2)]["note"] \
+    assert mb[("e-at", 2)]["status"] == "invalid" and "each trainer GMI steps its 1 simulator GMIs' envs, 1 x " \
+        "env.num_envs = 4" in mb[("e-at", 2)]["note"] \
         and "ppo.num_minibatches" in mb[("e-at", 2)]["note"] and mb[("e-at", 2)]["attempts"] == 0, mb[("e-at", 2)]
     assert mb[("e-at", 3)]["status"] == "probed" and mb[("e-at", 3)]["chosen"], out
     assert not os.path.exists(os.path.join(w, "p6", "probe-e-at-2x4.log"))
