@@ -1,6 +1,7 @@
 #include "kernels/nn/mlp.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace gmi::nn {
 
@@ -86,6 +87,59 @@ void bias_act_batched(const ExecSpace& space, Scalar* Z, const Scalar* b, std::s
       });
 }
 
+/// Layer l's product and bias (and activation): fused into the product where blas offers it
+/// (the output layer's bias, ReLU hidden layers), else the product and the bias_act kernel.
+template <class Scalar>
+void layer_forward(const ExecSpace& space, const MlpLayout& layout, std::size_t l, const Scalar* W, long long w_stride,
+                   const Scalar* b, const Scalar* in, long long in_stride, Scalar* Z, int B, int count) {
+  const Layer& ly = layout.layers[l];
+  const bool linear = l + 1 == layout.layers.size();
+  const long long z_stride = (long long)ly.out * B;
+  if ((linear || layout.act == Activation::Relu) &&
+      blas::gemm_bias_act<Scalar>(space, blas::Op::N, blas::Op::N, ly.out, B, ly.in, W, ly.out, w_stride, in, ly.in,
+                                  in_stride, Z, ly.out, z_stride, count, b, w_stride,
+                                  linear ? blas::Epilogue::Bias : blas::Epilogue::ReluBias))
+    return;
+  if (count == 1) {
+    blas::gemm<Scalar>(space, blas::Op::N, blas::Op::N, ly.out, B, ly.in, Scalar(1), W, ly.out, in, ly.in, Scalar(0), Z,
+                       ly.out);
+    dispatch(layout.act, [&](auto a) { bias_act(space, Z, b, ly.out, B, a, linear); });
+    return;
+  }
+  // net i: W_i = W + i * stride; input shared (stride 0) or net i's; output block i (float only:
+  // the batched wrappers have no double instances)
+  if constexpr (std::is_same_v<Scalar, float>) {
+    blas::gemm_strided_batched<Scalar>(space, blas::Op::N, blas::Op::N, ly.out, B, ly.in, Scalar(1), W, ly.out, w_stride,
+                                       in, ly.in, in_stride, Scalar(0), Z, ly.out, z_stride, count);
+    dispatch(layout.act,
+             [&](auto a) { bias_act_batched(space, Z, b, std::size_t(w_stride), ly.out, B, count, a, linear); });
+  }
+}
+
+/// A layer's weight and bias gradients, dW = dZ A_prev^T and db = dZ 1: one fused product where
+/// blas offers it, else the product and a gemv.
+template <class Scalar>
+void layer_grads(const ExecSpace& space, const Layer& ly, const Scalar* dZ, const Scalar* A_prev, long long a_stride,
+                 int B, int count, long long g_stride, const Scalar* ones, Scalar* grads) {
+  const long long dz_stride = (long long)ly.out * B;
+  if (blas::gemm_bias_grad<Scalar>(space, blas::Op::N, blas::Op::T, ly.out, ly.in, B, dZ, ly.out, dz_stride, A_prev,
+                                   ly.in, a_stride, grads + ly.w, ly.out, g_stride, count, grads + ly.b, g_stride))
+    return;
+  if (count == 1) {
+    blas::gemm<Scalar>(space, blas::Op::N, blas::Op::T, ly.out, ly.in, B, Scalar(1), dZ, ly.out, A_prev, ly.in,
+                       Scalar(0), grads + ly.w, ly.out);
+    blas::gemv<Scalar>(space, blas::Op::N, ly.out, B, Scalar(1), dZ, ly.out, ones, Scalar(0), grads + ly.b);
+    return;
+  }
+  if constexpr (std::is_same_v<Scalar, float>) {
+    blas::gemm_strided_batched<Scalar>(space, blas::Op::N, blas::Op::T, ly.out, ly.in, B, Scalar(1), dZ, ly.out,
+                                       dz_stride, A_prev, ly.in, a_stride, Scalar(0), grads + ly.w, ly.out, g_stride,
+                                       count);
+    blas::gemv_strided_batched<Scalar>(space, blas::Op::N, ly.out, B, Scalar(1), dZ, ly.out, dz_stride, ones, 0LL,
+                                       Scalar(0), grads + ly.b, g_stride, count);
+  }
+}
+
 }  // namespace detail
 
 template <class Scalar>
@@ -97,9 +151,7 @@ void mlp_forward(const ExecSpace& space, const MlpLayout& layout, const Scalar* 
   for (std::size_t l = 0; l < L; ++l) {
     const Layer& ly = layout.layers[l];
     Scalar* Z = ws.acts.data() + ws.act_offset[l];
-    blas::gemm<Scalar>(space, blas::Op::N, blas::Op::N, ly.out, B, ly.in, Scalar(1), params + ly.w,
-                       ly.out, in, ly.in, Scalar(0), Z, ly.out);
-    dispatch(layout.act, [&](auto a) { detail::bias_act(space, Z, params + ly.b, ly.out, B, a, l + 1 == L); });
+    detail::layer_forward(space, layout, l, params + ly.w, 0LL, params + ly.b, in, 0LL, Z, B, 1);
     in = Z;
   }
 }
@@ -117,12 +169,7 @@ void mlp_backward(const ExecSpace& space, const MlpLayout& layout, const Scalar*
     const Layer& ly = layout.layers[li];
     const Scalar* A_prev = li == 0 ? X : ws.acts.data() + ws.act_offset[li - 1];
     // dW = dZ * A_prev^T, db = dZ * 1 (not wanted when only dX is: grads null)
-    if (grads) {
-      blas::gemm<Scalar>(space, blas::Op::N, blas::Op::T, ly.out, ly.in, B, Scalar(1), dZ, ly.out,
-                         A_prev, ly.in, Scalar(0), grads + ly.w, ly.out);
-      blas::gemv<Scalar>(space, blas::Op::N, ly.out, B, Scalar(1), dZ, ly.out, ws.ones.data(),
-                         Scalar(0), grads + ly.b);
-    }
+    if (grads) detail::layer_grads(space, ly, dZ, A_prev, 0LL, B, 1, 0LL, ws.ones.data(), grads);
     if (li == 0 && !dX) break;
     Scalar* dA = li == 0 ? dX : bufs[next];
     next ^= 1;
@@ -146,14 +193,8 @@ void mlp_forward_batched(const ExecSpace& space, const MlpLayout& layout, const 
   for (std::size_t l = 0; l < L; ++l) {
     const Layer& ly = layout.layers[l];
     Scalar* Z = ws.acts.data() + ws.act_offset[l];
-    // net i: W_i = params + w + i * stride; input shared (layer 0) or net i's; output block i
-    blas::gemm_strided_batched<Scalar>(space, blas::Op::N, blas::Op::N, ly.out, B, ly.in, Scalar(1), params + ly.w,
-                                       ly.out, (long long)param_stride, in, ly.in,
-                                       l == 0 ? 0LL : (long long)ly.in * B, Scalar(0), Z, ly.out,
-                                       (long long)ly.out * B, count);
-    dispatch(layout.act, [&](auto a) {
-      detail::bias_act_batched(space, Z, params + ly.b, param_stride, ly.out, B, count, a, l + 1 == L);
-    });
+    detail::layer_forward(space, layout, l, params + ly.w, (long long)param_stride, params + ly.b, in,
+                          l == 0 ? 0LL : (long long)ly.in * B, Z, B, count);
     in = Z;
   }
 }
@@ -172,13 +213,7 @@ void mlp_backward_batched(const ExecSpace& space, const MlpLayout& layout, const
     const Layer& ly = layout.layers[li];
     const Scalar* A_prev = li == 0 ? X : ws.acts.data() + ws.act_offset[li - 1];
     const long long a_stride = li == 0 ? 0LL : (long long)ly.in * B;
-    if (grads) {
-      blas::gemm_strided_batched<Scalar>(space, blas::Op::N, blas::Op::T, ly.out, ly.in, B, Scalar(1), dZ, ly.out,
-                                         (long long)ly.out * B, A_prev, ly.in, a_stride, Scalar(0), grads + ly.w,
-                                         ly.out, stride, count);
-      blas::gemv_strided_batched<Scalar>(space, blas::Op::N, ly.out, B, Scalar(1), dZ, ly.out, (long long)ly.out * B,
-                                         ws.ones.data(), 0LL, Scalar(0), grads + ly.b, stride, count);
-    }
+    if (grads) detail::layer_grads(space, ly, dZ, A_prev, a_stride, B, count, stride, ws.ones.data(), grads);
     if (li == 0 && !dX) break;
     Scalar* dA = li == 0 ? dX : bufs[next];
     next ^= 1;

@@ -2,7 +2,8 @@
 # gmi_drl's SAC and its peers on CleanRL's settings, in one call on the GPU machine: HalfCheetah-v5,
 # one env, 12,000 env steps (an update every step after learning_starts 5,000), env-steps/s over
 # steps 5,000-12,000.  gmi_drl runs config/half_cheetah_sac.yaml with device.graphs on (its update
-# events captured and replayed) and off; CleanRL's sac_continuous_action.py (eager PyTorch) and
+# events captured and replayed), off, and on with device.gemm_epilogues false (bias, ReLU and bias
+# gradients in separate kernels instead of cuBLASLt's epilogues); CleanRL's sac_continuous_action.py (eager PyTorch) and
 # LeanRL's (torch.compile and CUDA graphs) run from the harness ../shared/peers/sac/assemble.sh builds.
 # Usage, from the repository root on the GPU machine:
 #   SAC=.peers/sac postprocess/peers/sac_peers.sh GMI_DRL OUTDIR
@@ -18,13 +19,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 fail() { echo "sac_peers: $*" >&2; exit 1; }
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 steps=12000
-for g in on off; do
-  echo "== gmi_drl SAC HalfCheetah-v5, device.graphs $g"
-  rm -rf "$out/gmi_graphs_$g"
-  "$gmi" --config config/half_cheetah_sac.yaml --set train.total_env_steps=$steps --set device.graphs=$g \
-    --set checkpoint.interval=0 --run-dir "$out/gmi_graphs_$g" > "$out/gmi_graphs_$g.log" 2>&1 ||
-    { tail -n 20 "$out/gmi_graphs_$g.log"; fail "gmi_drl (device.graphs $g) failed"; }
-  tail -n 2 "$out/gmi_graphs_$g.log"
+# run name | the keys it sets
+variants=("graphs_on|device.graphs=on" "graphs_off|device.graphs=off"
+          "graphs_on_epilogues_off|device.graphs=on device.gemm_epilogues=false")
+for v in "${variants[@]}"; do
+  name=${v%%|*}; sets=()
+  for kv in ${v#*|}; do sets+=(--set "$kv"); done
+  echo "== gmi_drl SAC HalfCheetah-v5, ${v#*|}"
+  rm -rf "$out/gmi_$name"
+  "$gmi" --config config/half_cheetah_sac.yaml --set train.total_env_steps=$steps "${sets[@]}" \
+    --set checkpoint.interval=0 --run-dir "$out/gmi_$name" > "$out/gmi_$name.log" 2>&1 ||
+    { tail -n 20 "$out/gmi_$name.log"; fail "gmi_drl (${v#*|}) failed"; }
+  tail -n 2 "$out/gmi_$name.log"
 done
 echo "== CleanRL and LeanRL"
 rm -rf "$out/peers"
@@ -38,7 +44,7 @@ def gmi_sps(run):
     at = {int(float(r["env_steps"])): float(r["wall_time_s"]) for r in rows}
     lo = 5000 if 5000 in at else min(k for k in at if k >= 5000)
     return (steps - lo) / (at[steps] - at[lo])
-rates = {f"gmi_drl graphs {g}": gmi_sps(f"gmi_graphs_{g}") for g in ("on", "off")}
+rates = {f"gmi_drl {n.replace('_', ' ')}": gmi_sps(f"gmi_{n}") for n in ("graphs_on", "graphs_off", "graphs_on_epilogues_off")}
 for line in open(os.path.join(out, "peers", "results.jsonl")):
     r = json.loads(line)
     if r.get("sps") is not None:  # sps: LeanRL's window [learning_starts + burn-in, end), compile excluded

@@ -114,7 +114,7 @@ OffPolicyTrainer::OffPolicyTrainer(const config::Config& cfg, std::uint64_t env_
   ad_ = spec.act_dim;
   stored_ad_ = spec.act_dim;
   gmi_ = env_offset / std::uint64_t(N_);
-  blas::set_matmul_precision(blas::parse_matmul_precision(cfg.device.matmul));
+  set_device_math(cfg);
 
   params_ = alloc<float>("gmi::offpolicy::params", P_);
   grads_ = View1<float>("gmi::offpolicy::grads", P_);

@@ -66,7 +66,7 @@ Algorithm ppo() {
   };
   a.make_policy = [](const config::Config& c, const envs::EnvSpec& spec, const std::vector<float>& params,
                      const std::vector<double>& obs_rms, int capacity) -> std::unique_ptr<Policy> {
-    blas::set_matmul_precision(blas::parse_matmul_precision(c.device.matmul));  // the layered actor's products
+    set_device_math(c);  // the layered actor's products
     return std::make_unique<Actor>(nn::ActorCriticLayout(policy_spec(c, spec)), params, obs_rms, actor_options(c, spec),
                                    capacity);
   };

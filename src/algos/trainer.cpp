@@ -2,6 +2,7 @@
 
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
+#include "kernels/nn/blas.hpp"
 
 namespace gmi::algos {
 
@@ -21,6 +22,11 @@ std::int64_t TrainerState::counter(const std::string& name) const {
   for (const auto& c : counters)
     if (c.first == name) return c.second;
   throw Error("trainer state: no counter '" + name + "'");
+}
+
+void set_device_math(const config::Config& cfg) {
+  blas::set_matmul_precision(blas::parse_matmul_precision(cfg.device.matmul));
+  blas::set_epilogues(cfg.device.gemm_epilogues);
 }
 
 EnvPtr own_env(EnvPtr given, const config::Config& cfg, std::uint64_t env_offset) {

@@ -111,6 +111,10 @@ struct CheckpointConfig {
     "and update, in 3xTF32), tf32 (one TF32 pass: 10-bit mantissas), or bf16 (cuBLAS rounds the operands to "   \
     "bfloat16 and accumulates in fp32; weights, gradients and Adam stay fp32; the layered kernels run, the "    \
     "fused ones have no BF16 path)")                                                                            \
+  X(bool, gemm_epilogues, true, any,                                                                            \
+    "the layered kernels' matrix products on GPUs also add the bias (and apply ReLU; the output layer's bias "  \
+    "alone) and sum the bias gradient, in cuBLASLt's epilogues, instead of a separate kernel each (fp32 and "   \
+    "tf32; bf16 and host builds run the separate kernels); results differ from off in the last bits")           \
   X(std::string, fused_kernels, "auto", one_of({"auto", "on", "off"}),                                          \
     "fused kernels for small networks (rollout step: actor, critic and sampling in one launch; update: "        \
     "gather, forward, loss and backward per tile in shared memory) when the layers fit; auto: on GPU builds "  \

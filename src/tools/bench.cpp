@@ -94,7 +94,7 @@ class Server {
     const nn::ActorCriticSpec acs = algos::policy_spec(cfg, spec);
     const nn::ActorCriticLayout layout(acs);
     const algos::ActorOptions ao = algos::actor_options(cfg, spec);
-    blas::set_matmul_precision(blas::parse_matmul_precision(cfg.device.matmul));  // the layered actor's products
+    algos::set_device_math(cfg);  // the layered actor's products
     const std::vector<double> rms(3 * std::size_t(spec.obs_dim), 1.0);  // mean 1, var 1: any valid statistics
     actor_.emplace(layout, nn::init_actor_critic<float>(layout, acs, seed_), rms, ao, N_);
     const std::size_t n = std::size_t(N_);

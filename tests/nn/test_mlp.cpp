@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/core/error.hpp"
+#include "kernels/nn/blas.hpp"
 #include "kernels/nn/mlp.hpp"
 #include "kernels/nn/tensor_core.hpp"
 #include "tests/support/test_util.hpp"
@@ -426,6 +427,70 @@ TEST(MlpBatched, TwinNetworksMatchTwoSeparatePasses) {
   mlp_forward_batched(ExecSpace(), a, P.data(), stride, 2, X.data(), B, w2);
   mlp_backward_batched<float>(ExecSpace(), a, P.data(), stride, 2, X.data(), B, w2, dy2.data(), nullptr, dx3.data());
   EXPECT_EQ(to_host(dx3), x2);
+}
+
+// device.gemm_epilogues: the products with the bias, ReLU and bias gradient in cuBLASLt's
+// epilogues (CUDA builds; the same kernels on host builds) against the separate kernels, for twin
+// ReLU networks the size of SAC's critics (batched, the input shared), a tanh network (only its
+// output layer's bias fused) and an MLP at an unaligned offset; parameters outside the networks
+// must stay unwritten.
+struct EpilogueRun {
+  std::vector<float> y, grads, dx;
+};
+
+EpilogueRun run_epilogues(bool on, const MlpLayout& a, std::size_t stride, int count, int in, int B, std::size_t n_params) {
+  blas::set_epilogues(on);
+  std::mt19937 g(11);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> params(n_params), x(std::size_t(B) * in), dy(std::size_t(count) * B * a.layers.back().out);
+  for (float& v : params) v = u(g) * 0.2f;
+  for (float& v : x) v = u(g);
+  for (float& v : dy) v = u(g);
+  auto P = to_device(params), X = to_device(x), dY = to_device(dy);
+  MlpWorkspace<float> w(a, count * B);
+  View1<float> grads("grads", n_params), dx("dx", std::size_t(count) * B * in);
+  if (count == 1) {
+    mlp_forward(ExecSpace(), a, P.data(), X.data(), B, w);
+    mlp_backward(ExecSpace(), a, P.data(), X.data(), B, w, dY.data(), grads.data(), dx.data());
+  } else {
+    mlp_forward_batched(ExecSpace(), a, P.data(), stride, count, X.data(), B, w);
+    mlp_backward_batched(ExecSpace(), a, P.data(), stride, count, X.data(), B, w, dY.data(), grads.data(), dx.data());
+  }
+  EpilogueRun r{to_host(w.output(a), std::size_t(count) * B * a.layers.back().out), to_host(grads), to_host(dx)};
+  blas::set_epilogues(true);
+  return r;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-4 * (1.0 + std::abs(want[i]))) << what << " " << i;
+}
+
+TEST(MlpEpilogues, FusedProductsAgreeWithSeparateKernels) {
+  struct Case {
+    int in, B, count;
+    std::vector<int> hidden;
+    int out;
+    Activation act;
+    std::size_t offset;
+  };
+  for (const Case& c : {Case{23, 256, 2, {256, 256}, 1, Activation::Relu, 0},
+                        Case{17, 100, 1, {64, 64}, 12, Activation::Relu, 4},
+                        Case{40, 64, 1, {128, 64}, 6, Activation::Tanh, 8},
+                        Case{5, 7, 2, {6, 4}, 1, Activation::Relu, 8}}) {
+    const MlpLayout a(c.in, c.hidden, c.out, c.act, c.offset);
+    const std::size_t stride = (a.num_params + 3) / 4 * 4;
+    const std::size_t n = c.offset + stride * std::size_t(c.count) + 5;
+    const EpilogueRun on = run_epilogues(true, a, stride, c.count, c.in, c.B, n);
+    const EpilogueRun off = run_epilogues(false, a, stride, c.count, c.in, c.B, n);
+    expect_close(on.y, off.y, "output");
+    expect_close(on.grads, off.grads, "gradient");
+    expect_close(on.dx, off.dx, "dX");
+    for (std::size_t k = 0; k < c.offset; ++k) EXPECT_EQ(on.grads[k], 0.0f) << "written below the networks: " << k;
+    for (std::size_t k = c.offset + stride * std::size_t(c.count); k < n; ++k)
+      EXPECT_EQ(on.grads[k], 0.0f) << "written above the networks: " << k;
+  }
 }
 
 }  // namespace

@@ -160,7 +160,7 @@ void PpoTrainer::init(std::uint64_t seed) {
   od_ = spec.obs_dim;
   ad_ = spec.act_dim;
   B_ = int(cfg.minibatch_size);
-  blas::set_matmul_precision(blas::parse_matmul_precision(cfg.device.matmul));
+  set_device_math(cfg);
 
   const std::size_t P = layout_.num_params, TN = std::size_t(T_) * N_;
   params_ = alloc<float>("gmi::ppo::params", P);
