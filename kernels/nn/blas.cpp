@@ -1,11 +1,13 @@
 #include "kernels/nn/blas.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <string>
 #include <tuple>
 
 #include "kernels/core/error.hpp"
+#include "kernels/core/stream_hooks.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cublasLt.h>
@@ -60,28 +62,38 @@ void init_host_threads() {
 
 #if defined(KOKKOS_ENABLE_CUDA)
 namespace {
-cublasHandle_t g_handle = nullptr;
+// One cuBLAS handle per stream: a handle's workspace serves one stream at a time, and work on a
+// side stream (kernels/core/side_stream.hpp) runs beside the main one's.
+std::map<cudaStream_t, cublasHandle_t> g_handles;
 MatmulPrecision g_precision = MatmulPrecision::FP32;
 
+cublasMath_t math_mode() { return g_precision == MatmulPrecision::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH; }
+
+void forget_stream(void* stream);
+
 cublasHandle_t handle(const ExecSpace& space) {
-  if (!g_handle) {
-    GMI_CUBLAS_CHECK(cublasCreate(&g_handle));
-    GMI_CUBLAS_CHECK(cublasSetMathMode(g_handle, g_precision == MatmulPrecision::TF32
-                                                     ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                     : CUBLAS_DEFAULT_MATH));
+  cublasHandle_t& h = g_handles[space.cuda_stream()];
+  if (!h) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    GMI_CUDA_CHECK(cudaStreamIsCapturing(space.cuda_stream(), &status));
+    GMI_REQUIRE(status == cudaStreamCaptureStatusNone,
+                "blas: the first cuBLAS call on a stream is inside a CUDA graph capture; run the work once directly first");
+    on_stream_destroyed(forget_stream);
+    GMI_CUBLAS_CHECK(cublasCreate(&h));
+    GMI_CUBLAS_CHECK(cublasSetMathMode(h, math_mode()));
+    GMI_CUBLAS_CHECK(cublasSetStream(h, space.cuda_stream()));
   }
-  GMI_CUBLAS_CHECK(cublasSetStream(g_handle, space.cuda_stream()));
-  return g_handle;
+  return h;
 }
 cublasOperation_t op(Op o) { return o == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
 }  // namespace
 
 void set_matmul_precision(MatmulPrecision p) {
   g_precision = p;
-  if (g_handle)
-    GMI_CUBLAS_CHECK(cublasSetMathMode(
-        g_handle, p == MatmulPrecision::TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  for (auto& [stream, h] : g_handles) GMI_CUBLAS_CHECK(cublasSetMathMode(h, math_mode()));
 }
+
+bool side_streams_safe() { return g_precision != MatmulPrecision::BF16; }
 
 namespace {
 // BF16 operands: each fp32 operand rounded to bfloat16 (nearest even) into scratch that grows to
@@ -124,7 +136,7 @@ namespace {
 // runs before any capture: a plan made inside one would be host work only, but the workspace is
 // allocated with the handle, never inside a capture).
 cublasLtHandle_t g_lt = nullptr;
-void* g_lt_workspace = nullptr;
+std::map<cudaStream_t, void*> g_lt_workspaces;  ///< one per stream, as the cuBLAS handles
 constexpr std::size_t kLtWorkspaceBytes = std::size_t(4) << 20;
 
 struct LtKey {
@@ -229,21 +241,28 @@ bool lt_matmul(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, const 
                const float* B, int ldb, long long sb, float* C, int ldc, long long sc, int count, const void* vec,
                long long svec, cublasLtEpilogue_t epi) {
   if (!g_epilogues || g_precision == MatmulPrecision::BF16) return false;
-  if (!g_lt) {
+  void*& workspace = g_lt_workspaces[space.cuda_stream()];
+  if (!g_lt || !workspace) {
     if (capturing(space)) return false;
-    GMI_CUBLAS_CHECK(cublasLtCreate(&g_lt));
-    GMI_CUDA_CHECK(cudaMalloc(&g_lt_workspace, kLtWorkspaceBytes));
+    if (!g_lt) GMI_CUBLAS_CHECK(cublasLtCreate(&g_lt));
+    on_stream_destroyed(forget_stream);
+    GMI_CUDA_CHECK(cudaMalloc(&workspace, kLtWorkspaceBytes));
   }
+  // Every operand of a batch must have the alignment the plan promises, not only the first.
+  auto al = [&](const void* p, long long stride) {
+    return int(count > 1 ? std::min(alignment(p), alignment(reinterpret_cast<const void*>(std::uintptr_t(stride) * 4)))
+                         : alignment(p));
+  };
   const LtKey key{ta == Op::T, tb == Op::T, m, n, k, lda, ldb, ldc, count, int(epi), int(g_precision),
-                  int(alignment(A)), int(alignment(B)), int(alignment(C)), count > 1 ? sa : 0, count > 1 ? sb : 0,
+                  al(A, sa), al(B, sb), std::min(al(C, sc), al(vec, svec)), count > 1 ? sa : 0, count > 1 ? sb : 0,
                   count > 1 ? sc : 0, count > 1 ? svec : 0};
   if (capturing(space) && !g_lt_plans.count(key)) return false;
   const LtPlan& p = lt_plan(key);
   if (!p.ok) return false;
   GMI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vec, sizeof vec));
   const float one = 1.0f, zero = 0.0f;
-  GMI_CUBLAS_CHECK(cublasLtMatmul(g_lt, p.desc, &one, A, p.a, B, p.b, &zero, C, p.c, C, p.c, &p.algo, g_lt_workspace,
-                                  p.workspace, space.cuda_stream()));
+  GMI_CUBLAS_CHECK(cublasLtMatmul(g_lt, p.desc, &one, A, p.a, B, p.b, &zero, C, p.c, C, p.c, &p.algo, workspace, p.workspace,
+                                  space.cuda_stream()));
   return true;
 }
 }  // namespace
@@ -283,15 +302,31 @@ bool gemm_bias_grad<double>(const ExecSpace&, Op, Op, int, int, int, const doubl
   return false;
 }
 
+namespace {
+/// A side stream is going (kernels/core/stream_hooks.hpp): its handle and workspace go with it.
+void forget_stream(void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (auto h = g_handles.find(s); h != g_handles.end()) {
+    cublasDestroy(h->second);
+    g_handles.erase(h);
+  }
+  if (auto w = g_lt_workspaces.find(s); w != g_lt_workspaces.end()) {
+    if (w->second) cudaFree(w->second);
+    g_lt_workspaces.erase(w);
+  }
+}
+}  // namespace
+
 void release_handles() {
-  if (g_handle) cublasDestroy(g_handle);
-  g_handle = nullptr;
+  for (auto& [stream, h] : g_handles) cublasDestroy(h);
+  g_handles.clear();
   for (auto& [key, plan] : g_lt_plans) destroy(plan);
   g_lt_plans.clear();
   if (g_lt) cublasLtDestroy(g_lt);
   g_lt = nullptr;
-  if (g_lt_workspace) cudaFree(g_lt_workspace);
-  g_lt_workspace = nullptr;
+  for (auto& [stream, w] : g_lt_workspaces)
+    if (w) cudaFree(w);
+  g_lt_workspaces.clear();
   for (auto& b : g_bf16) b = {};
 }
 
@@ -386,6 +421,7 @@ CBLAS_TRANSPOSE op(Op o) { return o == Op::N ? CblasNoTrans : CblasTrans; }
 
 void set_matmul_precision(MatmulPrecision) {}
 void release_handles() {}
+bool side_streams_safe() { return true; }
 
 template <class Scalar>
 bool gemm_bias_act(const ExecSpace&, Op, Op, int, int, int, const Scalar*, int, long long, const Scalar*, int, long long,

@@ -43,6 +43,11 @@ void gemv_strided_batched(const ExecSpace& space, Op ta, int m, int n, Scalar al
                           long long strideA, const Scalar* x, long long stridex, Scalar beta, Scalar* y,
                           long long stridey, int count);
 
+/// Whether BLAS calls may run on a second stream beside the first (kernels/core/side_stream.hpp):
+/// every stream has its own cuBLAS handle and cuBLASLt workspace, but device.matmul bf16 rounds
+/// operands into one shared scratch, so not under bf16.
+bool side_streams_safe();
+
 /// What a fused product applies to its result (gemm_bias_act): the bias alone, or the bias and
 /// then ReLU.
 enum class Epilogue { Bias, ReluBias };

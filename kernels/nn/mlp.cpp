@@ -140,6 +140,76 @@ void layer_grads(const ExecSpace& space, const Layer& ly, const Scalar* dZ, cons
   }
 }
 
+/// The side stream's share of a backward pass: weight gradients forked off the main chain of
+/// input gradients, and the joins that keep the ping-pong buffers safe (main never writes a buffer
+/// the side may still read) and hand the gradients back before the pass returns.
+struct SideGradients {
+  SideStream* side = nullptr;  ///< null: everything on the main instance
+  unsigned reads = 0;          ///< ping-pong buffers the side's outstanding work reads (bits)
+  bool pending = false;
+  template <class F>
+  void run(const ExecSpace& main, int reads_buffer, F&& f) {
+    if (!side) return f(main);
+    side->fork(main);
+    f(side->space());
+    pending = true;
+    if (reads_buffer >= 0) reads |= 1u << reads_buffer;
+  }
+  void before_write(const ExecSpace& main, int buffer) {
+    if (side && (reads >> buffer & 1u)) join(main);
+  }
+  void join(const ExecSpace& main) {
+    if (side && pending) side->join(main);
+    pending = false;
+    reads = 0;
+  }
+};
+
+/// dX and the parameter gradients of `count` networks `param_stride` apart (count 1: one
+/// network), layer by layer from the output: each layer's weight and bias gradients (on the
+/// workspace's side stream, beside the main chain, where one exists) and its input gradient.
+template <class Scalar>
+void backward(const ExecSpace& space, const MlpLayout& layout, const Scalar* params, std::size_t param_stride,
+              int count, const Scalar* X, int B, MlpWorkspace<Scalar>& ws, Scalar* dY, Scalar* grads, Scalar* dX) {
+  Scalar* dZ = dY;
+  int dz_buffer = -1;  // which ping-pong buffer dZ is (-1: the caller's dY)
+  Scalar* bufs[2] = {ws.grad_a.data(), ws.grad_b.data()};
+  int next = 0;
+  const long long stride = (long long)param_stride;
+  if (grads && !ws.side && !SideStream::capturing(space)) ws.side = std::make_shared<SideStream>();
+  SideGradients side{ws.side && blas::side_streams_safe() ? ws.side.get() : nullptr};
+  for (std::size_t li = layout.layers.size(); li-- > 0;) {
+    const Layer& ly = layout.layers[li];
+    const Scalar* A_prev = li == 0 ? X : ws.acts.data() + ws.act_offset[li - 1];
+    const long long a_stride = li == 0 ? 0LL : (long long)ly.in * B;
+    const bool more = li > 0 || dX;  // main-chain work follows this layer's gradients
+    // Main writes this layer's dA into bufs[next] below: the side's older reads of it end first.
+    if (more && li > 0) side.before_write(space, next);
+    // dW = dZ * A_prev^T, db = dZ * 1 (not wanted when only dX is: grads null)
+    if (grads) {
+      auto g = [&](const ExecSpace& sp) { layer_grads(sp, ly, dZ, A_prev, a_stride, B, count, stride, ws.ones.data(), grads); };
+      if (more) side.run(space, dz_buffer, g);
+      else g(space);
+    }
+    if (!more) break;
+    Scalar* dA = li == 0 ? dX : bufs[next];
+    if (count == 1) {
+      blas::gemm<Scalar>(space, blas::Op::T, blas::Op::N, ly.in, B, ly.out, Scalar(1), params + ly.w, ly.out, dZ,
+                         ly.out, Scalar(0), dA, ly.in);
+    } else if constexpr (std::is_same_v<Scalar, float>) {
+      blas::gemm_strided_batched<Scalar>(space, blas::Op::T, blas::Op::N, ly.in, B, ly.out, Scalar(1), params + ly.w,
+                                         ly.out, stride, dZ, ly.out, (long long)ly.out * B, Scalar(0), dA, ly.in,
+                                         (long long)ly.in * B, count);
+    }
+    if (li > 0)
+      dispatch(layout.act, [&](auto a) { act_backward(space, dA, A_prev, std::size_t(ly.in) * B * count, a); });
+    dZ = dA;
+    dz_buffer = li > 0 ? next : -1;
+    next ^= 1;
+  }
+  side.join(space);
+}
+
 }  // namespace detail
 
 template <class Scalar>
@@ -161,26 +231,7 @@ void mlp_backward(const ExecSpace& space, const MlpLayout& layout, const Scalar*
                   const Scalar* X, int B, MlpWorkspace<Scalar>& ws, Scalar* dY, Scalar* grads,
                   Scalar* dX) {
   GMI_REQUIRE(B > 0 && B <= ws.capacity, "mlp_backward: batch exceeds the workspace capacity");
-  // grads uses the same offsets as params; both are whole flat buffers.
-  Scalar* dZ = dY;
-  Scalar* bufs[2] = {ws.grad_a.data(), ws.grad_b.data()};
-  int next = 0;
-  for (std::size_t li = layout.layers.size(); li-- > 0;) {
-    const Layer& ly = layout.layers[li];
-    const Scalar* A_prev = li == 0 ? X : ws.acts.data() + ws.act_offset[li - 1];
-    // dW = dZ * A_prev^T, db = dZ * 1 (not wanted when only dX is: grads null)
-    if (grads) detail::layer_grads(space, ly, dZ, A_prev, 0LL, B, 1, 0LL, ws.ones.data(), grads);
-    if (li == 0 && !dX) break;
-    Scalar* dA = li == 0 ? dX : bufs[next];
-    next ^= 1;
-    blas::gemm<Scalar>(space, blas::Op::T, blas::Op::N, ly.in, B, ly.out, Scalar(1), params + ly.w,
-                       ly.out, dZ, ly.out, Scalar(0), dA, ly.in);
-    if (li > 0)
-      dispatch(layout.act, [&](auto a) {
-        detail::act_backward(space, dA, A_prev, std::size_t(ly.in) * B, a);
-      });
-    dZ = dA;
-  }
+  detail::backward(space, layout, params, 0, 1, X, B, ws, dY, grads, dX);
 }
 
 template <class Scalar>
@@ -205,27 +256,7 @@ void mlp_backward_batched(const ExecSpace& space, const MlpLayout& layout, const
                           Scalar* dY, Scalar* grads, Scalar* dX) {
   GMI_REQUIRE(B > 0 && count > 0 && std::int64_t(B) * count <= ws.capacity,
               "mlp_backward_batched: batch exceeds the workspace capacity");
-  Scalar* dZ = dY;
-  Scalar* bufs[2] = {ws.grad_a.data(), ws.grad_b.data()};
-  int next = 0;
-  const long long stride = (long long)param_stride;
-  for (std::size_t li = layout.layers.size(); li-- > 0;) {
-    const Layer& ly = layout.layers[li];
-    const Scalar* A_prev = li == 0 ? X : ws.acts.data() + ws.act_offset[li - 1];
-    const long long a_stride = li == 0 ? 0LL : (long long)ly.in * B;
-    if (grads) detail::layer_grads(space, ly, dZ, A_prev, a_stride, B, count, stride, ws.ones.data(), grads);
-    if (li == 0 && !dX) break;
-    Scalar* dA = li == 0 ? dX : bufs[next];
-    next ^= 1;
-    blas::gemm_strided_batched<Scalar>(space, blas::Op::T, blas::Op::N, ly.in, B, ly.out, Scalar(1), params + ly.w,
-                                       ly.out, stride, dZ, ly.out, (long long)ly.out * B, Scalar(0), dA, ly.in,
-                                       (long long)ly.in * B, count);
-    if (li > 0)
-      dispatch(layout.act, [&](auto a) {
-        detail::act_backward(space, dA, A_prev, std::size_t(ly.in) * B * count, a);
-      });
-    dZ = dA;
-  }
+  detail::backward(space, layout, params, param_stride, count, X, B, ws, dY, grads, dX);
 }
 
 template void mlp_forward_batched<float>(const ExecSpace&, const MlpLayout&, const float*, std::size_t, int,

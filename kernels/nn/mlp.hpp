@@ -8,10 +8,12 @@
 /// followed by b_l (out_l) in the flat buffer; each W_l starts at a multiple of 4 floats (16 bytes,
 /// for vector loads), the few padding entries before it stay zero.
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "kernels/core/error.hpp"
 #include "kernels/core/kokkos.hpp"
+#include "kernels/core/side_stream.hpp"
 #include "kernels/nn/activation.hpp"
 #include "kernels/nn/blas.hpp"
 
@@ -53,6 +55,10 @@ struct MlpWorkspace {
   View1<Scalar> acts;                   ///< outputs of every layer (after activation)
   View1<Scalar> grad_a, grad_b;         ///< ping-pong buffers for gradients w.r.t. activations
   View1<Scalar> ones;                   ///< capacity ones (bias gradients as one GEMV)
+  /// The backward pass's weight gradients run here, beside its chain of input gradients (made
+  /// by the first backward pass outside a graph capture; workspaces that only run forward passes
+  /// never make one).
+  std::shared_ptr<SideStream> side;
   /// Output of the last forward pass (out × B).
   Scalar* output(const MlpLayout& l) { return acts.data() + act_offset[l.layers.size() - 1]; }
 };

@@ -56,20 +56,21 @@ void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads,
       });
 }
 
-/// The same step with its count in device memory (`a.step` unused): one single-thread kernel
-/// advances the count and computes the bias corrections, then the update reads them.
+namespace detail {
+
+/// One Adam step of the count in device memory: advance it and its bias corrections where the
+/// norm is finite (one thread).
+KOKKOS_INLINE_FUNCTION void advance(const AdamCounter& c, double norm, double lr, double beta1, double beta2) {
+  if (!math::isfinite(norm)) return;
+  const double t = double(++*c.count);
+  c.coeffs[0] = lr / (1.0 - ::pow(beta1, t));
+  c.coeffs[1] = 1.0 / math::sqrt(1.0 - ::pow(beta2, t));
+}
+
+/// The elementwise step with the bias corrections `coeffs` (2 scalars in device memory).
 template <class S>
-void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
-               const S* grad_norm, const AdamArgs& a, const AdamCounter& counter) {
-  const double lr = a.lr, beta1 = a.beta1, beta2 = a.beta2;
-  const AdamCounter c = counter;
-  Kokkos::parallel_for(
-      "gmi::optim::adam_count", Range(space, 0, 1), KOKKOS_LAMBDA(const int) {
-        if (!math::isfinite(*grad_norm)) return;
-        const double t = double(++*c.count);
-        c.coeffs[0] = lr / (1.0 - ::pow(beta1, t));
-        c.coeffs[1] = 1.0 / math::sqrt(1.0 - ::pow(beta2, t));
-      });
+void adam_elementwise(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
+                      const S* grad_norm, const AdamArgs& a, const double* coeffs) {
   const S b1 = S(a.beta1), b2 = S(a.beta2), eps = S(a.eps);
   const S omb1 = S(1.0 - a.beta1), omb2 = S(1.0 - a.beta2);
   const S max_norm = S(a.max_grad_norm);
@@ -79,7 +80,7 @@ void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads,
       KOKKOS_LAMBDA(const std::int64_t i) {
         const S norm = *grad_norm;
         if (!math::isfinite(norm)) return;
-        const S step_size = S(c.coeffs[0]), inv_sqrt_bc2 = S(c.coeffs[1]);
+        const S step_size = S(coeffs[0]), inv_sqrt_bc2 = S(coeffs[1]);
         S scale = 1;
         if (max_norm > S(0)) {
           const S cl = max_norm / (norm + S(1e-6));
@@ -92,6 +93,65 @@ void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads,
         v[i] = vi;
         params[i] -= step_size * mi / (math::sqrt(vi) * inv_sqrt_bc2 + eps);
       });
+}
+
+/// grad_norm's reduction: sums of squares in double; its final step (one thread, on the device)
+/// writes the norm and runs what follows it.
+template <class S, class Poisoned, class After>
+struct GradNorm {
+  using value_type = double;
+  const S* grads;
+  S* norm;
+  Poisoned poisoned;
+  After after;
+  AdamCounter counter;
+  double lr, beta1, beta2;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, double& sum) const {
+    const double g = double(grads[i]);
+    sum += g * g;
+  }
+  KOKKOS_INLINE_FUNCTION void final(double& sum) const {
+    const S nv = poisoned() ? S(NAN) : S(math::sqrt(sum));
+    *norm = nv;
+    if (counter.count) advance(counter, double(nv), lr, beta1, beta2);
+    after(nv);
+  }
+};
+
+}  // namespace detail
+
+/// The counter's variant: the step count advances on the device (in a one-thread kernel before
+/// the elementwise step), so a captured step replays with the right bias corrections.
+template <class S>
+void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
+               const S* grad_norm, const AdamArgs& a, const AdamCounter& counter) {
+  const double lr = a.lr, beta1 = a.beta1, beta2 = a.beta2;
+  const AdamCounter c = counter;
+  Kokkos::parallel_for(
+      "gmi::optim::adam_count", Range(space, 0, 1),
+      KOKKOS_LAMBDA(const int) { detail::advance(c, double(*grad_norm), lr, beta1, beta2); });
+  detail::adam_elementwise(space, n, params, grads, m, v, grad_norm, a, c.coeffs);
+}
+
+/// The global gradient norm in one kernel: *norm = ||grads||_2 (squares summed in double into
+/// `sum`, one double of device scratch), or NaN where the device callable `poisoned()` says so
+/// (a non-finite loss, an injected fault); then, in that kernel's final step, with a counter, the
+/// step count and bias corrections advance as adam_step's count kernel would, and `after(norm)`
+/// runs (one thread).  What adam_step_counted needs then is in device memory: a guard, a norm, a
+/// count and a bookkeeping kernel become one.
+template <class S, class Poisoned, class After>
+void grad_norm(const ExecSpace& space, std::size_t n, const S* grads, S* norm, double* sum, Poisoned poisoned,
+               After after, const AdamArgs& a = {}, const AdamCounter& counter = {}) {
+  const detail::GradNorm<S, Poisoned, After> f{grads, norm, poisoned, after, counter, a.lr, a.beta1, a.beta2};
+  Kokkos::parallel_reduce("gmi::optim::grad_norm", Range64(space, 0, std::int64_t(n)), f,
+                          Kokkos::View<double, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(sum));
+}
+
+/// The elementwise Adam step after grad_norm advanced `counter` (no count kernel of its own).
+template <class S>
+void adam_step_counted(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
+                       const S* grad_norm, const AdamArgs& a, const AdamCounter& counter) {
+  detail::adam_elementwise(space, n, params, grads, m, v, grad_norm, a, counter.coeffs);
 }
 
 }  // namespace gmi::optim

@@ -143,6 +143,7 @@ OffPolicyTrainer::OffPolicyTrainer(const config::Config& cfg, std::uint64_t env_
   adam_coeffs_ = View1<double>("gmi::offpolicy::adam_coeffs", 2 * kMaxRecordKinds);
   stat_slots_ = View1<rl::Sums4>("gmi::offpolicy::stat_slots", kMaxRecordKinds);
   norm_slots_ = View1<float>("gmi::offpolicy::norm_slots", kMaxRecordKinds);
+  norm_sum_ = View1<double>("gmi::offpolicy::norm_sum", 1);
   record_sums_ = View1<RecordSums>("gmi::offpolicy::record_sums", kMaxRecordKinds);
   // device.graphs: the update events of device replays (a host replay gathers on the host).
   graphs_ = cfg.device.graphs != "off" && graphs_available() && replay_.storage() == rl::ReplayStorage::device;
@@ -173,29 +174,29 @@ void OffPolicyTrainer::optimizer_step(std::size_t offset, std::size_t n, const o
   mpi::progress().beat();
   const rl::Sums4* st = r.stats;
   const optim::AdamCounter counter{counters_.data() + kAdam + r.kind, adam_coeffs_.data() + 2 * r.kind};
-  algos::optimizer_step(
-      space_, {params_.data() + offset, grads_.data() + offset, adam_m_.data() + offset, adam_v_.data() + offset, n},
-      inject_nonfinite_, KOKKOS_LAMBDA() { return st->v[0] + st->v[1] + st->v[2] + st->v[3]; },
-      reducer_ && reducer_->size() > 1 ? reducer_ : nullptr, r.norm, a, nullptr, &counter, capturing_);
-  // The step's statistics join its kind's sums (device side: captured updates replay this too).
+  // The step's statistics join its kind's sums in the norm's kernel (device side: captured
+  // updates replay this too).
   const int kind = r.kind;
-  const float* norm = r.norm;
   auto sums = record_sums_;
   auto counters = counters_;
-  Kokkos::parallel_for(
-      "gmi::offpolicy::record", Range(space_, 0, 1), KOKKOS_LAMBDA(const int) {
-        RecordSums& s = sums(kind);
-        s.records += 1;
-        const float nv = *norm;
-        if (math::isfinite(nv)) {
-          s.stats += *st;
-          s.norm_sum += double(nv);
-          s.taken += 1;
-          counters(kStreak + kind) = 0;
-        } else {
-          counters(kStreak + kind) += 1;
-        }
-      });
+  auto record = KOKKOS_LAMBDA(const float nv) {
+    RecordSums& s = sums(kind);
+    s.records += 1;
+    if (math::isfinite(nv)) {
+      s.stats += *st;
+      s.norm_sum += double(nv);
+      s.taken += 1;
+      counters(kStreak + kind) = 0;
+    } else {
+      counters(kStreak + kind) += 1;
+    }
+  };
+  algos::optimizer_step(
+      space_,
+      {params_.data() + offset, grads_.data() + offset, adam_m_.data() + offset, adam_v_.data() + offset, n,
+       norm_sum_.data()},
+      inject_nonfinite_, KOKKOS_LAMBDA() { return st->v[0] + st->v[1] + st->v[2] + st->v[3]; },
+      reducer_ && reducer_->size() > 1 ? reducer_ : nullptr, r.norm, a, nullptr, &counter, capturing_, record);
 }
 
 void OffPolicyTrainer::sample(std::int64_t u) {

@@ -238,6 +238,7 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   View1<double> adam_coeffs_;      ///< two per kind (the bias corrections of its step)
   View1<rl::Sums4> stat_slots_;    ///< one per kind
   View1<float> norm_slots_;        ///< one per kind
+  View1<double> norm_sum_;         ///< the optimiser steps' scratch for their norms
   View1<RecordSums> record_sums_;  ///< one per kind
   bool graphs_ = false;            ///< device.graphs applies to the update events
   struct UpdateGraph {

@@ -1,4 +1,5 @@
-// adam_step against torch.optim.Adam's documented algorithm (torch docs, "Adam"):
+// adam_step against torch.optim.Adam's documented algorithm (torch docs, "Adam"), and grad_norm
+// (the norm kernel before it) against a host sum:
 //   g = grad (optionally scaled by clip_grad_norm_: c = max_norm / (||g|| + 1e-6), applied if c < 1)
 //   m = b1 m + (1 - b1) g ;  v = b2 v + (1 - b2) g^2
 //   m_hat = m / (1 - b1^t) ;  v_hat = v / (1 - b2^t) ;  p -= lr m_hat / (sqrt(v_hat) + eps)
@@ -221,6 +222,82 @@ TEST(Adam, NonFiniteGradientSkipsTheStep) {
       EXPECT_EQ(to_host(dv), v0abs);
     }
   }
+}
+
+// grad_norm: the norm, the count and the caller's bookkeeping in one kernel, against a host sum in
+// long double.
+struct Poison {
+  bool on;
+  KOKKOS_INLINE_FUNCTION bool operator()() const { return on; }
+};
+/// Records what grad_norm's final step passed: calls and the last norm.
+struct Seen {
+  double* out;  // [calls, norm]
+  KOKKOS_INLINE_FUNCTION void operator()(float nv) const {
+    out[0] += 1;
+    out[1] = double(nv);
+  }
+};
+
+struct NormRun {
+  float norm;
+  std::vector<double> seen, coeffs;
+  std::int64_t count;
+};
+
+NormRun run_grad_norm(const std::vector<float>& g, bool poisoned) {
+  ExecSpace space;
+  auto dg = to_device(g);
+  View1<float> norm("norm", 1);
+  View1<double> sum("sum", 1), seen("seen", 2), coeffs("coeffs", 2);
+  View1<std::int64_t> count("count", 1);
+  Kokkos::deep_copy(count, std::int64_t(5));
+  AdamArgs a;
+  a.lr = 1e-3;
+  grad_norm<float>(space, g.size(), dg.data(), norm.data(), sum.data(), Poison{poisoned}, Seen{seen.data()}, a,
+                   AdamCounter{count.data(), coeffs.data()});
+  space.fence();
+  return {to_host(norm)[0], to_host(seen), to_host(coeffs), to_host(count)[0]};
+}
+
+TEST(GradNorm, NormCountAndBookkeepingInOneKernel) {
+  std::mt19937 gen(3);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> g(100003);
+  for (float& x : g) x = d(gen);
+  long double ss = 0;
+  for (float x : g) ss += (long double)x * x;
+  const double want = double(std::sqrt(ss));
+  const NormRun r = run_grad_norm(g, false);
+  EXPECT_NEAR(r.norm, want, 1e-6 * want);
+  EXPECT_EQ(r.seen[0], 1.0) << "after() runs once";
+  EXPECT_EQ(r.seen[1], double(r.norm));
+  EXPECT_EQ(r.count, 6);
+  EXPECT_NEAR(r.coeffs[0], 1e-3 / (1.0 - std::pow(0.9, 6.0)), 1e-15);
+  EXPECT_NEAR(r.coeffs[1], 1.0 / std::sqrt(1.0 - std::pow(0.999, 6.0)), 1e-12);
+}
+
+TEST(GradNorm, PoisonedOrNonFiniteGivesNaNAndNoCount) {
+  std::vector<float> g(1000, 0.5f);
+  const NormRun p = run_grad_norm(g, true);
+  EXPECT_TRUE(std::isnan(p.norm));
+  EXPECT_TRUE(std::isnan(p.seen[1]));
+  EXPECT_EQ(p.count, 5);
+  EXPECT_EQ(p.coeffs, std::vector<double>(2, 0.0));
+  for (float bad : {std::nanf(""), INFINITY}) {
+    g[417] = bad;
+    const NormRun r = run_grad_norm(g, false);
+    EXPECT_FALSE(std::isfinite(r.norm)) << bad;
+    EXPECT_EQ(r.count, 5) << bad;
+  }
+}
+
+TEST(GradNorm, LargeGradientsDoNotOverflow) {
+  // Squares summed in double: float gradients of 1e20 (squares beyond float's range) keep a finite norm.
+  const std::vector<float> g(64, 1e20f);
+  const NormRun r = run_grad_norm(g, false);
+  EXPECT_NEAR(r.norm, 8e20, 8e20 * 1e-6);
+  EXPECT_EQ(r.count, 6);
 }
 
 }  // namespace

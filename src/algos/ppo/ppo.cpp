@@ -198,6 +198,7 @@ void PpoTrainer::init(std::uint64_t seed) {
   const int updates = cfg.section<PpoConfig>().update_epochs * cfg.section<PpoConfig>().num_minibatches;
   loss_stats_ = View1<rl::LossStats>("gmi::ppo::loss_stats", updates);
   grad_norms_ = View1<float>("gmi::ppo::grad_norms", updates);
+  norm_sum_ = View1<double>("gmi::ppo::norm_sum", 1);
 
   const bool fuse_rollout = rl::fused_act_supported(layout_) && fused_wanted(cfg);
   const bool fuse_update = rl::FusedUpdate::supported(layout_) && fused_wanted(cfg);
@@ -782,7 +783,7 @@ void PpoTrainer::update(IterationMetrics& m) {
       mpi::progress().beat();
       const rl::LossStats* ls = loss_stats_.data() + k;
       aa.step = ++adam_step_;
-      optimizer_step(space_, {params_.data(), grads, adam_m_.data(), adam_v_.data(), layout_.num_params},
+      optimizer_step(space_, {params_.data(), grads, adam_m_.data(), adam_v_.data(), layout_.num_params, norm_sum_.data()},
                      inject_nonfinite_, KOKKOS_LAMBDA() { return ls->pg + ls->v + ls->entropy; }, reducer_,
                      grad_norms_.data() + k, aa, phases_);
     }

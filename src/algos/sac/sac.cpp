@@ -9,6 +9,7 @@
 #include "kernels/core/host_copy.hpp"
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
+#include "kernels/nn/blas.hpp"
 #include "kernels/nn/init.hpp"
 #include "kernels/optim/polyak.hpp"
 #include "kernels/rl/sac_loss.hpp"
@@ -41,7 +42,7 @@ MemoryNeeds SacTrainer::memory_needs(const config::Config& cfg) {
   double floats = 4 * P + double(n.q_size);                  // params, gradients, Adam moments, targets
   floats += N * (5 * od + 2 * A + 2);                        // one vector step's buffers
   floats += B * (2 * od + A + 2);                            // the sampled batch
-  floats += B * (3 * (od + A) + 5 * A + 4);                  // Q inputs and their gradients, samples
+  floats += B * (4 * (od + A) + 5 * A + 4);                  // Q inputs (online, target) and their gradients, samples
   floats += nn::MlpWorkspace<float>::size(n.actor, N) + nn::MlpWorkspace<float>::size(n.actor, B) + 2 * nn::MlpWorkspace<float>::size(n.q1, 2 * B);
   return replay_trainer_memory(cfg, spec, P, floats, spec.act_dim,
                                {"replay.capacity", "env.num_envs", "sac.batch_size", "policy.q_hidden", "policy.actor_hidden"});
@@ -76,6 +77,8 @@ SacTrainer::SacTrainer(const config::Config& cfg, std::uint64_t env_offset, mpi:
   const std::size_t B = std::size_t(batch_size()), in = std::size_t(od_ + A);
   const std::size_t rows = std::max<std::size_t>(B, std::size_t(N_));
   qin_ = View1<float>("gmi::sac::q_input", B * in);
+  qin_next_ = View1<float>("gmi::sac::q_next_input", B * in);
+  side_ = std::make_unique<SideStream>();
   pi_ = View1<float>("gmi::sac::pi", rows * A);
   logp_ = View1<float>("gmi::sac::logp", rows);
   noise_ = View1<float>("gmi::sac::noise", B * A);
@@ -125,11 +128,11 @@ const float* SacTrainer::act(std::int64_t k) {
   return actions_.data();
 }
 
-void SacTrainer::sample_policy(const float* obs, std::int64_t u, int purpose) {
+void SacTrainer::sample_policy(const ExecSpace& sp, const float* obs, std::int64_t u, int purpose) {
   // Reparameterised samples of update u: counter (u << 8 | purpose << 4 | block), index
   // (GMI << 40 | repeat << 24 | row); `purpose` packs the kind and the repeat.
   const int B = batch_size();
-  nn::mlp_forward(space_, nets_.actor, params_.data(), obs, B, ws_actor_);
+  nn::mlp_forward(sp, nets_.actor, params_.data(), obs, B, ws_actor_);
   rl::SquashedGaussianArgs s;
   s.B = B;
   s.act_dim = ad_;
@@ -146,19 +149,24 @@ void SacTrainer::sample_policy(const float* obs, std::int64_t u, int purpose) {
   s.actions = pi_.data();
   s.logp = logp_.data();
   s.noise = noise_.data();
-  rl::squashed_gaussian(space_, s);
+  rl::squashed_gaussian(sp, s);
 }
 
 void SacTrainer::update(std::int64_t u, std::int64_t g) {
   const int B = batch_size(), A = ad_;
   const float* log_alpha = params_.data() + nets_.log_alpha;
-  // Q target: a' ~ pi(s'), min of the target Qs, the entropy bonus.
-  sample_policy(batch_.next_obs.data(), u, kNextAction);
+  // Q target: a' ~ pi(s'), min of the target Qs, the entropy bonus (on the side stream, beside
+  // the online Qs' forward pass: the two branches share no buffer).
   const std::size_t qs = nets_.q_stride;
-  rl::concat_rows(space_, B, batch_.next_obs.data(), od_, pi_.data(), A, qin_.data());
-  nn::mlp_forward_batched(space_, q_target_, target_.data(), qs, 2, qin_.data(), B, ws_qt_);
+  SideStream* side = side_ && blas::side_streams_safe() ? side_.get() : nullptr;  // (bf16: one stream)
+  if (side) side->fork(space_);
+  const ExecSpace& tsp = side ? side->space() : space_;
+  sample_policy(tsp, batch_.next_obs.data(), u, kNextAction);
+  rl::concat_rows(tsp, B, batch_.next_obs.data(), od_, pi_.data(), A, qin_next_.data());
+  nn::mlp_forward_batched(tsp, q_target_, target_.data(), qs, 2, qin_next_.data(), B, ws_qt_);
   rl::concat_rows(space_, B, batch_.obs.data(), od_, batch_.actions.data(), A, qin_.data());
   nn::mlp_forward_batched(space_, nets_.q1, params_.data(), qs, 2, qin_.data(), B, ws_q_);
+  if (side) side->join(space_);
   {
     const Record r = record(kCritic);
     rl::SacCriticArgs c;
@@ -199,7 +207,7 @@ void SacTrainer::update(std::int64_t u, std::int64_t g) {
 void SacTrainer::actor_update(std::int64_t u, int rep) {
   const int B = batch_size(), A = ad_;
   const float* log_alpha = params_.data() + nets_.log_alpha;
-  sample_policy(batch_.obs.data(), u, kActorSample | (rep << 4));
+  sample_policy(space_, batch_.obs.data(), u, kActorSample | (rep << 4));
   rl::concat_rows(space_, B, batch_.obs.data(), od_, pi_.data(), A, qin_.data());
   nn::mlp_forward_batched(space_, nets_.q1, params_.data(), nets_.q_stride, 2, qin_.data(), B, ws_q_);
   const Record r = record(kActor);
@@ -235,7 +243,7 @@ void SacTrainer::actor_update(std::int64_t u, int rep) {
 void SacTrainer::alpha_update(std::int64_t u, int rep) {
   const int B = batch_size();
   // A fresh sample from the updated actor (CleanRL), no gradient to the actor.
-  sample_policy(batch_.obs.data(), u, kAlphaSample | (rep << 4));
+  sample_policy(space_, batch_.obs.data(), u, kAlphaSample | (rep << 4));
   const Record r = record(kAlpha);
   rl::sac_alpha_grad(space_, B, logp_.data(), target_entropy_, params_.data() + nets_.log_alpha,
                      grads() + nets_.log_alpha, r.stats);

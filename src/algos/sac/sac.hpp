@@ -9,9 +9,11 @@
 /// actor, the Q networks and alpha are three optimisers over its ranges (policy_lr, q_lr, q_lr),
 /// each averaged over GMIs before its step.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "kernels/core/side_stream.hpp"
 #include "kernels/nn/mlp.hpp"
 #include "src/algos/sac/section.hpp"
 #include "src/algos/offpolicy.hpp"
@@ -54,7 +56,7 @@ class SacTrainer final : public OffPolicyTrainer {
 
  private:
   /// Actor forward on `obs` [B] and a sample (noise stream `purpose` of update u) into pi_, logp_, noise_.
-  void sample_policy(const float* obs, std::int64_t u, int purpose);
+  void sample_policy(const ExecSpace& sp, const float* obs, std::int64_t u, int purpose);
   void actor_update(std::int64_t u, int repeat);
   void alpha_update(std::int64_t u, int repeat);
 
@@ -63,6 +65,10 @@ class SacTrainer final : public OffPolicyTrainer {
   View1<float> target_;  ///< [Q1 | Q2] targets (nets_.q_size floats, the Q layouts shifted to 0)
   View1<float> scale_, bias_;
   View1<float> qin_, pi_, logp_, noise_, d_q_, d_qin_, d_actor_;  ///< d_q_ [2][B], d_qin_ [2][B][in]
+  View1<float> qin_next_;  ///< the target Qs' input, built beside qin_ (on side_)
+  /// The critic update's target branch (a' ~ pi(s') and the target Qs) runs here, beside the
+  /// online Qs' forward pass (on the main stream under device.matmul bf16).
+  std::unique_ptr<SideStream> side_;
   nn::MlpLayout q_target_;  ///< Q1's layout over target_ (Q2 at q_stride)
   nn::MlpWorkspace<float> ws_act_, ws_actor_, ws_q_, ws_qt_;  ///< ws_q_, ws_qt_: both twins, 2 B rows
 };
