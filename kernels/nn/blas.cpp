@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "kernels/core/error.hpp"
+#include "kernels/core/side_stream.hpp"
 #include "kernels/core/stream_hooks.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -74,9 +75,7 @@ void forget_stream(void* stream);
 cublasHandle_t handle(const ExecSpace& space) {
   cublasHandle_t& h = g_handles[space.cuda_stream()];
   if (!h) {
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    GMI_CUDA_CHECK(cudaStreamIsCapturing(space.cuda_stream(), &status));
-    GMI_REQUIRE(status == cudaStreamCaptureStatusNone,
+    GMI_REQUIRE(!SideStream::capturing(space),
                 "blas: the first cuBLAS call on a stream is inside a CUDA graph capture; run the work once directly first");
     on_stream_destroyed(forget_stream);
     GMI_CUBLAS_CHECK(cublasCreate(&h));
@@ -115,9 +114,7 @@ const void* to_bf16(const ExecSpace& space, int which, const float* x, std::size
   auto& buf = g_bf16[which];
   if (buf.extent(0) < n) {
     // A captured graph keeps the scratch's address: growing it there would free what the graph uses.
-    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    GMI_CUDA_CHECK(cudaStreamIsCapturing(space.cuda_stream(), &capturing));
-    GMI_REQUIRE(capturing == cudaStreamCaptureStatusNone,
+    GMI_REQUIRE(!SideStream::capturing(space),
                 "blas: the BF16 operand scratch would grow inside a CUDA graph capture (device.graphs); "
                 "run a direct pass of the same sizes first");
     buf = Kokkos::View<std::uint16_t*, MemSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "gmi::blas::bf16"), n);
@@ -172,12 +169,6 @@ std::uint32_t alignment(const void* p) {
   std::uint32_t a = 256;
   while (a > 4 && v % a) a /= 2;
   return a;
-}
-
-bool capturing(const ExecSpace& space) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  GMI_CUDA_CHECK(cudaStreamIsCapturing(space.cuda_stream(), &status));
-  return status != cudaStreamCaptureStatusNone;
 }
 
 cublasLtMatrixLayout_t lt_layout(int rows, int cols, int ld, long long stride, int count) {
@@ -243,7 +234,7 @@ bool lt_matmul(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, const 
   if (!g_epilogues || g_precision == MatmulPrecision::BF16) return false;
   void*& workspace = g_lt_workspaces[space.cuda_stream()];
   if (!g_lt || !workspace) {
-    if (capturing(space)) return false;
+    if (SideStream::capturing(space)) return false;
     if (!g_lt) GMI_CUBLAS_CHECK(cublasLtCreate(&g_lt));
     on_stream_destroyed(forget_stream);
     GMI_CUDA_CHECK(cudaMalloc(&workspace, kLtWorkspaceBytes));
@@ -256,7 +247,7 @@ bool lt_matmul(const ExecSpace& space, Op ta, Op tb, int m, int n, int k, const 
   const LtKey key{ta == Op::T, tb == Op::T, m, n, k, lda, ldb, ldc, count, int(epi), int(g_precision),
                   al(A, sa), al(B, sb), std::min(al(C, sc), al(vec, svec)), count > 1 ? sa : 0, count > 1 ? sb : 0,
                   count > 1 ? sc : 0, count > 1 ? svec : 0};
-  if (capturing(space) && !g_lt_plans.count(key)) return false;
+  if (SideStream::capturing(space) && !g_lt_plans.count(key)) return false;
   const LtPlan& p = lt_plan(key);
   if (!p.ok) return false;
   GMI_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vec, sizeof vec));
