@@ -120,23 +120,10 @@ struct GradNorm {
 
 }  // namespace detail
 
-/// The counter's variant: the step count advances on the device (in a one-thread kernel before
-/// the elementwise step), so a captured step replays with the right bias corrections.
-template <class S>
-void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
-               const S* grad_norm, const AdamArgs& a, const AdamCounter& counter) {
-  const double lr = a.lr, beta1 = a.beta1, beta2 = a.beta2;
-  const AdamCounter c = counter;
-  Kokkos::parallel_for(
-      "gmi::optim::adam_count", Range(space, 0, 1),
-      KOKKOS_LAMBDA(const int) { detail::advance(c, double(*grad_norm), lr, beta1, beta2); });
-  detail::adam_elementwise(space, n, params, grads, m, v, grad_norm, a, c.coeffs);
-}
-
 /// The global gradient norm in one kernel: *norm = ||grads||_2 (squares summed in double into
 /// `sum`, one double of device scratch), or NaN where the device callable `poisoned()` says so
 /// (a non-finite loss, an injected fault); then, in that kernel's final step, with a counter, the
-/// step count and bias corrections advance as adam_step's count kernel would, and `after(norm)`
+/// step count and its bias corrections advance (detail::advance), and `after(norm)`
 /// runs (one thread).  What adam_step_counted needs then is in device memory: a guard, a norm, a
 /// count and a bookkeeping kernel become one.
 template <class S, class Poisoned, class After>
@@ -147,7 +134,7 @@ void grad_norm(const ExecSpace& space, std::size_t n, const S* grads, S* norm, d
                           Kokkos::View<double, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(sum));
 }
 
-/// The elementwise Adam step after grad_norm advanced `counter` (no count kernel of its own).
+/// The elementwise Adam step with the bias corrections grad_norm left in `counter`.
 template <class S>
 void adam_step_counted(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
                        const S* grad_norm, const AdamArgs& a, const AdamCounter& counter) {
