@@ -281,8 +281,12 @@ void OffPolicyTrainer::learn(std::int64_t k) {
     const std::int64_t nt = s.target_frequency > 0 ? next_multiple(g, s.target_frequency) : g1;
     const std::int64_t at = std::min(nu, nt);
     if (at >= g1) break;
-    if (at == nu) update_event(at);
-    if (at == nt) {
+    bool moved = false;  // the event moved the targets itself (in its graph)
+    if (at == nu) {
+      moved = targets_within(updates_, at) > 0;
+      update_event(at);
+    }
+    if (at == nt && !moved) {
       update_target(1);
       ++target_updates_;
     }

@@ -172,8 +172,9 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   /// Which captured sequence update event `u` (step index g, -1 with U > 0) launches: events of
   /// one kind must launch the same work.  Default: all alike.
   virtual int update_kind(std::int64_t /*u*/, std::int64_t /*g*/) const { return 0; }
-  /// Target updates that update event `u` (step index g) makes itself (SAC with updates_per_step,
-  /// TD3), counted into the checkpoint's `target_updates`.  Default: none.
+  /// Target updates that update event `u` (step index g) makes itself at its end (SAC, TD3: in
+  /// its captured graph, no launch of their own), counted into the checkpoint's `target_updates`;
+  /// learn() then skips the target update of that g.  Default: none.
   virtual int targets_within(std::int64_t /*u*/, std::int64_t /*g*/) const { return 0; }
   /// Whether update event `u` (step index g) changes what act() reads (the acting network).  Where
   /// no event of a vector step does, the next step's actions and host physics start before its

@@ -127,24 +127,41 @@ TEST(OffPolicy, UpdateScheduleIsCleanRlsPerEnvStep) {
 // target_network_frequency-th Q update, one Polyak step of tau (not one merged step per vector
 // step, which with many envs is nearly a copy).  With learning rates too small to move the
 // weights, targets started at zero end at P (1 - (1 - tau)^n) after n target updates.
-TEST(OffPolicy, SacTargetsFollowTheirQUpdatesWithUpdatesPerStep) {
-  const auto cfg = sac({{"sac.updates_per_step", "3"}, {"sac.target_network_frequency", "3"}, {"sac.tau", "0.1"},
-                        {"sac.learning_starts", "0"}, {"sac.q_lr", "1e-12"}, {"sac.policy_lr", "1e-12"}});
+// Targets started at zero, weights held still by tiny learning rates: after `iterations`, the
+// targets are P (1 - 0.9^moves) (tau 0.1), and the checkpoint counts `moves` target updates.
+void expect_sac_target_moves(const gmi::config::Config& cfg, int iterations, int updates, int moves) {
   auto t = gmi::algos::make_trainer(cfg, 0);
   TrainerState s = t->save_state();
   for (auto& [name, v] : s.tensors)
     if (name == "target_q") std::fill(v.begin(), v.end(), 0.0f);
   t->load_state(s);
-  const auto m = t->iterate();
-  ASSERT_EQ(m.updates, 10 * 3);  // 10 vector steps of 2 envs, 3 Q updates each
+  std::int64_t done = 0;
+  for (int i = 0; i < iterations; ++i) done += t->iterate().updates;
+  ASSERT_EQ(done, updates);
   const TrainerState after = t->save_state();
   const auto& nets = dynamic_cast<gmi::algos::SacTrainer&>(*t).layout();
   const std::vector<float>& target = *after.tensor("target_q");
   ASSERT_EQ(target.size(), nets.q_size);
-  const double kept = std::pow(0.9, 10);  // Q updates 0, 3, ..., 27 move the targets
+  const double kept = std::pow(0.9, moves);
   for (std::size_t i = 0; i < target.size(); ++i)
     ASSERT_NEAR(target[i], after.params[nets.q_begin + i] * (1 - kept), 1e-5 + 1e-4 * std::fabs(target[i])) << i;
-  EXPECT_EQ(after.counter("target_updates"), 10);
+  EXPECT_EQ(after.counter("target_updates"), moves);
+}
+
+TEST(OffPolicy, SacTargetsFollowTheirQUpdatesWithUpdatesPerStep) {
+  // 10 vector steps of 2 envs, 3 Q updates each; Q updates 0, 3, ..., 27 move the targets.
+  expect_sac_target_moves(sac({{"sac.updates_per_step", "3"}, {"sac.target_network_frequency", "3"}, {"sac.tau", "0.1"},
+                               {"sac.learning_starts", "0"}, {"sac.q_lr", "1e-12"}, {"sac.policy_lr", "1e-12"}}),
+                          1, 10 * 3, 10);
+}
+
+// Without updates_per_step (CleanRL's loop), the targets move once at every env step past
+// learning_starts that is a multiple of target_network_frequency, after that step's update (within
+// its event): over two iterations (g = 0..39), updates at g = 1..39, targets at g = 2, 4, ..., 38.
+TEST(OffPolicy, SacTargetsMoveAtCleanRlsStepsWithoutUpdatesPerStep) {
+  expect_sac_target_moves(sac({{"sac.target_network_frequency", "2"}, {"sac.tau", "0.1"}, {"sac.learning_starts", "0"},
+                               {"sac.q_lr", "1e-12"}, {"sac.policy_lr", "1e-12"}}),
+                          2, 39, 19);
 }
 
 TEST(OffPolicy, DqnOptionsRunAndStayFinite) {

@@ -199,8 +199,9 @@ void SacTrainer::update(std::int64_t u, std::int64_t g) {
       if (cfg_.section<SacConfig>().autotune) alpha_update(u, rep);
     }
   }
-  // With updates_per_step, every target_network_frequency-th Q update moves the targets at the
-  // end of its event (after the actor, as CleanRL's loop orders them within a step).
+  // The targets move at the end of the event (after the actor, as CleanRL's loop orders them
+  // within a step): every target_network_frequency-th Q update with updates_per_step, else where
+  // the event's step index is a multiple of it.
   if (kind & kTargetKind) optim::polyak(space_, nets_.q_size, target_.data(), params_.data() + nets_.q_begin, cfg_.section<SacConfig>().tau);
 }
 
@@ -275,9 +276,9 @@ int SacTrainer::update_kind(std::int64_t u, std::int64_t g) const {
   // target update (update() above).
   const SacConfig& c = cfg_.section<SacConfig>();
   int kind = (g >= 0 ? g : u) % c.policy_frequency == 0 ? kActorKind : 0;
-  // (updates_per_step 0: targets between events, also in `gmi_drl bench --mode update`, whose
-  // events have no step index)
-  if (c.updates_per_step > 0 && u % c.target_network_frequency == 0) kind |= kTargetKind;
+  // (`gmi_drl bench --mode update`'s events have no step index: no targets there)
+  if (c.updates_per_step > 0 ? u % c.target_network_frequency == 0 : g >= 0 && g % c.target_network_frequency == 0)
+    kind |= kTargetKind;
   return kind;
 }
 
