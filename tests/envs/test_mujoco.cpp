@@ -1,7 +1,7 @@
 // The MuJoCo environments behind VecEnvBase (their dynamics against Gymnasium are in
 // compare_mujoco.py): spaces, determinism whatever the threads and the layout of envs over GMIs,
 // the reset-noise distribution, episode statistics and reward terms, exact save/load, the time
-// limit, errors for bad keyword arguments and model paths, and models found in a Gymnasium
+// limit, the block a step's results travel in, errors for bad keyword arguments and model paths, and models found in a Gymnasium
 // installed after the build was configured.
 #include <gtest/gtest.h>
 
@@ -17,6 +17,7 @@
 
 #include "kernels/core/error.hpp"
 #include "kernels/envs/mujoco/model.hpp"
+#include "kernels/envs/mujoco/mujoco_vec_env.hpp"
 #include "kernels/envs/registry.hpp"
 #include "tests/support/test_util.hpp"
 
@@ -280,6 +281,16 @@ TEST(Mujoco, GroupsSteppedAsynchronouslyEqualOneStep) {
     ASSERT_EQ(host(a.rew), host(b.rew)) << "t " << t;
     ASSERT_EQ(host(a.obs), host(c.obs)) << "t " << t;
     ASSERT_EQ(host(a.rew), host(c.rew)) << "t " << t;
+    // (a whole batch travels in one block, groups and halves one array at a time)
+    auto flags = [](const View1<std::uint8_t>& v) {
+      auto m = Kokkos::create_mirror_view_and_copy(HostSpace(), v);
+      return std::vector<std::uint8_t>(m.data(), m.data() + m.extent(0));
+    };
+    ASSERT_EQ(flags(a.term), flags(b.term)) << "t " << t;
+    ASSERT_EQ(flags(a.trunc), flags(c.trunc)) << "t " << t;
+    for (int i = 0; i < n; ++i)
+      if (flags(a.term)[std::size_t(i)] || flags(a.trunc)[std::size_t(i)])
+        for (int c0 = 0; c0 < od; ++c0) ASSERT_EQ(host(a.fin)[std::size_t(i * od + c0)], host(c.fin)[std::size_t(i * od + c0)]);
   }
 }
 
@@ -292,6 +303,44 @@ TEST(Mujoco, TimeLimitTruncatesAtGymnasiumsStepAndResets) {
     }
   EXPECT_EQ(tr.stats.count, 2);
   EXPECT_EQ(tr.stats.length_sum, 2000);
+}
+
+// A step of every env travels in one block (one copy), which one kernel spreads into the caller's
+// arrays: every value of every array lands where it belongs.
+TEST(Mujoco, ResultBlockSpreadsIntoEveryArray) {
+  const int n = 3, od = 5;
+  const mujoco::ResultBlock block{n, od};
+  std::vector<unsigned char> host(block.bytes());
+  const StepOutputs h = block.at(host.data());
+  for (int k = 0; k < n * od; ++k) {
+    h.next_obs[k] = 1.0f + float(k);
+    h.final_obs[k] = -100.0f - float(k);
+  }
+  for (int i = 0; i < n; ++i) {
+    h.reward[i] = 0.25f * float(i + 1);
+    h.terminated[i] = std::uint8_t(i == 1);
+    h.truncated[i] = std::uint8_t(i == 2);
+  }
+  View1<unsigned char> mirror("mirror", block.bytes());
+  Kokkos::deep_copy(mirror, Kokkos::View<const unsigned char*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()));
+  View1<float> obs("obs", n * od), fin("fin", n * od), rew("rew", n);
+  View1<std::uint8_t> term("term", n), trunc("trunc", n);
+  ExecSpace space;
+  mujoco::spread_results(space, block, mirror.data(), StepOutputs{obs.data(), fin.data(), rew.data(), term.data(), trunc.data()});
+  space.fence();
+  const auto o = test::to_host(obs.data(), obs.extent(0)), f = test::to_host(fin.data(), fin.extent(0));
+  const auto r = test::to_host(rew.data(), rew.extent(0));
+  auto te = Kokkos::create_mirror_view_and_copy(HostSpace(), term);
+  auto tr = Kokkos::create_mirror_view_and_copy(HostSpace(), trunc);
+  for (int k = 0; k < n * od; ++k) {
+    EXPECT_EQ(o[std::size_t(k)], h.next_obs[k]) << k;
+    EXPECT_EQ(f[std::size_t(k)], h.final_obs[k]) << k;
+  }
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(r[std::size_t(i)], h.reward[i]) << i;
+    EXPECT_EQ(te(i), h.terminated[i]) << i;
+    EXPECT_EQ(tr(i), h.truncated[i]) << i;
+  }
 }
 
 TEST(Mujoco, BadSettingsAreNamed) {

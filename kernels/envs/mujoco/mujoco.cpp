@@ -14,6 +14,7 @@
 #include "kernels/core/random.hpp"
 #include "kernels/envs/mujoco/task.hpp"
 #include "kernels/envs/mujoco/model.hpp"
+#include "kernels/envs/mujoco/mujoco_vec_env.hpp"
 
 namespace gmi::envs::mujoco {
 
@@ -54,6 +55,26 @@ double Noise::normal() {
   while (u1 <= 0.0) u1 = uniform(0.0, 1.0);
   const double u2 = uniform(0.0, 1.0);
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+// ---- results to the device -------------------------------------------------------------------
+
+void spread_results(const ExecSpace& space, const ResultBlock& block, const void* mirror, const StepOutputs& out) {
+  const StepOutputs in = block.at(const_cast<void*>(mirror));
+  const std::int64_t od = block.obs_dim;
+  float *obs = out.next_obs, *fin = out.final_obs, *rew = out.reward;
+  std::uint8_t *term = out.terminated, *trunc = out.truncated;
+  Kokkos::parallel_for(
+      "gmi::envs::mujoco::spread_results", Range64(space, 0, std::int64_t(block.n) * od), KOKKOS_LAMBDA(const std::int64_t k) {
+        obs[k] = in.next_obs[k];
+        fin[k] = in.final_obs[k];
+        if (k % od == 0) {
+          const std::int64_t i = k / od;
+          rew[i] = in.reward[i];
+          term[i] = in.terminated[i];
+          trunc[i] = in.truncated[i];
+        }
+      });
 }
 
 // ---- keyword arguments ------------------------------------------------------------------------

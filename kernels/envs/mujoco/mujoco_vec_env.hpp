@@ -7,7 +7,9 @@
 /// the actions from the device into pinned host memory, the pool's threads step the envs, handed
 /// out one at a time (Gymnasium's TimeLimit and same-step automatic reset, the true last observation
 /// kept for bootstrapping, per-term reward sums of finished episodes), and the results go back to
-/// the device asynchronously.  On host builds device memory is host memory and nothing is copied.
+/// the device asynchronously: a step of every env in one copy of one pinned block and one kernel
+/// that spreads it into the caller's arrays (a range of envs: one copy per array).  On host builds
+/// device memory is host memory and nothing is copied.
 /// Reset noise is counter-based: episode k of global env g draws from philox(seed, {k, g}), as
 /// the device environments do.
 #include <deque>
@@ -28,6 +30,25 @@ using PinnedSpace = Kokkos::CudaHostPinnedSpace;
 #else
 using PinnedSpace = Kokkos::HostSpace;
 #endif
+
+/// Where a step's results lie in one block (pinned on the host, and its mirror on the device):
+/// [N][obs_dim] observations, [N][obs_dim] final observations, [N] rewards (floats), then [N]
+/// terminated and [N] truncated flags (bytes).
+struct ResultBlock {
+  int n = 0, obs_dim = 0;
+  std::size_t floats() const { return std::size_t(n) * (2 * std::size_t(obs_dim) + 1); }
+  std::size_t bytes() const { return floats() * sizeof(float) + 2 * std::size_t(n); }
+  StepOutputs at(void* base) const {
+    auto* f = static_cast<float*>(base);
+    auto* flags = reinterpret_cast<std::uint8_t*>(f + floats());
+    const std::size_t od = std::size_t(n) * obs_dim;
+    return StepOutputs{f, f + od, f + 2 * od, flags, flags + n};
+  }
+};
+
+/// The device's copy of a block (`block` at `mirror`) into the caller's arrays `out`, every env
+/// (GPU builds; mujoco.cpp).
+void spread_results(const ExecSpace& space, const ResultBlock& block, const void* mirror, const StepOutputs& out);
 
 template <class Task>
 class MujocoVecEnv final : public VecEnvBase {
@@ -54,11 +75,10 @@ class MujocoVecEnv final : public VecEnvBase {
     done_terms_.assign(std::size_t(n) * nterms_, 0.0);
     h_actions_ = Staging<float>("gmi::envs::mujoco::actions", std::size_t(n) * ad_);
     if (!device_is_host()) {
-      h_obs_ = Staging<float>("gmi::envs::mujoco::obs", std::size_t(n) * od_);
-      h_final_ = Staging<float>("gmi::envs::mujoco::final_obs", std::size_t(n) * od_);
-      h_reward_ = Staging<float>("gmi::envs::mujoco::reward", n);
-      h_term_ = Staging<std::uint8_t>("gmi::envs::mujoco::terminated", n);
-      h_trunc_ = Staging<std::uint8_t>("gmi::envs::mujoco::truncated", n);
+      block_ = ResultBlock{n, od_};
+      h_block_ = Staging<unsigned char>("gmi::envs::mujoco::results", block_.bytes());
+      d_block_ = Kokkos::View<unsigned char*, MemSpace>("gmi::envs::mujoco::results", block_.bytes());
+      h_results_ = block_.at(h_block_.data());
     }
   }
 
@@ -95,7 +115,7 @@ class MujocoVecEnv final : public VecEnvBase {
   void reset_all(const ExecSpace& space, float* obs, std::uint64_t first_episode = 0) override {
     GMI_REQUIRE(pending_.empty(), "reset_all: steps are still queued (step_wait first)");
     space.fence();
-    float* o = device_is_host() ? obs : h_obs_.data();
+    float* o = device_is_host() ? obs : h_results_.next_obs;
     pool_.run(num_envs_, [&](int b, int e) {
       for (int i = b; i < e; ++i) {
         episode_[i] = first_episode;
@@ -108,7 +128,7 @@ class MujocoVecEnv final : public VecEnvBase {
       }
     });
     clear_done();
-    if (!device_is_host()) to_device(space, obs, h_obs_.data(), std::size_t(num_envs_) * od_);
+    if (!device_is_host()) to_device(space, obs, h_results_.next_obs, std::size_t(num_envs_) * od_);
   }
 
   void step(const ExecSpace& space, const float* actions, const StepOutputs& out) override {
@@ -262,9 +282,7 @@ class MujocoVecEnv final : public VecEnvBase {
     const std::size_t a0 = std::size_t(lo) * ad_, an = std::size_t(hi - lo) * ad_;
     Kokkos::deep_copy(space, Unmanaged<float, PinnedSpace>(h_actions_.data() + a0, an),
                       Unmanaged<const float, MemSpace>(actions + a0, an));
-    if (!device_is_host()) {
-      r.host = StepOutputs{h_obs_.data(), h_final_.data(), h_reward_.data(), h_term_.data(), h_trunc_.data()};
-    }
+    if (!device_is_host()) r.host = h_results_;
     space.fence();
     return r;
   }
@@ -312,16 +330,23 @@ class MujocoVecEnv final : public VecEnvBase {
     }
   }
 
-  /// Queue the copies of a step's results to the device (GPU builds).
+  /// Queue the copies of a step's results to the device (GPU builds): every env's in one copy of
+  /// the block and one kernel (two launches instead of five), a range's one array at a time.
   void finish(const ExecSpace& space, const Range& r) {
     if (device_is_host()) return;
-    const std::size_t lo = r.lo, n = r.hi - r.lo;
     const StepOutputs& out = r.device;
-    to_device(space, out.next_obs + lo * od_, h_obs_.data() + lo * od_, n * od_);
-    to_device(space, out.final_obs + lo * od_, h_final_.data() + lo * od_, n * od_);
-    to_device(space, out.reward + lo, h_reward_.data() + lo, n);
-    to_device(space, out.terminated + lo, h_term_.data() + lo, n);
-    to_device(space, out.truncated + lo, h_trunc_.data() + lo, n);
+    if (r.lo == 0 && r.hi == num_envs_) {
+      to_device(space, d_block_.data(), h_block_.data(), block_.bytes());
+      spread_results(space, block_, d_block_.data(), out);
+      return;
+    }
+    const std::size_t lo = r.lo, n = r.hi - r.lo;
+    const StepOutputs& h = h_results_;
+    to_device(space, out.next_obs + lo * od_, h.next_obs + lo * od_, n * od_);
+    to_device(space, out.final_obs + lo * od_, h.final_obs + lo * od_, n * od_);
+    to_device(space, out.reward + lo, h.reward + lo, n);
+    to_device(space, out.terminated + lo, h.terminated + lo, n);
+    to_device(space, out.truncated + lo, h.truncated + lo, n);
   }
 
   /// Gymnasium's reset: mj_resetData, the task's noisy qpos and qvel, mj_forward.
@@ -361,8 +386,11 @@ class MujocoVecEnv final : public VecEnvBase {
   std::vector<double> ep_terms_;     ///< [N][terms] of the current episodes
   std::vector<double> done_return_, done_length_, done_count_;
   std::vector<double> done_terms_;   ///< [N][terms] of episodes finished since the last take
-  Staging<float> h_actions_, h_obs_, h_final_, h_reward_;
-  Staging<std::uint8_t> h_term_, h_trunc_;
+  Staging<float> h_actions_;
+  ResultBlock block_;                                 ///< GPU builds: a step's results ...
+  Staging<unsigned char> h_block_;                    ///< ... staged on the host
+  Kokkos::View<unsigned char*, MemSpace> d_block_;    ///< ... and their copy on the device
+  StepOutputs h_results_;                             ///< the arrays of h_block_
   std::deque<Pending> pending_;  ///< steps queued by step_async, oldest first
 };
 
