@@ -9,7 +9,8 @@
 # same steps: no graph capture, no torch.compile in them); [5,000, 12,000) is kept beside.
 # Usage, from the repository root on the GPU machine:
 #   SAC=.peers/sac postprocess/peers/sac_peers.sh GMI_DRL OUTDIR
-# and, here, on the OUTDIR a call brought back (the rates and the ledger lines again):
+# and, here, on the OUTDIR a call brought back (the rates and the ledger lines again; it writes
+# into OUTDIR, so copy a read-only fetched folder first):
 #   postprocess/peers/sac_peers.sh --analyse OUTDIR
 # Writes the runs' logs and metrics in OUTDIR, OUTDIR/sac_sps.json (every rate) and
 # OUTDIR/peers_new.json (the comparisons).  Back here: `postprocess/peers/ledger.py merge
@@ -37,7 +38,7 @@ analyse() {
       --peer "$out/peer_$p.jsonl" --workload sac/HalfCheetah-v5 --precision fp32 --peer-name "$name" \
       --unit "env-steps/s over steps 6000-12000, the same steps for each (an update per step)" \
       --command "SAC=.peers/sac postprocess/peers/sac_peers.sh GMI_DRL OUT (config/half_cheetah_sac.yaml, 12000 steps, device.graphs on)" \
-      ${date:+--date "$date"}
+      ${date:+--date "$date"} || fail "ledger.py add ($p) failed"
   done
 }
 if [ "$1" = --analyse ]; then

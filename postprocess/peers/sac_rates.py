@@ -21,29 +21,43 @@ import sys
 VARIANTS = ("graphs_on", "graphs_off", "graphs_on_epilogues_off")
 
 
-def gmi_rates(run_dir, learning_starts):
+def gmi_rates(run_dir, learning_starts, steps):
+    """gmi_drl's rates over [learning_starts + 1000, steps) and [learning_starts, steps); its metrics
+    rows must fall on exactly those steps (else the windows would not be the peers')."""
     rows = list(csv.DictReader(open(os.path.join(run_dir, "metrics.csv"))))
     at = {int(float(r["env_steps"])): float(r["wall_time_s"]) for r in rows}
-    end = max(at)
 
     def over(lo):
-        lo = min(k for k in at if k >= lo)
-        return (end - lo) / (at[end] - at[lo])
-    return {"steady": over(learning_starts + 1000), "after_learning_starts": over(learning_starts), "end": end}
+        missing = [k for k in (lo, steps) if k not in at]
+        if missing:
+            raise SystemExit(f"sac_rates: {run_dir}/metrics.csv has no row at env step {missing[0]} "
+                             "(a run cut short, or another sac.num_steps)")
+        return (steps - lo) / (at[steps] - at[lo])
+    return {"steady": over(learning_starts + 1000), "after_learning_starts": over(learning_starts)}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("outdir")
-    ap.add_argument("--device", help="default: the one sac_sps.json or the peers' results name")
+    ap.add_argument("--device", help="default: the device the peers' results name")
     ap.add_argument("--cpu", help="the machine's CPU model (lscpu), recorded beside the rates")
     a = ap.parse_args()
     out = a.outdir
     peers = [json.loads(l) for l in open(os.path.join(out, "peers", "results.jsonl")) if l.strip()]
-    learning_starts = int(peers[0]["learning_starts"]) if peers else 5000
+    for p in peers:
+        if not p.get("completed", False):
+            print(f"sac_rates: {p['bench']} did not finish ({p.get('env_steps')} steps): left out", file=sys.stderr)
+    peers = [p for p in peers if p.get("completed", False)]
+    if not peers:
+        print("sac_rates: no finished peer run", file=sys.stderr)
+        return 1
+    learning_starts, steps = int(peers[0]["learning_starts"]), int(peers[0]["env_steps"])
+    if any(int(p["env_steps"]) != steps or int(p["learning_starts"]) != learning_starts for p in peers):
+        print("sac_rates: the peers ran different steps", file=sys.stderr)
+        return 1
     rates, windows = {}, {}
     for v in VARIANTS:
-        r = gmi_rates(os.path.join(out, f"gmi_{v}"), learning_starts)
+        r = gmi_rates(os.path.join(out, f"gmi_{v}"), learning_starts, steps)
         name = f"gmi_drl {v.replace('_', ' ')}"
         rates[name] = r["steady"]
         windows[name] = {"steady": r["steady"], "after_learning_starts": r["after_learning_starts"]}
@@ -61,8 +75,7 @@ def main():
     if missing:
         print(f"sac_rates: no rate for {', '.join(missing)}", file=sys.stderr)
         return 1
-    device = a.device or (peers[0].get("device") if peers else "")
-    steps = max(gmi_rates(os.path.join(out, f"gmi_{v}"), learning_starts)["end"] for v in VARIANTS)
+    device = a.device or peers[0].get("device", "")
     summary = {"device": device, "cpu": a.cpu, "workload": "sac/HalfCheetah-v5/1 env", "steps": steps,
                "learning_starts": learning_starts, "versions": versions,
                "unit": f"env-steps/s over steps {learning_starts + 1000}-{steps} (the same steps for every program)",

@@ -238,12 +238,14 @@ TEST(OffPolicy, SaveAndLoadResumeExactly) {
 // device.graphs captures each kind of update event once and replays it, with the event count,
 // the replay's fill level and the Adam step counts read on the device: the same weights, losses
 // and counts as launching every kernel (bitwise).  SAC has up to four kinds of event (with and
-// without its delayed actor updates and, with U > 0, its target step: policy_frequency 2 and
-// target_network_frequency 3 reach all four); U > 0 numbers them by the update count.  Host
-// builds launch directly both times.
+// without its delayed actor updates, with and without its target step: policy_frequency 2 and
+// target_network_frequency 3 reach all four); U > 0 numbers them by the update count, U = 0 by
+// the env step.  Host builds launch directly both times.
 TEST(OffPolicy, CapturedUpdatesGiveTheSameRunAsDirectLaunches) {
   for (const auto& cfg : {dqn({{"dqn.double", "true"}, {"dqn.tau", "0.5"}}), dqn({{"dqn.updates_per_step", "3"}}),
-                          sac({{"sac.policy_frequency", "2"}}), sac({{"sac.updates_per_step", "3"}}),
+                          sac({{"sac.policy_frequency", "2"}}),
+                          sac({{"sac.policy_frequency", "2"}, {"sac.target_network_frequency", "3"}}),
+                          sac({{"sac.updates_per_step", "3"}}),
                           sac({{"sac.updates_per_step", "3"}, {"sac.target_network_frequency", "3"}}), td3(),
                           td3({{"td3.updates_per_step", "3"}})}) {
     SCOPED_TRACE(cfg.algo);

@@ -276,7 +276,9 @@ class MujocoVecEnv final : public VecEnvBase {
 
   /// A step of envs [lo, hi): their actions copied to host memory (from the device on GPU
   /// builds, which also orders the previous copies out of the staging buffers), so the caller
-  /// may overwrite its own once this returns.
+  /// may overwrite its own once this returns.  The fence covers `space` only: every step of one
+  /// env object must be issued on the same instance (the trainer's), which also orders the device
+  /// mirror of the result block between one step's copy and the next's.
   Range begin(const ExecSpace& space, const float* actions, const StepOutputs& out, int lo, int hi) {
     Range r{lo, hi, h_actions_.data(), out, out};
     const std::size_t a0 = std::size_t(lo) * ad_, an = std::size_t(hi - lo) * ad_;
