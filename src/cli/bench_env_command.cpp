@@ -17,6 +17,8 @@ Command add_bench_env_command(CLI::App& app) {
       ->delimiter(',');
   eb_cmd->add_option("--steps", eb->steps, "timed steps per thread count")->check(at_least(1));
   eb_cmd->add_option("--warmup", eb->warmup, "untimed steps first")->check(at_least(0));
+  eb_cmd->add_option("--repeats", eb->repeats, "timed runs per point (the median is reported; every run is in the JSON)")
+      ->check(at_least(1));
   eb_cmd->add_option("--set", eb->sets, "an env.* setting (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

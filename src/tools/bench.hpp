@@ -42,6 +42,7 @@ struct EnvBenchOptions {
   std::vector<int> threads = {1};
   int steps = 2000;
   int warmup = 200;
+  int repeats = 1;  ///< timed runs of `steps` per point; the median is reported, every run kept
   std::vector<std::string> sets;  ///< env.* settings
   std::string json_path;
 };

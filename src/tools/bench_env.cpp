@@ -1,12 +1,16 @@
 // gmi_drl bench-env: raw environment throughput with random actions (the actions are drawn once,
 // uploaded once, and stepped through: what is timed is the environments, and for host-simulated
-// ones on GPU builds the copies of actions and results through pinned memory).
+// ones on GPU builds the copies of actions and results through pinned memory); --repeats R times
+// R runs per point and reports their median (the JSON keeps every run).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "gmi_version.hpp"
 #include "kernels/core/error.hpp"
@@ -18,6 +22,39 @@
 
 namespace gmi::tools {
 namespace {
+
+/// env-steps/s of `repeats` timed calls of `run` (each `steps` vector steps of `envs` envs, the
+/// device waited for), and their median.
+struct Timed {
+  std::vector<double> runs;
+  double median = 0;
+  std::string spread() const {  // for the log line
+    if (runs.size() < 2) return "";
+    const auto [lo, hi] = std::minmax_element(runs.begin(), runs.end());
+    return fmt::format(" (median of {}: {:.0f}-{:.0f})", runs.size(), *lo, *hi);
+  }
+  std::string json() const {
+    std::string r;
+    for (double v : runs) r += fmt::format("{}{:.1f}", r.empty() ? "" : ", ", v);
+    return fmt::format("\"env_steps_per_s\": {:.1f}, \"runs\": [{}]", median, r);
+  }
+};
+
+template <class Run>
+Timed time_runs(int repeats, int steps, int envs, const ExecSpace& space, Run&& run) {
+  Timed t;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    space.fence();
+    t.runs.push_back(double(steps) * envs / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::vector<double> sorted = t.runs;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  t.median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  return t;
+}
 
 /// A multi-agent game: every role's rows stepped with fixed random actions (one draw per row).
 void run_multi_agent_env_bench(const EnvBenchOptions& o, const config::Config& cfg) {
@@ -48,21 +85,20 @@ void run_multi_agent_env_bench(const EnvBenchOptions& o, const config::Config& c
   env->reset_all(space, obs_p.data());
   for (int i = 0; i < o.warmup; ++i) env->step(space, act_p.data(), out.data());
   space.fence();
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < o.steps; ++i) env->step(space, act_p.data(), out.data());
-  space.fence();
-  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double sps = double(o.steps) * o.num_envs / sec;
-  spdlog::info("{} | {} envs x {} agents | {:.0f} env steps/s, {:.0f} agent steps/s", o.name, o.num_envs,
-               spec.num_agents(), sps, sps * spec.num_agents());
+  const Timed timed = time_runs(o.repeats, o.steps, o.num_envs, space, [&] {
+    for (int i = 0; i < o.steps; ++i) env->step(space, act_p.data(), out.data());
+  });
+  const double sps = timed.median;
+  spdlog::info("{} | {} envs x {} agents | {:.0f} env steps/s, {:.0f} agent steps/s{}", o.name, o.num_envs,
+               spec.num_agents(), sps, sps * spec.num_agents(), timed.spread());
   if (!o.json_path.empty()) {
     std::ofstream j(o.json_path);
     if (!j) throw InputError("--json: cannot write " + o.json_path);
     j << fmt::format("{{\n  \"benchmark\": \"env_steps\",\n  \"gmi_drl_version\": \"{}\",\n  \"device\": \"{}\",\n  "
                      "\"env\": \"{}\",\n  \"num_envs\": {},\n  \"agents\": {},\n  \"steps\": {},\n  "
-                     "\"env_steps_per_s\": {:.1f},\n  \"agent_steps_per_s\": {:.1f}\n}}\n",
+                     "\"repeats\": {},\n  {},\n  \"agent_steps_per_s\": {:.1f}\n}}\n",
                      GMI_DRL_VERSION, instances::device_description(), o.name, o.num_envs, spec.num_agents(), o.steps,
-                     sps, sps * spec.num_agents());
+                     o.repeats, timed.json(), sps * spec.num_agents());
     spdlog::info("wrote {}", o.json_path);
   }
 }
@@ -84,7 +120,7 @@ void run_env_bench(const EnvBenchOptions& o) {
   const int N = o.num_envs;
   struct Point {
     int threads;
-    double steps_per_s;
+    Timed timed;
   };
   std::vector<Point> points;
   ExecSpace space;
@@ -129,23 +165,21 @@ void run_env_bench(const EnvBenchOptions& o) {
     };
     run(0, o.warmup);
     space.fence();
-    const auto t0 = std::chrono::steady_clock::now();
-    run(0, o.steps);
-    space.fence();
-    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    points.push_back({t, double(o.steps) * N / sec});
-    spdlog::info("{} | {} envs{} | {} thread(s) | {:.0f} env steps/s", o.name, N,
-                 group < N ? fmt::format(" in groups of {}", group) : "", host ? t : 0, points.back().steps_per_s);
+    points.push_back({t, time_runs(o.repeats, o.steps, N, space, [&] { run(0, o.steps); })});
+    spdlog::info("{} | {} envs{} | {} thread(s) | {:.0f} env steps/s{}", o.name, N,
+                 group < N ? fmt::format(" in groups of {}", group) : "", host ? t : 0, points.back().timed.median,
+                 points.back().timed.spread());
   }
   if (!o.json_path.empty()) {
     std::ofstream j(o.json_path);
     if (!j) throw InputError("--json: cannot write " + o.json_path);
     j << "{\n  \"benchmark\": \"env_steps\",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION << "\",\n  \"device\": \""
       << instances::device_description() << "\",\n  \"env\": \"" << o.name << "\",\n  \"num_envs\": " << N
-      << ",\n  \"batch_size\": " << group << ",\n  \"steps\": " << o.steps << ",\n  \"results\": [\n";
+      << ",\n  \"batch_size\": " << group << ",\n  \"steps\": " << o.steps << ",\n  \"repeats\": " << o.repeats
+      << ",\n  \"results\": [\n";
     for (std::size_t i = 0; i < points.size(); ++i)
-      j << fmt::format("    {{\"threads\": {}, \"env_steps_per_s\": {:.1f}}}{}\n", points[i].threads,
-                       points[i].steps_per_s, i + 1 < points.size() ? "," : "");
+      j << fmt::format("    {{\"threads\": {}, {}}}{}\n", points[i].threads, points[i].timed.json(),
+                       i + 1 < points.size() ? "," : "");
     j << "  ]\n}\n";
     spdlog::info("wrote {}", o.json_path);
   }
