@@ -27,32 +27,52 @@ struct AdamCounter {
   double* coeffs = nullptr;
 };
 
+namespace detail {
+
+/// Adam's constants in the parameters' precision; 1 - beta in double, then rounded, as torch does
+/// (1 - float(0.999) would be 9.9998713e-4).
+template <class S>
+struct AdamConstants {
+  S b1, b2, eps, omb1, omb2, max_norm;
+  explicit AdamConstants(const AdamArgs& a)
+      : b1(S(a.beta1)), b2(S(a.beta2)), eps(S(a.eps)), omb1(S(1.0 - a.beta1)), omb2(S(1.0 - a.beta2)),
+        max_norm(S(a.max_grad_norm)) {}
+};
+
+/// One element's step: its gradient scaled by the global-norm clip, the moments, the parameter;
+/// `step_size` = lr / (1 - beta1^t) and `inv_sqrt_bc2` = 1 / sqrt(1 - beta2^t) of the step t.
+template <class S>
+KOKKOS_INLINE_FUNCTION void adam_element(const AdamConstants<S>& k, S norm, S step_size, S inv_sqrt_bc2, S grad,
+                                         S& param, S& m, S& v) {
+  S scale = 1;
+  if (k.max_norm > S(0)) {
+    const S c = k.max_norm / (norm + S(1e-6));
+    scale = c < S(1) ? c : S(1);
+  }
+  const S g = grad * scale;
+  const S mi = k.b1 * m + k.omb1 * g;
+  const S vi = k.b2 * v + k.omb2 * g * g;
+  m = mi;
+  v = vi;
+  param -= step_size * mi / (math::sqrt(vi) * inv_sqrt_bc2 + k.eps);
+}
+
+}  // namespace detail
+
+/// One Adam step of the host's step count `a.step` over n parameters.
 template <class S>
 void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
                const S* grad_norm, const AdamArgs& a) {
-  // 1 - beta in double, then rounded, as torch does (1 - float(0.999) would be 9.9998713e-4).
-  const S b1 = S(a.beta1), b2 = S(a.beta2), eps = S(a.eps);
-  const S omb1 = S(1.0 - a.beta1), omb2 = S(1.0 - a.beta2);
+  const detail::AdamConstants<S> k(a);
   const S step_size = S(a.lr / (1.0 - std::pow(a.beta1, double(a.step))));
   const S inv_sqrt_bc2 = S(1.0 / std::sqrt(1.0 - std::pow(a.beta2, double(a.step))));
-  const S max_norm = S(a.max_grad_norm);
   Kokkos::parallel_for(
       "gmi::optim::adam_step",
       Range64(space, 0, std::int64_t(n)),
       KOKKOS_LAMBDA(const std::int64_t i) {
         const S norm = *grad_norm;
         if (!math::isfinite(norm)) return;
-        S scale = 1;
-        if (max_norm > S(0)) {
-          const S c = max_norm / (norm + S(1e-6));
-          scale = c < S(1) ? c : S(1);
-        }
-        const S g = grads[i] * scale;
-        const S mi = b1 * m[i] + omb1 * g;
-        const S vi = b2 * v[i] + omb2 * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        params[i] -= step_size * mi / (math::sqrt(vi) * inv_sqrt_bc2 + eps);
+        detail::adam_element(k, norm, step_size, inv_sqrt_bc2, grads[i], params[i], m[i], v[i]);
       });
 }
 
@@ -71,27 +91,14 @@ KOKKOS_INLINE_FUNCTION void advance(const AdamCounter& c, double norm, double lr
 template <class S>
 void adam_elementwise(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
                       const S* grad_norm, const AdamArgs& a, const double* coeffs) {
-  const S b1 = S(a.beta1), b2 = S(a.beta2), eps = S(a.eps);
-  const S omb1 = S(1.0 - a.beta1), omb2 = S(1.0 - a.beta2);
-  const S max_norm = S(a.max_grad_norm);
+  const AdamConstants<S> k(a);
   Kokkos::parallel_for(
       "gmi::optim::adam_step",
       Range64(space, 0, std::int64_t(n)),
       KOKKOS_LAMBDA(const std::int64_t i) {
         const S norm = *grad_norm;
         if (!math::isfinite(norm)) return;
-        const S step_size = S(coeffs[0]), inv_sqrt_bc2 = S(coeffs[1]);
-        S scale = 1;
-        if (max_norm > S(0)) {
-          const S cl = max_norm / (norm + S(1e-6));
-          scale = cl < S(1) ? cl : S(1);
-        }
-        const S g = grads[i] * scale;
-        const S mi = b1 * m[i] + omb1 * g;
-        const S vi = b2 * v[i] + omb2 * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        params[i] -= step_size * mi / (math::sqrt(vi) * inv_sqrt_bc2 + eps);
+        adam_element(k, norm, S(coeffs[0]), S(coeffs[1]), grads[i], params[i], m[i], v[i]);
       });
 }
 
