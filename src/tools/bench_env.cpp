@@ -108,6 +108,7 @@ void run_multi_agent_env_bench(const EnvBenchOptions& o, const config::Config& c
 void run_env_bench(const EnvBenchOptions& o) {
   if (o.num_envs < 1) throw InputError("--num-envs: expected an integer >= 1");
   if (o.steps < 1) throw InputError("--steps: expected an integer >= 1");
+  if (o.repeats < 1) throw InputError("--repeats: expected an integer >= 1");
   for (int t : o.threads)
     if (t < 1) throw InputError(fmt::format("--threads: {} is not a thread count (>= 1)", t));
   const config::Config cfg = config::env_only(o.name, o.sets, "bench-env", {{"env.num_envs", std::to_string(o.num_envs)}});
