@@ -87,21 +87,6 @@ KOKKOS_INLINE_FUNCTION void advance(const AdamCounter& c, double norm, double lr
   c.coeffs[1] = 1.0 / math::sqrt(1.0 - ::pow(beta2, t));
 }
 
-/// The elementwise step with the bias corrections `coeffs` (2 scalars in device memory).
-template <class S>
-void adam_elementwise(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
-                      const S* grad_norm, const AdamArgs& a, const double* coeffs) {
-  const AdamConstants<S> k(a);
-  Kokkos::parallel_for(
-      "gmi::optim::adam_step",
-      Range64(space, 0, std::int64_t(n)),
-      KOKKOS_LAMBDA(const std::int64_t i) {
-        const S norm = *grad_norm;
-        if (!math::isfinite(norm)) return;
-        adam_element(k, norm, S(coeffs[0]), S(coeffs[1]), grads[i], params[i], m[i], v[i]);
-      });
-}
-
 /// grad_norm's reduction: sums of squares in double; its final step (one thread, on the device)
 /// writes the norm and runs what follows it.
 template <class S, class Poisoned, class After>
@@ -145,7 +130,16 @@ void grad_norm(const ExecSpace& space, std::size_t n, const S* grads, S* norm, d
 template <class S>
 void adam_step_counted(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
                        const S* grad_norm, const AdamArgs& a, const AdamCounter& counter) {
-  detail::adam_elementwise(space, n, params, grads, m, v, grad_norm, a, counter.coeffs);
+  const detail::AdamConstants<S> k(a);
+  const double* coeffs = counter.coeffs;
+  Kokkos::parallel_for(
+      "gmi::optim::adam_step",
+      Range64(space, 0, std::int64_t(n)),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        const S norm = *grad_norm;
+        if (!math::isfinite(norm)) return;
+        detail::adam_element(k, norm, S(coeffs[0]), S(coeffs[1]), grads[i], params[i], m[i], v[i]);
+      });
 }
 
 }  // namespace gmi::optim
