@@ -213,7 +213,7 @@ void OffPolicyTrainer::count_update() {
       "gmi::offpolicy::count_update", Range(space_, 0, 1), KOKKOS_LAMBDA(const int) { counters(kUpdates) += 1; });
 }
 
-void OffPolicyTrainer::update_event(std::int64_t g) {
+int OffPolicyTrainer::update_event(std::int64_t g) {
   const std::int64_t u = updates_;
   auto body = [&] {
     sample(u);
@@ -222,15 +222,19 @@ void OffPolicyTrainer::update_event(std::int64_t g) {
   };
   mpi::progress().beat();
   ++updates_;
-  target_updates_ += targets_within(u, g);
-  if (!graphs_ || inject_nonfinite_ || Kokkos::Tools::profileLibraryLoaded()) return body();
+  const int targets = targets_within(u, g);
+  target_updates_ += targets;
+  if (!graphs_ || inject_nonfinite_ || Kokkos::Tools::profileLibraryLoaded()) {
+    body();
+    return targets;
+  }
   const int kind = update_kind(u, g);
   if (std::size_t(kind) >= update_graphs_.size()) update_graphs_.resize(std::size_t(kind) + 1);
   UpdateGraph& G = update_graphs_[std::size_t(kind)];
   if (!G.warm) {
     body();
     G.warm = true;
-    return;
+    return targets;
   }
   if (!G.seq) G.seq = std::make_unique<CapturedSequence>(fmt::format("device.graphs ({} update events)", cfg_.algo), true);
   capturing_ = G.seq.get();
@@ -241,6 +245,7 @@ void OffPolicyTrainer::update_event(std::int64_t g) {
     throw;
   }
   capturing_ = nullptr;
+  return targets;
 }
 
 void OffPolicyTrainer::store_transitions() {
@@ -281,11 +286,7 @@ void OffPolicyTrainer::learn(std::int64_t k) {
     const std::int64_t nt = s.target_frequency > 0 ? next_multiple(g, s.target_frequency) : g1;
     const std::int64_t at = std::min(nu, nt);
     if (at >= g1) break;
-    bool moved = false;  // the event moved the targets itself (in its graph)
-    if (at == nu) {
-      moved = targets_within(updates_, at) > 0;
-      update_event(at);
-    }
+    const bool moved = at == nu && update_event(at) > 0;  // the event moved the targets itself
     if (at == nt && !moved) {
       update_target(1);
       ++target_updates_;

@@ -136,8 +136,8 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   /// skips alike.  Then r's statistics join the iteration's sums of its kind.
   void optimizer_step(std::size_t offset, std::size_t n, const optim::AdamArgs& a, const Record& r);
   /// Public for CUDA device lambdas: one update event at step index g (sample, update, count),
-  /// captured or direct.
-  void update_event(std::int64_t g);
+  /// captured or direct; returns the target updates it made itself (targets_within).
+  int update_event(std::int64_t g);
   /// Public for CUDA device lambdas: the device's event count advances by one.
   void count_update();
 
