@@ -5,6 +5,7 @@
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
 #include "kernels/nn/blas.hpp"
+#include "src/algos/appo/section.hpp"
 #include "src/algos/dqn/dqn.hpp"
 #include "src/algos/ppo/multi_agent.hpp"
 #include "src/algos/ppo/ppo.hpp"
@@ -85,6 +86,28 @@ Algorithm ppo() {
   return a;
 }
 
+// ---- APPO: PPO's trainer with V-trace targets per minibatch of whole trajectories ----
+Algorithm appo() {
+  Algorithm a = ppo();
+  a.rules.name = "appo";
+  a.rules.summary = "PPO's clipped loss with V-trace targets; single-agent, synchronous for now";
+  a.rules.sections.push_back(appo_section());
+  a.rules.multi_agent = false;
+  a.rules.derive = derive_appo;
+  a.make_trainer = [](const config::Config& c, std::uint64_t offset, mpi::GradientReducer* r, GivenEnvs given) -> std::unique_ptr<Trainer> {
+    return std::make_unique<PpoTrainer>(c, offset, r, std::move(given.env));
+  };
+  a.num_params = [](const config::Config& c) { return PpoTrainer::policy_layout(c).num_params; };
+  a.memory_needs = [](const config::Config& c) { return PpoTrainer::memory_needs(c); };
+  a.settings = [](const config::Config& c) {
+    return fmt::format("appo {} steps x {} epochs x {} minibatches of whole trajectories, V-trace rho {} c {}",
+                       c.section<PpoConfig>().num_steps, c.section<PpoConfig>().update_epochs,
+                       c.section<PpoConfig>().num_minibatches, c.section<AppoConfig>().vtrace_rho,
+                       c.section<AppoConfig>().vtrace_c);
+  };
+  return a;
+}
+
 // ---- DQN (discrete actions, replay) ----
 Algorithm dqn() {
   Algorithm a = offpolicy_row("dqn", "off-policy, discrete", dqn_section(), derive_dqn);
@@ -150,7 +173,7 @@ Algorithm td3() {
 
 const std::vector<Algorithm>& algorithms() {
   // One row per algorithm.
-  static const std::vector<Algorithm> rows = {ppo(), dqn(), sac(), td3()};
+  static const std::vector<Algorithm> rows = {ppo(), appo(), dqn(), sac(), td3()};
   return rows;
 }
 

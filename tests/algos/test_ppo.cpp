@@ -2,6 +2,7 @@
 // finite, and updates change the weights.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "src/algos/ppo/ppo.hpp"
@@ -188,4 +189,60 @@ TEST(PpoTrainer, AutoTimesTheKernelPathsOnGpus) {
   const std::string trials = t.kernel_trials();
   t.iterate();
   EXPECT_EQ(t.kernel_trials(), trials);
+}
+
+// ---- APPO (algo: appo): the PPO trainer with V-trace targets per minibatch of whole trajectories ----
+
+TEST(Appo, ClippedImportanceWeightsScaleThePolicyGradient) {
+  // V-trace's advantages carry the clipped weight rho_t = min(rho-bar, pi/mu): with rho-bar near 0
+  // they vanish and the actor (a network of its own; no entropy bonus, no advantage normalisation)
+  // stays where it started, while at rho-bar 1 it moves as far as PPO's does.
+  const gmi::config::Overrides keys = {{"algo", "appo"}, {"ppo.norm_adv", "false"}, {"ppo.ent_coef", "0"}};
+  auto actor_move = [](const gmi::config::Config& cfg) {
+    gmi::algos::PpoTrainer t(cfg, 0);
+    const auto before = t.params_host();
+    t.iterate();
+    const auto after = t.params_host();
+    const auto& a = t.layout().actor;
+    double most = 0;
+    for (std::size_t i = a.offset; i < a.offset + a.num_params; ++i)
+      most = std::max(most, double(std::fabs(after[i] - before[i])));
+    return most;
+  };
+  auto with = [&](const char* rho) {
+    gmi::config::Overrides ov = keys;
+    ov.push_back({"appo.vtrace_rho", rho});
+    return small("CartPole-v1", ov);
+  };
+  const double tiny = actor_move(with("1e-9")), full = actor_move(with("1"));
+  gmi::config::Overrides ppo_keys = {{"ppo.norm_adv", "false"}, {"ppo.ent_coef", "0"}};
+  const double ppo = actor_move(small("CartPole-v1", ppo_keys));
+  EXPECT_LT(tiny, 1e-6);
+  EXPECT_GT(full, 1e-4);
+  EXPECT_GT(ppo, 1e-4);
+}
+
+TEST(Appo, TrainsEveryActionKindAndResumesItsRunDeterministically) {
+  for (const char* env : {"CartPole-v1", "Pendulum-v1"}) {
+    SCOPED_TRACE(env);
+    const auto cfg = small(env, {{"algo", "appo"}, {"ppo.normalize_obs", "true"}, {"appo.vtrace_c", "0.5"}});
+    std::vector<gmi::algos::IterationMetrics> ms;
+    const auto a = train(cfg, 3, &ms);
+    EXPECT_EQ(a, train(cfg, 3));
+    for (const auto& m : ms) {
+      EXPECT_EQ(m.updates, 4);
+      for (std::size_t k = 0; k < 5; ++k) EXPECT_TRUE(std::isfinite(m.losses[k])) << k;
+    }
+    EXPECT_NE(a, train(small(env, {{"ppo.normalize_obs", "true"}}), 3));  // not PPO's run
+  }
+}
+
+TEST(Appo, MinibatchesMustBeWholeTrajectories) {
+  EXPECT_EQ(gmi::test::config_error({{"algo", "appo"}, {"env.num_envs", "6"}, {"ppo.num_minibatches", "4"}}),
+            "config c.yaml: ppo.num_minibatches: 4 does not divide env.num_envs = 6 (appo's minibatches are whole "
+            "trajectories: env.num_envs / ppo.num_minibatches envs x ppo.num_steps steps each)");
+  EXPECT_EQ(gmi::test::config_error({{"algo", "appo"}, {"appo.vtrace_rho", "0"}}),
+            "config c.yaml: appo.vtrace_rho: expected a number > 0, got '0'");
+  EXPECT_EQ(gmi::test::config_error({{"algo", "appo"}, {"env.name", "TagGridworld-v0"}}),
+            "config c.yaml: algo: TagGridworld-v0 is a multi-agent environment: it trains with ppo (one policy per role)");
 }

@@ -74,7 +74,7 @@ TEST(Registry, EveryRowIsComplete) {
 }
 
 TEST(Registry, UnknownAlgorithmIsOneLineNamingTheChoices) {
-  EXPECT_EQ(gmi::test::config_error({{"algo", "a2c"}}), "config c.yaml: algo: expected one of ppo, dqn, sac, td3, got 'a2c'");
+  EXPECT_EQ(gmi::test::config_error({{"algo", "a2c"}}), "config c.yaml: algo: expected one of ppo, appo, dqn, sac, td3, got 'a2c'");
   EXPECT_THROW(gmi::algos::algorithm("a2c"), gmi::InputError);
   gmi::config::Config c = gmi::config::parse("{}", "c.yaml");
   c.algo = "a2c";  // set in code, past the parser

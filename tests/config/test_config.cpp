@@ -115,9 +115,9 @@ TEST(Config, EnvBatchSizeGroupsHostSimulatedEnvsForPpo) {
             "config test.yaml: env.batch_size: CartPole-v1 steps on the device; only host-simulated environments "
             "(MuJoCo) step in groups");
   EXPECT_EQ(error_of("algo: sac\nenv: {name: Hopper-v5, num_envs: 8, batch_size: 4}"),
-            "config test.yaml: env.batch_size: algo sac steps all envs at once; groups are for algo ppo");
+            "config test.yaml: env.batch_size: algo sac steps all envs at once; groups are for algo ppo or appo");
   EXPECT_EQ(error_of("algo: sac\nenv: {name: Hopper-v5, num_envs: 8, async_halves: true}"),
-            "config test.yaml: env.async_halves: algo sac steps all envs at once; groups are for algo ppo");
+            "config test.yaml: env.async_halves: algo sac steps all envs at once; groups are for algo ppo or appo");
   EXPECT_EQ(error_of("env: {name: Hopper-v5, num_envs: 130, batch_size: 2}"),
             "config test.yaml: env.batch_size: 130 envs in groups of 2 make 65 groups; at most 64 can be queued (a "
             "batch of at least 3)");
@@ -250,7 +250,7 @@ TEST(Config, OverridesApplyInOrderAndAreChecked) {
             "(use auto or off)");
   EXPECT_EQ(error_of("env: {name: TagGridworld-v0}\ndevice: {graphs: on}"),
             "config test.yaml: device.graphs: on: graphs capture the rollout of environments that step on the "
-            "device (algo ppo) and the updates of dqn, sac or td3; TagGridworld-v0 is a multi-agent game (use auto or off)");
+            "device (algo ppo or appo) and the updates of dqn, sac or td3; TagGridworld-v0 is a multi-agent game (use auto or off)");
   EXPECT_EQ(parse("algo: dqn\ndevice: {graphs: auto}", "t.yaml").device.graphs, "auto");
   EXPECT_EQ(error_of("device: {matmul: bf16, fused_kernels: on}"),
             "config test.yaml: device.fused_kernels: on: the fused kernels have no BF16 path (device.matmul bf16 "

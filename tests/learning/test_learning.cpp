@@ -86,6 +86,18 @@ TEST(Learning, CartPoleReaches475Within500kSteps) {
   EXPECT_GE(c.best, 475.0);
 }
 
+TEST(Learning, AppoCartPoleReaches475Within500kSteps) {
+  // APPO (V-trace targets, minibatches of whole trajectories) with PPO's CartPole budget.
+  const Curve c = train("cartpole_appo.yaml", 500000);
+  EXPECT_GE(c.best, 475.0);
+}
+
+TEST(Learning, AppoPendulumReachesMinus250Within400kSteps) {
+  // Twice pendulum_ppo.yaml's budget (issue 34's bound for APPO).
+  const Curve c = train("pendulum_appo.yaml", 400000);
+  EXPECT_GE(c.best, -250.0);
+}
+
 TEST(Learning, AcrobotReachesMinus100Within500kSteps) {
   const Curve c = train("acrobot_ppo.yaml", 500000);
   EXPECT_GE(c.best, -100.0);

@@ -119,6 +119,22 @@ TEST(DataParallel, OffPolicyGmisKeepIdenticalWeights) {
   }
 }
 
+TEST(DataParallel, AppoGmisKeepIdenticalWeights) {
+  GMI_SKIP_WITHOUT_TEST_GPUS();
+  // APPO's minibatches of whole trajectories and their V-trace targets come from each GMI's own
+  // rollout; the minibatch gradients are averaged over GMIs as PPO's are.
+  mpi::Communicators comms(mpi::plan_layout(mpi::gather_node_names(0), mpi::LayoutRequest{test_gpus(), 0}));
+  for (const char* env : {"CartPole-v1", "Pendulum-v1"}) {
+    const config::Config cfg = config::parse(
+        std::string("algo: appo\nenv: {name: ") + env +
+            ", num_envs: 4}\npolicy: {actor_hidden: [16], critic_hidden: [16]}\n"
+            "ppo: {num_steps: 8, num_minibatches: 2, update_epochs: 2, normalize_obs: true}\n"
+            "appo: {vtrace_rho: 1.5, vtrace_c: 0.8}\ntrain: {total_env_steps: 100000}\n",
+        "test", {}, world_size());
+    for (const char* s : {"mpr", "har"}) expect_identical_weights(cfg, comms, s);
+  }
+}
+
 TEST(DataParallel, MultiAgentRolesKeepIdenticalWeights) {
   GMI_SKIP_WITHOUT_TEST_GPUS();
   // Each GMI plays its own Tag games; every role's minibatch gradients are averaged over GMIs.

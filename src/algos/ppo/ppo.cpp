@@ -22,6 +22,7 @@
 #include "kernels/rl/shuffle.hpp"
 #include "mpi/deadline.hpp"
 #include "mpi/progress.hpp"
+#include "src/algos/appo/section.hpp"
 #include "src/algos/optimizer_step.hpp"
 #include "src/algos/ppo/section.hpp"
 #include "src/algos/trainer_state.hpp"
@@ -101,12 +102,13 @@ MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg, const envs::EnvS
   floats += workspace(L.actor, N) + workspace(L.critic, N);  // the rollout's layered workspaces
   if (!device_is_host() && rl::fused_act_supported(L) && fused_wanted(cfg)) floats += P;  // its fragment copies (<= P)
   // the update's buffers: auto keeps both paths' until its first iteration has timed them
-  const bool fused = rl::FusedUpdate::supported(L) && fused_wanted(cfg);
+  const bool vtrace = uses_vtrace(cfg);  // APPO: the layered update, with its minibatch's rewards and log-probabilities
+  const bool fused = !vtrace && rl::FusedUpdate::supported(L) && fused_wanted(cfg);
   const bool layered = !fused || cfg.device.fused_kernels == "auto";
   if (fused)  // per-team partial sums and accumulators (upper bound); padded weights and their fragment copies
     floats += 2.0 * std::min(B / 32 + 1, 2048.0) * P + 3 * P;
   if (layered)
-    floats += B * (od + 2 * ad + L.actor_out() + 6) + workspace(L.actor, B) + workspace(L.critic, B);
+    floats += B * (od + 2 * ad + L.actor_out() + 6 + (vtrace ? 2.25 : 0)) + workspace(L.actor, B) + workspace(L.critic, B);
   double bytes = 4 * floats + 2 * TN;         // + terminated, truncated
   bytes += N * (od + 16) * 8;                 // environment state (generous)
   MemoryNeeds m;
@@ -200,8 +202,9 @@ void PpoTrainer::init(std::uint64_t seed) {
   grad_norms_ = View1<float>("gmi::ppo::grad_norms", updates);
   norm_sum_ = View1<double>("gmi::ppo::norm_sum", 1);
 
+  vtrace_ = uses_vtrace(cfg);
   const bool fuse_rollout = rl::fused_act_supported(layout_) && fused_wanted(cfg);
-  const bool fuse_update = rl::FusedUpdate::supported(layout_) && fused_wanted(cfg);
+  const bool fuse_update = !vtrace_ && rl::FusedUpdate::supported(layout_) && fused_wanted(cfg);
   paths_open_ = cfg.device.fused_kernels == "auto" && (fuse_rollout || fuse_update);
   use_paths(fuse_rollout, fuse_update, paths_open_);
   group_ = env_ && env_->can_step_async() ? config::env_group_size(cfg.env) : N_;
@@ -254,6 +257,11 @@ void PpoTrainer::use_paths(bool fused_rollout, bool fused_update, bool both) {
     actor_mb_ = nn::MlpWorkspace<float>(layout_.actor, B_);
     critic_mb_ = nn::MlpWorkspace<float>(layout_.critic, B_);
     ones_ = actor_mb_.ones;
+    if (vtrace_) {
+      mb_rewards_ = alloc<float>("gmi::appo::mb_rewards", B_);
+      mb_logp_now_ = alloc<float>("gmi::appo::mb_logp_now", B_);
+      mb_done_ = alloc<std::uint8_t>("gmi::appo::mb_done", B_);
+    }
   }
 }
 
@@ -416,9 +424,9 @@ std::vector<std::string> PpoTrainer::loss_columns() const {
 
 std::string PpoTrainer::describe() const {
   const auto& L = layout_;
-  return fmt::format("ppo: policy {} params ({}) | {} envs x {} steps = {} samples/iteration per GMI, {} minibatches "
+  return fmt::format("{}: policy {} params ({}) | {} envs x {} steps = {} samples/iteration per GMI, {} minibatches "
                      "of {}, {} epochs | {} kernels",
-                     L.num_params, cfg_.policy.activation, N_, T_, cfg_.batch_size, cfg_.section<PpoConfig>().num_minibatches,
+                     vtrace_ ? "appo (V-trace targets per minibatch of whole trajectories)" : "ppo", L.num_params, cfg_.policy.activation, N_, T_, cfg_.batch_size, cfg_.section<PpoConfig>().num_minibatches,
                      cfg_.minibatch_size, cfg_.section<PpoConfig>().update_epochs, kernels());
 }
 
@@ -709,7 +717,6 @@ void PpoTrainer::layered_gradients(const rl::Permutation& perm, std::uint32_t ba
   auto mbadv = mb_adv_;
   auto mbr = mb_returns_;
   auto mbv = mb_values_;
-  const float* params = params_.data();
   // One thread per (sample, feature): a warp reads and writes consecutive floats of a row (one
   // thread per sample strided its stores by obs_dim, a sector per float at Humanoid's 376).
   const int W = std::max(od, ad);
@@ -729,11 +736,18 @@ void PpoTrainer::layered_gradients(const rl::Permutation& perm, std::uint32_t ba
           mbv(i) = val(j);
         }
       });
+  minibatch_gradients(k, grads, la);
+}
+
+void PpoTrainer::minibatch_gradients(int k, float* grads, rl::PpoLossArgs<float> la) {
+  const int B = B_, ad = ad_;
+  const float* params = params_.data();
   nn::mlp_forward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_);
   nn::mlp_forward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_);
   mark(Phase::UpdateForward);
   la.actor_out = actor_mb_.output(layout_.actor);
   la.values = critic_mb_.output(layout_.critic);
+  if (vtrace_) vtrace_targets(la);
   if (la.norm_adv) rl::moments(space_, mb_adv_.data(), B, adv_moments_.data());
   rl::ppo_loss(space_, la, loss_stats_.data() + k);
   nn::mlp_backward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_, d_actor_.data(), grads);
@@ -772,10 +786,14 @@ void PpoTrainer::update(IterationMetrics& m) {
   aa.max_grad_norm = cfg_.section<PpoConfig>().max_grad_norm;
   int k = 0;
   for (int epoch = 0; epoch < E; ++epoch) {
-    const rl::Permutation perm(TN, std::uint64_t(cfg_.train.seed), std::uint64_t(iteration_) * E + epoch);
+    // APPO permutes whole trajectories (envs), PPO samples
+    const rl::Permutation perm(vtrace_ ? std::uint32_t(N_) : TN, std::uint64_t(cfg_.train.seed),
+                               std::uint64_t(iteration_) * E + epoch);
     for (int mb = 0; mb < M; ++mb, ++k) {
       const std::uint32_t base = std::uint32_t(mb) * B_;
-      if (fused_update_)
+      if (vtrace_)
+        vtrace_gradients(perm, mb, k, grads, la);
+      else if (fused_update_)
         fused_gradients(perm, base, k, grads, la);
       else
         layered_gradients(perm, base, k, grads, la);

@@ -114,6 +114,10 @@ class PpoTrainer final : public Trainer {
   /// and run through the layered kernels (fused_gradients: through the fused ones).
   void layered_gradients(const rl::Permutation& perm, std::uint32_t base, int k, float* grads,
                          rl::PpoLossArgs<float> la);
+  /// APPO (algo: appo, src/algos/appo/): minibatch `mb` of the envs' permutation `envs` as whole
+  /// trajectories (env.num_envs / ppo.num_minibatches envs x num_steps steps), gathered with each
+  /// env's last observation; its V-trace targets come from the current networks (vtrace_targets).
+  void vtrace_gradients(const rl::Permutation& envs, int mb, int k, float* grads, rl::PpoLossArgs<float> la);
 
  private:
   /// The rollout of an iteration: act() and the env step, num_steps times.
@@ -123,6 +127,14 @@ class PpoTrainer final : public Trainer {
   void fused_gradients(const rl::Permutation& perm, std::uint32_t base, int k, float* grads,
                        const rl::PpoLossArgs<float>& la);
   const float* policy_input(const float* raw_obs, int n);
+  /// The layered kernels on the minibatch in mb_*: forward passes, (APPO) its V-trace targets,
+  /// the loss, backward passes; the gradient into `grads`, loss statistics into loss_stats_[k].
+  void minibatch_gradients(int k, float* grads, rl::PpoLossArgs<float> la);
+  /// APPO: the minibatch's V-trace value targets (into mb_returns_) and policy-gradient advantages
+  /// (mb_adv_) from the current critic's values, its value of each env's last observation
+  /// (gathered into policy_in_) and the ratios of the current actor's log-probabilities to the
+  /// rollout's (src/algos/appo/appo.cpp).
+  void vtrace_targets(const rl::PpoLossArgs<float>& la);
   /// The buffers save_state and load_state copy (src/algos/trainer_state.hpp).
   StateBuffers state_buffers() const;
   /// Everything the two constructors share (spec_, N_, env_offset_ set).
@@ -203,6 +215,10 @@ class PpoTrainer final : public Trainer {
   /// envs per group (env.batch_size, env.async_halves) with an environment that steps groups
   /// asynchronously; N_ when all envs step as one batch
   int group_ = 0;
+  /// algo: appo: V-trace targets per minibatch of whole trajectories, on the layered update
+  bool vtrace_ = false;
+  View1<float> mb_rewards_, mb_logp_now_;  ///< APPO's minibatch rewards and current log-probabilities
+  View1<std::uint8_t> mb_done_;            ///< APPO's minibatch episode ends
   rl::FusedUpdate fused_;  ///< the fused update's plan and workspace
   View1<float> ones_;
   rl::RunningMeanStd obs_rms_, ret_rms_;
