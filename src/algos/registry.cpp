@@ -83,6 +83,7 @@ Algorithm ppo() {
   a.serve_bench = true;
   a.phase_profile = true;
   a.onnx_export = true;
+  a.async_rollouts = true;
   return a;
 }
 

@@ -58,6 +58,9 @@ struct Algorithm {
   bool phase_profile = false;
   bool serve_bench = false;  ///< bench --mode serve runs its actor on a rollout (PPO's Actor)
   bool onnx_export = false;  ///< gmi_drl export --onnx writes its actor
+  /// Trains under mapping.template async (src/gmi/async_training.hpp): PPO's trainer, whose
+  /// serving GMIs send whole rollouts (single-agent environments).
+  bool async_rollouts = false;
 };
 
 /// Every registered algorithm, in the order `algo:`'s description lists them.

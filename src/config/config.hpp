@@ -195,15 +195,16 @@ struct ReduceConfig {
 /// e-at (src/gmi/split_training.hpp); eval also serves under dp-mp and mp-dp; `gmi_drl
 /// bench-channels` measures every template's channels.
 #define GMI_MAPPING_KEYS(X)                                                                                     \
-  X(std::string, template_, "dp", one_of({"dp", "dp-mp", "mp-dp", "ea-t", "e-at"}),                              \
+  X(std::string, template_, "dp", one_of({"dp", "dp-mp", "mp-dp", "ea-t", "e-at", "async"}),                     \
     "roles per GMI (E simulator, A agent, T trainer): dp (every GMI all three), dp-mp (serving: simulator and " \
     "agent GMIs in pairs), mp-dp (serving: agents_per_gpu agent GMIs per GPU serve the other GMIs), ea-t "       \
     "(training: trainers_per_gpu trainer GMIs per GPU fed by simulator+agent GMIs), e-at (training: "            \
-    "trainers_per_gpu agent+trainer GMIs per GPU serve simulator GMIs). Training runs under dp and e-at "         \
-    "(ea-t is not built yet); gmi_drl eval serves under dp, dp-mp and mp-dp; "                                   \
-    "gmi_drl bench-channels measures every template's channels")                                                \
+    "trainers_per_gpu agent+trainer GMIs per GPU serve simulator GMIs), async (training, ea-t's roles "         \
+    "decoupled: serving GMIs roll out while their trainer learns from their previous rollouts; algo ppo or "     \
+    "appo). Training runs under dp, e-at and async (ea-t is not built yet); gmi_drl eval serves under dp, "     \
+    "dp-mp and mp-dp; gmi_drl bench-channels measures every template's channels")                               \
   X(int, agents_per_gpu, 1, at_least(1), "agent GMIs per GPU under mp-dp (the GPU's last slots)")                \
-  X(int, trainers_per_gpu, 1, at_least(1), "trainer GMIs per GPU under ea-t and e-at (the GPU's last slots)")
+  X(int, trainers_per_gpu, 1, at_least(1), "trainer GMIs per GPU under ea-t, e-at and async (the GPU's last slots)")
 
 struct MappingConfig {
   GMI_MAPPING_KEYS(GMI_KEY_MEMBER)

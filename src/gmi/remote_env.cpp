@@ -10,6 +10,7 @@
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
 #include "mpi/progress.hpp"
+#include "src/gmi/state_bytes.hpp"
 
 namespace gmi::instances {
 namespace {
@@ -30,100 +31,6 @@ void up(const ExecSpace& space, T* dev, const std::byte* host, std::size_t n) {
 template <class T>
 void down(const ExecSpace& space, T* host, const T* dev, std::size_t n) {
   Kokkos::deep_copy(space, HostPtr<T>(host, n), DevPtr<const T>(dev, n));
-}
-
-// ---- state arrays as bytes ----
-struct Writer {
-  std::vector<std::byte> out;
-  void raw(const void* p, std::size_t n) {
-    const auto* b = static_cast<const std::byte*>(p);
-    out.insert(out.end(), b, b + n);
-  }
-  template <class T>
-  void put(T v) {
-    raw(&v, sizeof v);
-  }
-};
-struct Reader {
-  const std::vector<std::byte>& in;
-  std::size_t at = 0;
-  void raw(void* p, std::size_t n) {
-    GMI_REQUIRE(at + n <= in.size(), "environment state from a simulator GMI is truncated");
-    std::memcpy(p, in.data() + at, n);
-    at += n;
-  }
-  template <class T>
-  T get() {
-    T v;
-    raw(&v, sizeof v);
-    return v;
-  }
-};
-
-std::vector<std::byte> to_bytes(const std::vector<envs::StateArray>& arrays) {
-  Writer w;
-  w.put<std::uint64_t>(arrays.size());
-  for (const envs::StateArray& a : arrays) {
-    w.put<std::uint64_t>(a.name.size());
-    w.raw(a.name.data(), a.name.size());
-    w.put<std::uint8_t>(a.rng);
-    w.put<std::int32_t>(a.width);
-    w.put<std::uint8_t>(std::uint8_t(a.values.index()));
-    std::visit([&](const auto& v) {
-      w.put<std::uint64_t>(v.size());
-      w.raw(v.data(), v.size() * sizeof(v[0]));
-    }, a.values);
-  }
-  return std::move(w.out);
-}
-
-template <class T>
-std::vector<T> read_values(Reader& r) {
-  std::vector<T> v(r.get<std::uint64_t>());
-  r.raw(v.data(), v.size() * sizeof(T));
-  return v;
-}
-
-std::vector<envs::StateArray> from_bytes(const std::vector<std::byte>& bytes) {
-  Reader r{bytes};
-  std::vector<envs::StateArray> arrays(r.get<std::uint64_t>());
-  for (envs::StateArray& a : arrays) {
-    a.name.resize(r.get<std::uint64_t>());
-    r.raw(a.name.data(), a.name.size());
-    a.rng = r.get<std::uint8_t>() != 0;
-    a.width = r.get<std::int32_t>();
-    switch (r.get<std::uint8_t>()) {
-      case 0: a.values = read_values<float>(r); break;
-      case 1: a.values = read_values<double>(r); break;
-      case 2: a.values = read_values<int>(r); break;
-      case 3: a.values = read_values<std::uint64_t>(r); break;
-      default: throw Error("environment state from a simulator GMI has an unknown value type");
-    }
-  }
-  return arrays;
-}
-
-std::size_t values_of(const envs::StateArray& a) {
-  return std::visit([](const auto& v) { return v.size(); }, a.values);
-}
-
-/// Values [begin, end) of `a`.
-envs::StateArray slice(const envs::StateArray& a, std::size_t begin, std::size_t end) {
-  envs::StateArray s{a.name, a.rng, {}, a.width};
-  std::visit([&](const auto& v) {
-    using V = std::decay_t<decltype(v)>;
-    s.values = V(v.begin() + std::ptrdiff_t(begin), v.begin() + std::ptrdiff_t(end));
-  }, a.values);
-  return s;
-}
-
-void append(envs::StateArray& to, const envs::StateArray& from) {
-  GMI_REQUIRE(to.values.index() == from.values.index() && to.width == from.width,
-              "environment state '" + to.name + "' differs in type between simulator GMIs");
-  std::visit([&](auto& v) {
-    const auto& f = std::get<std::decay_t<decltype(v)>>(from.values);
-    v.insert(v.end(), f.begin(), f.end());
-  }, to.values);
 }
 
 }  // namespace
@@ -270,19 +177,11 @@ std::vector<envs::StateArray> gather_state(SimulatorLinks& links) {
 
 void scatter_state(SimulatorLinks& links, const std::vector<envs::StateArray>& state) {
   const std::size_t S = links.simulators().size();
-  for (const envs::StateArray& a : state)
-    GMI_REQUIRE(values_of(a) % S == 0, fmt::format("environment state '{}' has {} values, not a multiple of the {} "
-                                                   "simulator GMIs",
-                                                   a.name, values_of(a), S));
+  for (std::size_t k = 0; k < S; ++k) part_of(state, k, S);  // every array splits, before any command
   links.command(SimulatorLinks::kLoad, 0);
   for (std::size_t k = 0; k < S; ++k) {
-    std::vector<envs::StateArray> part;
-    for (const envs::StateArray& a : state) {
-      const std::size_t n = values_of(a) / S;
-      part.push_back(slice(a, k * n, (k + 1) * n));
-    }
     const int sim = links.simulators()[k];
-    links.send_blob(sim, to_bytes(part), "the environment state for simulator GMI " + std::to_string(sim));
+    links.send_blob(sim, to_bytes(part_of(state, k, S)), "the environment state for simulator GMI " + std::to_string(sim));
   }
 }
 

@@ -58,7 +58,7 @@ RolePlan plan_roles(const mpi::Layout& layout, const MappingRequest& req) {
   plan.name = req.name;
   plan.roles.assign(std::size_t(layout.size()), kSimulator | kAgent | kTrainer);
   if (req.name == "dp") return plan;
-  if (req.name == "ea-t") {
+  if (req.name == "ea-t" || req.name == "async") {
     split_gpus(layout, req.trainers_per_gpu, "mapping.trainers_per_gpu", kSimulator | kAgent, kTrainer, plan);
   } else if (req.name == "e-at") {
     split_gpus(layout, req.trainers_per_gpu, "mapping.trainers_per_gpu", kSimulator, kAgent | kTrainer, plan);
@@ -77,7 +77,7 @@ RolePlan plan_roles(const mpi::Layout& layout, const MappingRequest& req) {
       for (int i = 0; i < m / 2; ++i) plan.routes.push_back({ranks[std::size_t(i)], ranks[std::size_t(m / 2 + i)]});
     }
   } else {
-    throw InputError(fmt::format("mapping.template: '{}' (expected dp, dp-mp, mp-dp, ea-t or e-at)", req.name));
+    throw InputError(fmt::format("mapping.template: '{}' (expected dp, dp-mp, mp-dp, ea-t, e-at or async)", req.name));
   }
   return plan;
 }

@@ -13,6 +13,8 @@
 ///          simulator+agent GMIs of its GPU
 ///   e-at   training, Fig. 6d: mapping.trainers_per_gpu agent+trainer GMIs per GPU, each serving
 ///          simulator GMIs of its GPU
+///   async  training, §3.1.1's asynchronous training: ea-t's roles, the serving (simulator+agent)
+///          GMIs rolling out while their trainer learns (src/gmi/async_training.hpp)
 ///
 /// The GMIs that consume hold the last slots of their GPU; producers are dealt to them in turn
 /// (slot order), so a producer and its consumer always share a GPU (CUDA IPC under MPS).

@@ -9,6 +9,7 @@
 #include "kernels/envs/registry.hpp"
 #include "mpi/environment.hpp"
 #include "src/algos/registry.hpp"
+#include "src/gmi/async_training.hpp"
 
 namespace gmi::instances {
 namespace {
@@ -120,9 +121,9 @@ config::Config trainer_config_of(const config::Config& cfg, int sims_per_trainer
     config::derive(t, trainers);
     config::derive_sizes(t);  // derive() lets e-at's size checks wait for this config
   } catch (const InputError& e) {
-    throw InputError(fmt::format("under mapping.template e-at each trainer GMI steps its {} simulator GMIs' envs, {} "
+    throw InputError(fmt::format("under mapping.template {} each trainer GMI steps its {} simulator GMIs' envs, {} "
                                  "x env.num_envs = {}: {}",
-                                 sims_per_trainer, sims_per_trainer, t.env.num_envs, e.what()));
+                                 cfg.mapping.template_, sims_per_trainer, sims_per_trainer, t.env.num_envs, e.what()));
   }
   return t;
 }
@@ -139,14 +140,23 @@ std::optional<SplitTraining> plan_split_roles(const config::Config& cfg, const m
   SplitTraining s;
   s.plan = plan_roles(layout, mapping_request(cfg.mapping));
   if (s.plan.serving)
-    throw InputError(fmt::format("mapping.template: {} is a serving template (gmi_drl eval); training runs under dp "
-                                 "or e-at",
+    throw InputError(fmt::format("mapping.template: {} is a serving template (gmi_drl eval); training runs under dp, "
+                                 "e-at or async",
                                  name));
-  if (name != "e-at")
+  if (name != "e-at" && name != "async")
     throw InputError(fmt::format("mapping.template: {} (trainer GMIs fed by simulator+agent GMIs) is not built for "
-                                 "training yet; training runs under dp or e-at",
+                                 "training yet; training runs under dp, e-at or async",
                                  name));
-  if (cfg.device.graphs == "on" && !algos::algorithm(cfg.algo).rules.captured_update)
+  s.async = name == "async";
+  if (s.async && !algos::algorithm(cfg.algo).async_rollouts)
+    throw InputError(fmt::format("mapping.template: async trains {} (serving GMIs send whole rollouts); algo is {}",
+                                 algos::algorithm_names([](const algos::Algorithm& a) { return a.async_rollouts; }),
+                                 cfg.algo));
+  if (s.async && envs::is_multi_agent(cfg.env.name))
+    throw InputError(fmt::format("mapping.template: async trains single-agent environments so far; {} is a "
+                                 "multi-agent game (use dp or e-at)",
+                                 cfg.env.name));
+  if (!s.async && cfg.device.graphs == "on" && !algos::algorithm(cfg.algo).rules.captured_update)
     throw InputError(fmt::format("device.graphs: on captures the rollout of {}, whose envs step on simulator GMIs "
                                  "under mapping.template e-at (use auto or off)",
                                  cfg.algo));
@@ -157,12 +167,12 @@ std::optional<SplitTraining> plan_split_roles(const config::Config& cfg, const m
     return layout.places[std::size_t(a)].gmi_rank < layout.places[std::size_t(b)].gmi_rank;
   });
   s.sims_per_trainer = int(served.begin()->second.size());
-  if (cfg.env.batch_size > 0)
+  if (!s.async && cfg.env.batch_size > 0)
     throw InputError(fmt::format("env.batch_size: {}: under mapping.template e-at a trainer steps its simulator GMIs "
                                  "in groups of whole simulators: env.async_halves (the trainer acts for one half of "
                                  "them while the other half steps), with env.batch_size 0",
                                  cfg.env.batch_size));
-  if (cfg.env.async_halves && s.sims_per_trainer % 2)
+  if (!s.async && cfg.env.async_halves && s.sims_per_trainer % 2)
     throw InputError(fmt::format("env.async_halves: under mapping.template e-at the halves are of a trainer's "
                                  "simulator GMIs, and each trainer has {} (expected an even number)",
                                  s.sims_per_trainer));
@@ -170,9 +180,9 @@ std::optional<SplitTraining> plan_split_roles(const config::Config& cfg, const m
     if (int(sims.size()) != s.sims_per_trainer)
       throw InputError(fmt::format(
           "mapping.trainers_per_gpu: {}: trainer GMI {} has {} simulator GMI(s) but trainer GMI {} has {}; under "
-          "e-at every trainer needs as many (every GPU needs mapping.trainers_per_gpu x (S + 1) GMIs, with the "
+          "{} every trainer needs as many (every GPU needs mapping.trainers_per_gpu x (S + 1) GMIs, with the "
           "same S simulators per trainer on every GPU)",
-          cfg.mapping.trainers_per_gpu, served.begin()->first, s.sims_per_trainer, t, sims.size()));
+          cfg.mapping.trainers_per_gpu, served.begin()->first, s.sims_per_trainer, t, sims.size(), name));
   s.sim_envs = cfg.env.num_envs;
   s.me = me;
   s.trainer = served.count(me) > 0;
@@ -204,6 +214,7 @@ void agreed(const std::function<void()>& work) {
 
 std::unique_ptr<algos::Trainer> make_split_trainer(const SplitTraining& split, const config::Config& cfg,
                                                    mpi::GradientReducer* reducer) {
+  if (split.async) return make_async_trainer(split, cfg, reducer);
   auto links = std::make_shared<SimulatorLinks>(split.plan, split.me, cfg, row_groups(cfg, split.sim_envs),
                                                 split.sim_envs);
   if (split.trainer) {

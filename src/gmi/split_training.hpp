@@ -36,6 +36,7 @@ struct SplitTraining {
   bool trainer = false;        ///< this GMI trains
   int trainer_index = 0;       ///< this GMI's trainer's index among `trainers`
   int position = 0;            ///< a simulator's position among its trainer's simulators
+  bool async = false;          ///< mapping.template async (src/gmi/async_training.hpp), else e-at
   config::Config trainer_config;  ///< the trainers' config: env.num_envs S E, derived for T GMIs
   /// Global index of this GMI's first env: trainer t owns [t S E, (t + 1) S E), of which its
   /// k-th simulator steps [t S E + k E, t S E + (k + 1) E).

@@ -101,7 +101,7 @@ void make_directory(Run& r) {
   }
 }
 
-/// mapping.template e-at: the roles of the GMIs (the table on rank 0), the trainers' own
+/// mapping.template e-at or async: the roles of the GMIs (the table on rank 0), the trainers' own
 /// communicators, and from here on the trainers' config.
 void split_roles(Run& r) {
   r.learners = r.mpi.size();
@@ -110,8 +110,13 @@ void split_roles(Run& r) {
   if (!r.split) return;
   const instances::SplitTraining& s = *r.split;
   spdlog::info("{}", s.plan.table(r.session->layout()));
-  spdlog::info("mapping.template e-at: {} trainer GMI(s), each acting and learning for {} simulator GMI(s) x {} envs",
-               s.trainers.size(), s.sims_per_trainer, s.sim_envs);
+  if (s.async)
+    spdlog::info("mapping.template async: {} trainer GMI(s), each learning from the rollouts of {} serving GMI(s) x {} "
+                 "envs (policy lag: one update)",
+                 s.trainers.size(), s.sims_per_trainer, s.sim_envs);
+  else
+    spdlog::info("mapping.template e-at: {} trainer GMI(s), each acting and learning for {} simulator GMI(s) x {} envs",
+                 s.trainers.size(), s.sims_per_trainer, s.sim_envs);
   r.session->set_learners(s.trainers);
   r.learners = int(s.trainers.size());
   const int threads = r.cfg.env.threads;

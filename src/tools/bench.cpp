@@ -160,6 +160,9 @@ struct BenchRoles {
 BenchRoles bench_roles(const config::Config& base, const instances::Session& session, int rank) {
   BenchRoles b;
   b.split = instances::plan_split_roles(base, session.layout(), rank);
+  if (b.split && b.split->async)
+    throw InputError("mapping.template: async: bench measures dp and e-at; train under async and read the samples_per_s "
+                     "column of its metrics.csv");
   b.learners = b.split ? int(b.split->trainers.size()) : session.layout().size();
   if (b.split) b.steppers = b.split->simulators();
   else

@@ -47,6 +47,15 @@ TEST(Roles, TemplatesOnTwoGpusOfFourGmis) {
   EXPECT_EQ(p.roles, (std::vector<unsigned>{EA, EA, T, T, EA, EA, T, T}));
   EXPECT_EQ(p.routes[0].consumer, 2);
   EXPECT_EQ(p.routes[1].consumer, 3);
+  // async: ea-t's roles and routes (serving GMIs feed the trainers of their GPU)
+  const RolePlan async = plan_roles(l, {"async", 1, 2});
+  EXPECT_EQ(async.roles, p.roles);
+  ASSERT_EQ(async.routes.size(), p.routes.size());
+  for (std::size_t i = 0; i < p.routes.size(); ++i) {
+    EXPECT_EQ(async.routes[i].producer, p.routes[i].producer);
+    EXPECT_EQ(async.routes[i].consumer, p.routes[i].consumer);
+  }
+  EXPECT_FALSE(async.serving);
   p = plan_roles(l, {"e-at", 1, 1});
   EXPECT_EQ(p.roles, (std::vector<unsigned>{E, E, E, AT, E, E, E, AT}));
   p = plan_roles(l, {"mp-dp", 1, 1});
@@ -67,7 +76,7 @@ TEST(Roles, TemplatesOnTwoGpusOfFourGmis) {
 TEST(Roles, EveryLayoutRoutesEveryProducerOnceWithinItsGpu) {
   for (int gpus = 1; gpus <= 4; ++gpus)
     for (int ranks = 2 * gpus; ranks <= 8 * gpus; ++ranks)
-      for (const char* name : {"ea-t", "e-at", "mp-dp"})
+      for (const char* name : {"ea-t", "e-at", "mp-dp", "async"})
         for (int consumers = 1; consumers <= 3; ++consumers) {
           const mpi::Layout l = layout(ranks, gpus);
           if (2 * consumers > *std::min_element(l.gmis_per_gpu.begin(), l.gmis_per_gpu.end())) continue;

@@ -552,6 +552,68 @@ void PpoTrainer::rollout() {
   mark(Phase::Inference);
 }
 
+void PpoTrainer::serve_rollout(std::int64_t index, HostRollout& out) {
+  iteration_ = index;  // the rollout's action noise: steps [index T, (index + 1) T) of every env
+  begin_iteration();
+  rollout();
+  out.episodes = env_->take_episode_stats(space_);
+  out.obs = to_host(obs_);
+  out.final_obs = to_host(final_obs_);
+  out.actions = to_host(actions_);
+  out.logp = to_host(logp_);
+  out.values = to_host(values_);
+  out.rewards = to_host(rewards_);
+  out.terminated = to_host(terminated_);
+  out.truncated = to_host(truncated_);
+  next_rollout_start();
+  space_.fence();
+}
+
+void PpoTrainer::adopt_rollout(const HostRollout& in) {
+  to_device(obs_, in.obs, "a served rollout's observations");
+  to_device(final_obs_, in.final_obs, "a served rollout's final observations");
+  to_device(actions_, in.actions, "a served rollout's actions");
+  to_device(logp_, in.logp, "a served rollout's log-probabilities");
+  to_device(values_, in.values, "a served rollout's values");
+  to_device(rewards_, in.rewards, "a served rollout's rewards");
+  to_device(terminated_, in.terminated, "a served rollout's terminations");
+  to_device(truncated_, in.truncated, "a served rollout's truncations");
+  finish_rollout();
+}
+
+void PpoTrainer::set_policy(const std::vector<float>& params, const std::vector<double>& obs_rms) {
+  to_device(params_, params, "the published parameters");
+  auto st = obs_rms_.state();
+  to_device(st, obs_rms, "the published observation statistics");
+  act_frag_ready_ = false;
+  space_.fence();
+}
+
+std::vector<double> PpoTrainer::obs_rms_host() const { return to_host(obs_rms_.state()); }
+
+std::vector<float> PpoTrainer::start_obs_host() const {
+  std::vector<float> h(std::size_t(N_) * od_);
+  Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(h.data(), h.size()),
+                    Kokkos::subview(obs_, std::make_pair(std::size_t(0), h.size())));
+  return h;
+}
+
+void PpoTrainer::set_start_obs(const std::vector<float>& obs) {
+  GMI_REQUIRE(obs.size() == std::size_t(N_) * od_, "set_start_obs: expected one observation per env");
+  Kokkos::deep_copy(Kokkos::subview(obs_, std::make_pair(std::size_t(0), obs.size())),
+                    Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(obs.data(), obs.size()));
+}
+
+std::vector<envs::StateArray> PpoTrainer::env_state() const {
+  space_.fence();
+  return env_->save_state(space_);
+}
+
+void PpoTrainer::set_env_state(const std::vector<envs::StateArray>& state) {
+  env_->load_state(space_, state);
+  space_.fence();
+}
+
 void PpoTrainer::next_rollout_start() {
   // The last observation starts the next rollout.
   const std::size_t row = std::size_t(T_) * N_ * od_;
