@@ -33,24 +33,7 @@ def cfg(name):
     return os.path.join(ROOT, "config", name)
 
 
-def command(a, n, args):
-    return [a.mpiexec, "-n", str(n), "--oversubscribe", "--bind-to", "none", a.gmi] + args
-
-
-def run(a, n, args, status=0, timeout=600):
-    cmd = command(a, n, args)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=harness.env_for())
-    if p.returncode != status:
-        fail(f"{' '.join(cmd)} exited {p.returncode} (expected {status})", p)
-    return p
-
-
-def fail(msg, p=None):
-    print("FAIL: " + msg)
-    if p is not None:
-        print(p.stdout[-4000:])
-        print(p.stderr[-4000:])
-    sys.exit(1)
+run, fail = harness.run_mpi, harness.fail
 
 
 def rows(run_dir):
@@ -93,7 +76,7 @@ def mode_run(a):
     check_rows(d, 20, {1, 11}, "resumed at iteration 10 to 20")
     # SIGTERM with the next rollout in flight: a checkpoint, a stop, and a resume from it.
     d = os.path.join(w, "sigterm")
-    cmd = command(a, 3, small(d, "train.total_env_steps=100000000", "checkpoint.interval=0"))
+    cmd = harness.mpi_command(a, 3, small(d, "train.total_env_steps=100000000", "checkpoint.interval=0"))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=harness.env_for())
     t0 = time.time()
     while time.time() - t0 < 60 and not os.path.exists(os.path.join(d, "metrics.csv")):

@@ -25,7 +25,6 @@ Modes:
 import csv
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
@@ -40,20 +39,7 @@ def cfg(name):
     return os.path.join(ROOT, "config", name)
 
 
-def run(a, n, args, status=0, timeout=600):
-    cmd = [a.mpiexec, "-n", str(n), "--oversubscribe", "--bind-to", "none", a.gmi] + args
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=harness.env_for())
-    if p.returncode != status:
-        fail(f"{' '.join(cmd)} exited {p.returncode} (expected {status})", p)
-    return p
-
-
-def fail(msg, p=None):
-    print("FAIL: " + msg)
-    if p is not None:
-        print(p.stdout[-4000:])
-        print(p.stderr[-4000:])
-    sys.exit(1)
+run, fail = harness.run_mpi, harness.fail
 
 
 def same_metrics(a_dir, b_dir, what):

@@ -1,9 +1,12 @@
-"""What the command-line test scripts under mpiexec share: the environment of a run, the
-learning columns of metrics.csv, and the MODE --gmi --mpiexec --workdir entry point."""
+"""What the command-line test scripts under mpiexec share: the environment of a run, running
+gmi_drl on n GMIs and failing with its output, the learning columns of metrics.csv, and the
+MODE --gmi --mpiexec --workdir entry point."""
 import argparse
 import csv
 import os
 import shutil
+import subprocess
+import sys
 
 import h5py
 
@@ -50,6 +53,29 @@ def datasets(path):
                 for k, v in f[g].attrs.items():
                     out[f"{g}.{k}"] = v
     return out
+
+
+def fail(msg, p=None):
+    """Print FAIL and the end of a process's output, and exit 1."""
+    print("FAIL: " + msg)
+    if p is not None:
+        print(p.stdout[-4000:])
+        print(p.stderr[-4000:])
+    sys.exit(1)
+
+
+def mpi_command(a, n, args):
+    """gmi_drl under mpiexec -n n, oversubscribed and unbound (a.mpiexec, a.gmi from main)."""
+    return [a.mpiexec, "-n", str(n), "--oversubscribe", "--bind-to", "none", a.gmi] + args
+
+
+def run_mpi(a, n, args, status=0, timeout=600):
+    """Run gmi_drl on n GMIs; fail() unless it exits with `status`."""
+    cmd = mpi_command(a, n, args)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env_for())
+    if p.returncode != status:
+        fail(f"{' '.join(cmd)} exited {p.returncode} (expected {status})", p)
+    return p
 
 
 def main(name, modes, functions):
