@@ -9,7 +9,6 @@
 #include "kernels/envs/registry.hpp"
 #include "mpi/environment.hpp"
 #include "src/algos/registry.hpp"
-#include "src/gmi/async_training.hpp"
 
 namespace gmi::instances {
 namespace {
@@ -214,7 +213,6 @@ void agreed(const std::function<void()>& work) {
 
 std::unique_ptr<algos::Trainer> make_split_trainer(const SplitTraining& split, const config::Config& cfg,
                                                    mpi::GradientReducer* reducer) {
-  if (split.async) return make_async_trainer(split, cfg, reducer);
   auto links = std::make_shared<SimulatorLinks>(split.plan, split.me, cfg, row_groups(cfg, split.sim_envs),
                                                 split.sim_envs);
   if (split.trainer) {

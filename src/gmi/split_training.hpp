@@ -64,7 +64,8 @@ std::optional<SplitTraining> plan_split_roles(const config::Config& cfg, const m
 /// gmi::Error, with the first failing GMI's line (collective over MPI_COMM_WORLD, bounded).
 void agreed(const std::function<void()>& work);
 
-/// This GMI's Trainer under the split (collective over MPI_COMM_WORLD: builds the channels):
+/// This GMI's Trainer under an e-at split (collective over MPI_COMM_WORLD: builds the channels;
+/// under async, src/gmi/async_training.hpp's make_async_trainer):
 /// the algorithm's trainer on its simulators' envs, or a simulator.  `cfg`: the trainers' config
 /// with the GMI's env.threads; `reducer`: the trainers' (nullptr on simulators or with one trainer).
 std::unique_ptr<algos::Trainer> make_split_trainer(const SplitTraining& split, const config::Config& cfg,

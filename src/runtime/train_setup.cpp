@@ -8,6 +8,7 @@
 #include "gmi_version.hpp"
 #include "mpi/deadline.hpp"
 #include "mpi/topology.hpp"
+#include "src/gmi/async_training.hpp"
 #include "src/gmi/kokkos_scope.hpp"
 #include "src/gmi/roles.hpp"
 #include "src/runtime/logging.hpp"
@@ -154,7 +155,8 @@ void make_trainer(Run& r) {
     session.check_memory(needs.device_bytes, needs.host_bytes, drivers);
   }
   if (r.split) {
-    r.trainer = instances::make_split_trainer(*r.split, cfg, r.reducer.get());
+    r.trainer = r.split->async ? instances::make_async_trainer(*r.split, cfg, r.reducer.get())
+                               : instances::make_split_trainer(*r.split, cfg, r.reducer.get());
   } else {
     // Distinct environments per GMI: GMI r owns global environments [r * N, (r + 1) * N).
     const int gmi = session.me().gmi_rank;

@@ -451,14 +451,14 @@ TEST(OffPolicy, NonFiniteGradientsAreSkipped) {
 TEST(OffPolicy, ConfigErrorsNameTheKey) {
   const auto error = gmi::test::config_error;
   EXPECT_EQ(error({{"algo", "dqn"}, {"env.name", "Pendulum-v1"}}),
-            "config c.yaml: algo: dqn needs discrete actions; Pendulum-v1 has continuous actions (use ppo, sac or td3)");
+            "config c.yaml: algo: dqn needs discrete actions; Pendulum-v1 has continuous actions (use ppo, appo, sac or td3)");
   EXPECT_EQ(error({{"algo", "sac"}, {"env.name", "CartPole-v1"}}),
-            "config c.yaml: algo: sac needs continuous actions; CartPole-v1 has discrete actions (use ppo or dqn)");
+            "config c.yaml: algo: sac needs continuous actions; CartPole-v1 has discrete actions (use ppo, appo or dqn)");
   EXPECT_EQ(error({{"algo", "dqn"}, {"env.num_envs", "64"}, {"replay.capacity", "10"}}),
             "config c.yaml: replay.capacity: 10 transitions cannot take one step of env.num_envs = 64 envs");
   EXPECT_EQ(error({{"algo", "dqn"}, {"replay.storage", "disk"}}),
             "config c.yaml: replay.storage: expected one of device, host, got 'disk'");
-  EXPECT_EQ(error({{"algo", "a2c"}}), "config c.yaml: algo: expected one of ppo, dqn, sac, td3, got 'a2c'");
+  EXPECT_EQ(error({{"algo", "a2c"}}), "config c.yaml: algo: expected one of ppo, appo, dqn, sac, td3, got 'a2c'");
 }
 
 }  // namespace
