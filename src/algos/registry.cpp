@@ -91,15 +91,11 @@ Algorithm ppo() {
 Algorithm appo() {
   Algorithm a = ppo();
   a.rules.name = "appo";
-  a.rules.summary = "PPO's clipped loss with V-trace targets; single-agent, synchronous for now";
+  a.rules.summary = "PPO's clipped loss with V-trace targets; single-agent; mapping.template async decouples acting "
+                    "from learning";
   a.rules.sections.push_back(appo_section());
-  a.rules.multi_agent = false;
+  a.rules.multi_agent = false;  // config::derive refuses the games, so ppo()'s factories see single-agent envs only
   a.rules.derive = derive_appo;
-  a.make_trainer = [](const config::Config& c, std::uint64_t offset, mpi::GradientReducer* r, GivenEnvs given) -> std::unique_ptr<Trainer> {
-    return std::make_unique<PpoTrainer>(c, offset, r, std::move(given.env));
-  };
-  a.num_params = [](const config::Config& c) { return PpoTrainer::policy_layout(c).num_params; };
-  a.memory_needs = [](const config::Config& c) { return PpoTrainer::memory_needs(c); };
   a.settings = [](const config::Config& c) {
     return fmt::format("appo {} steps x {} epochs x {} minibatches of whole trajectories, V-trace rho {} c {}",
                        c.section<PpoConfig>().num_steps, c.section<PpoConfig>().update_epochs,

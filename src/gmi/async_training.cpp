@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -43,7 +44,14 @@ class AsyncLinks {
     types_ = {{"obs", E, 4 * od_, 4},       {"final_obs", E, 4 * od_, 4}, {"action", E, 4 * ad_, 4},
               {"logp", E, 4, 4},            {"value", E, 4, 4},           {"reward", E, 4, 4},
               {"terminated", E, 1, 1},      {"truncated", E, 1, 1},       {"episodes", 1, 8 * (4 + terms_), 8}};
-    for (const mpi::PackageType& t : types_) zeros_.emplace_back(t.bytes(), std::byte{0});
+    std::size_t record = 0;
+    for (const mpi::PackageType& t : types_) zeros_.emplace_back(t.bytes(), std::byte{0}), record += t.block_bytes();
+    const double bytes = double(record) * (T_ + 1);
+    if (bytes > double(1 << 30))
+      throw InputError(fmt::format("env.num_envs: {} envs x {} steps make a rollout of {:.0f} MiB, one message under "
+                                   "mapping.template async (expected at most 1024 MiB: fewer envs per serving GMI or "
+                                   "a shorter ppo.num_steps)",
+                                   E, T_, bytes / (1 << 20)));
     const mpi::ChannelOptions flow{cfg.channels.max_in_flight};
     rollouts_ = std::make_unique<mpi::ExperienceChannels>(
         MPI_COMM_WORLD, plan.routes, types_, mpi::make_plan("single", types_, T_ + 1, T_ + 1, mpi::TransferCost{}), flow);
@@ -107,6 +115,9 @@ class AsyncLinks {
         std::memcpy(r.terminated.data() + row, p[6], E);
         std::memcpy(r.truncated.data() + row, p[7], E);
       }
+      // Post the receive for this server's next rollout now: it is sent before the end of the
+      // iteration, and with channels.max_in_flight 1 nothing else would match it at a stop.
+      rollouts_->ready(k);
       mpi::progress().beat();
     }
   }
@@ -241,6 +252,8 @@ class AsyncLearner final : public algos::Trainer {
     const std::size_t S = links_->servers().size();
     const std::vector<float> obs = op == kLoad ? learner_->start_obs_host() : std::vector<float>{};
     const std::size_t per = obs.size() / std::max<std::size_t>(S, 1);
+    if (op == kLoad)
+      for (std::size_t k = 0; k < S; ++k) part_of(served_->state_, k, S);  // every array splits, before any is sent
     for (std::size_t k = 0; k < S; ++k) {
       const int s = links_->servers()[k];
       Writer w;
@@ -355,13 +368,20 @@ class ServingGmi final : public algos::Trainer {
 
 }  // namespace
 
+config::Config serving_config(const SplitTraining& split, const config::Config& cfg) {
+  config::Config c = cfg;
+  c.env.num_envs = split.sim_envs;
+  // It acts and does not learn: its update buffers only as large as its own share of a minibatch.
+  c.batch_size = std::int64_t(split.sim_envs) * cfg.num_steps;
+  c.minibatch_size = std::max<std::int64_t>(1, cfg.minibatch_size / std::max(1, split.sims_per_trainer));
+  return c;
+}
+
 std::unique_ptr<algos::Trainer> make_async_trainer(const SplitTraining& split, const config::Config& cfg,
                                                    mpi::GradientReducer* reducer) {
   auto links = std::make_shared<AsyncLinks>(split.plan, split.me, cfg, split.sim_envs);
   if (split.trainer) return std::make_unique<AsyncLearner>(std::move(links), cfg, split.env_offset(), reducer);
-  config::Config serving = cfg;
-  serving.env.num_envs = split.sim_envs;
-  return std::make_unique<ServingGmi>(std::move(links), serving, split.env_offset());
+  return std::make_unique<ServingGmi>(std::move(links), serving_config(split, cfg), split.env_offset());
 }
 
 }  // namespace gmi::instances

@@ -30,6 +30,10 @@
 
 namespace gmi::instances {
 
+/// A serving GMI's config: the trainers' `cfg` with its own env.num_envs, and batch sizes of its
+/// own envs (it allocates what acting needs; its memory is checked with this config).
+config::Config serving_config(const SplitTraining& split, const config::Config& cfg);
+
 /// This GMI's Trainer under mapping.template async (collective over MPI_COMM_WORLD: builds the
 /// channels): a trainer learning from its serving GMIs' rollouts, or a serving GMI.  `cfg`: the
 /// trainers' config (env.num_envs = its serving GMIs' envs) with the GMI's env.threads; `reducer`:

@@ -120,9 +120,11 @@ config::Config trainer_config_of(const config::Config& cfg, int sims_per_trainer
     config::derive(t, trainers);
     config::derive_sizes(t);  // derive() lets e-at's size checks wait for this config
   } catch (const InputError& e) {
-    throw InputError(fmt::format("under mapping.template {} each trainer GMI steps its {} simulator GMIs' envs, {} "
-                                 "x env.num_envs = {}: {}",
-                                 cfg.mapping.template_, sims_per_trainer, sims_per_trainer, t.env.num_envs, e.what()));
+    const bool async = cfg.mapping.template_ == "async";
+    throw InputError(fmt::format("under mapping.template {} each trainer GMI {} its {} {} GMIs' envs, {} x env.num_envs "
+                                 "= {}: {}",
+                                 cfg.mapping.template_, async ? "learns from" : "steps", sims_per_trainer,
+                                 async ? "serving" : "simulator", sims_per_trainer, t.env.num_envs, e.what()));
   }
   return t;
 }
