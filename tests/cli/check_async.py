@@ -6,8 +6,8 @@ Modes:
           policy_lag column: 0 for the first iteration's rollout (made before it), 1 after; a run
           stopped at iteration 10 resumes from its checkpoint (the serving GMIs' envs restored)
           to iteration 20 with every iteration once, lag 0 again on the first resumed iteration;
-          SIGTERM stops a run with a rollout in flight, writes its checkpoint and exits, and the
-          run resumes from it; a checkpoint resumes on another layout (more serving GMIs: new
+          SIGTERM stops a run with a rollout in flight (channels.max_in_flight 1), writes its
+          checkpoint and exits within seconds, and the run resumes from it; a checkpoint resumes on another layout (more serving GMIs: new
           episodes, the policy kept); two trainers reduce among themselves (-n 6).
   errors  one line naming the key for what async cannot train: dqn, a multi-agent game, one GMI;
           and for bench, which does not measure async.
@@ -74,9 +74,11 @@ def mode_run(a):
     if "resumed from" not in p.stdout:
         fail("the async run should resume on its own layout", p)
     check_rows(d, 20, {1, 11}, "resumed at iteration 10 to 20")
-    # SIGTERM with the next rollout in flight: a checkpoint, a stop, and a resume from it.
+    # SIGTERM with the next rollout in flight: a checkpoint, a stop, and a resume from it; with one
+    # batch in flight per channel (the least the channels allow).
     d = os.path.join(w, "sigterm")
-    cmd = harness.mpi_command(a, 3, small(d, "train.total_env_steps=100000000", "checkpoint.interval=0"))
+    cmd = harness.mpi_command(a, 3, small(d, "train.total_env_steps=100000000", "checkpoint.interval=0",
+                                          "channels.max_in_flight=1"))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=harness.env_for())
     t0 = time.time()
     while time.time() - t0 < 60 and not os.path.exists(os.path.join(d, "metrics.csv")):
@@ -89,7 +91,10 @@ def mode_run(a):
     if status[:2] != ["stopped", "SIGTERM"]:
         fail(f"SIGTERM: status {status} (expected 'stopped SIGTERM N')")
     stopped = int(status[2])
-    print(f"SIGTERM: stopped after iteration {stopped} in {time.time() - t1:.1f} s")
+    took = time.time() - t1
+    print(f"SIGTERM: stopped after iteration {stopped} in {took:.1f} s")
+    if proc.returncode == 0 or took > 30:
+        fail(f"SIGTERM: exit {proc.returncode} after {took:.1f} s (expected a stop within seconds)")
     p = run(a, 3, ["--resume", "latest", "--run-dir", d, "--set", f"train.total_env_steps={(stopped + 3) * 256}"])
     check_rows(d, stopped + 3, {1, stopped + 1}, "resumed after SIGTERM")
     # Another layout: 3 serving GMIs instead of 2 resume the policy with new episodes.
