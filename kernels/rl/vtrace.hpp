@@ -7,13 +7,14 @@
 ///   rho_t = min(rho_bar, pi/mu),  c_t = lambda * min(c_bar, pi/mu),  live_t = 1 - done_t
 ///   delta_t = rho_t (r_t + gamma live_t V(x_{t+1}) - V(x_t))
 ///   v_t     = V(x_t) + delta_t + gamma live_t c_t (v_{t+1} - V(x_{t+1}))
-///   A_t     = rho_t (r_t + gamma live_t (lambda v_{t+1} + (1 - lambda) V(x_{t+1})) - V(x_t))
+///   A_t     = rho_t (r_t + gamma live_t v_{t+1} - V(x_t))
 /// with V(x_T) = v_T = the bootstrap value.  Transition t ends its episode when terminated or
 /// truncated (the caller has added gamma * V(final_obs) to a truncated transition's reward where it
-/// bootstraps them, as for gae.hpp).  lambda is rlax's `lambda_` (vtrace_td_error_and_advantage:
-/// in the traces and in the advantages' estimate of the next value); with lambda = 1 these are the
-/// paper's and Sample Factory's APPO targets.  On-policy (pi = mu, rho_bar, c_bar >= 1) v_t is
-/// GAE(lambda)'s return and A_t GAE(lambda)'s advantage.
+/// bootstraps them, as for gae.hpp).  lambda scales the traces only (the paper's lambda variant, as in Retrace); rlax's
+/// `lambda_` also mixes V(x_{t+1}) into the advantages' next value, which this does not (with that
+/// mix the shipped APPO configs learned worse under mapping.template async: CartPole 277 against
+/// 500).  With lambda = 1 these are Sample Factory's APPO targets.  On-policy (pi = mu, rho_bar,
+/// c_bar >= 1) v_t is GAE(lambda)'s return.
 #include <cstdint>
 
 #include "kernels/core/kokkos.hpp"
@@ -52,7 +53,7 @@ void vtrace(const ExecSpace& space, const VtraceArgs<S>& a) {
           const S v = p.values[j];
           const S delta = rho * (p.rewards[j] + discount * next_value - v);
           const S vs = v + delta + discount * c * (next_vs - next_value);
-          p.pg_adv[j] = rho * (p.rewards[j] + discount * (p.lambda * next_vs + (S(1) - p.lambda) * next_value) - v);
+          p.pg_adv[j] = rho * (p.rewards[j] + discount * next_vs - v);
           p.vs[j] = vs;
           next_value = v;
           next_vs = vs;

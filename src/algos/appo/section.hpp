@@ -12,8 +12,8 @@ namespace gmi::algos {
     "V-trace's rho-bar: the importance weight pi/mu in the TD errors and the policy-gradient advantages is "   \
     "clipped at it")                                                                                           \
   X(double, vtrace_c, 1.0, positive(),                                                                         \
-    "V-trace's c-bar: the traces are c_t = ppo.gae_lambda * min(c-bar, pi/mu), as rlax's lambda_ (ppo.gae_lambda: " \
-    "1 gives Sample Factory's targets)")
+    "V-trace's c-bar: the traces are c_t = ppo.gae_lambda * min(c-bar, pi/mu) (ppo.gae_lambda: 1 gives "      \
+    "Sample Factory's targets)")
 
 /// appo.* (read as `cfg.section<AppoConfig>()`).
 struct AppoConfig {
