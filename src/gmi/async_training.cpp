@@ -218,15 +218,9 @@ class AsyncLearner final : public algos::Trainer {
       links_->control(s, w.out, "the checkpoint request to " + server_name(s));
       const std::vector<std::byte> b = links_->receive(s, "the environment state of " + server_name(s));
       Reader r{b};
-      const std::vector<envs::StateArray> part = read_arrays(r);
+      join_part(all, read_arrays(r));
       const std::vector<float> start = r.values<float>();
       obs.insert(obs.end(), start.begin(), start.end());
-      if (all.empty()) {
-        all = part;
-      } else {
-        GMI_REQUIRE(part.size() == all.size(), "serving GMIs hold different environment state arrays");
-        for (std::size_t i = 0; i < part.size(); ++i) append(all[i], part[i]);
-      }
     }
     served_->state_ = all;
     learner_->set_start_obs(obs);

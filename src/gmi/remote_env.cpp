@@ -162,16 +162,8 @@ std::vector<envs::EpisodeStats> gather_stats(SimulatorLinks& links) {
 std::vector<envs::StateArray> gather_state(SimulatorLinks& links) {
   links.command(SimulatorLinks::kSave, 0);
   std::vector<envs::StateArray> all;
-  for (int sim : links.simulators()) {
-    const std::vector<envs::StateArray> part =
-        from_bytes(links.receive_blob(sim, "the environment state of simulator GMI " + std::to_string(sim)));
-    if (all.empty()) {
-      all = part;
-      continue;
-    }
-    GMI_REQUIRE(part.size() == all.size(), "simulator GMIs hold different environment state arrays");
-    for (std::size_t i = 0; i < part.size(); ++i) append(all[i], part[i]);
-  }
+  for (int sim : links.simulators())
+    join_part(all, from_bytes(links.receive_blob(sim, "the environment state of simulator GMI " + std::to_string(sim))));
   return all;
 }
 

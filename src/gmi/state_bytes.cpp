@@ -69,6 +69,15 @@ void append(envs::StateArray& to, const envs::StateArray& from) {
   }, to.values);
 }
 
+void join_part(std::vector<envs::StateArray>& all, const std::vector<envs::StateArray>& part) {
+  if (all.empty()) {
+    all = part;
+    return;
+  }
+  GMI_REQUIRE(part.size() == all.size(), "the GMIs that hold a trainer's envs hold different environment state arrays");
+  for (std::size_t i = 0; i < part.size(); ++i) append(all[i], part[i]);
+}
+
 std::vector<envs::StateArray> part_of(const std::vector<envs::StateArray>& arrays, std::size_t k, std::size_t parts) {
   std::vector<envs::StateArray> out;
   for (const envs::StateArray& a : arrays) {

@@ -66,6 +66,9 @@ std::size_t values_of(const envs::StateArray& a);
 envs::StateArray slice(const envs::StateArray& a, std::size_t begin, std::size_t end);
 /// `from`'s values after `to`'s (gmi::Error when their types or widths differ).
 void append(envs::StateArray& to, const envs::StateArray& from);
+/// `part` (one GMI's arrays) after `all`'s values, array by array: the arrays of the GMIs that hold
+/// a trainer's envs joined in their order (empty `all`: `part` itself); gmi::Error when they differ.
+void join_part(std::vector<envs::StateArray>& all, const std::vector<envs::StateArray>& part);
 /// Part k of `parts` equal parts of every array (gmi::Error naming an array that does not split).
 std::vector<envs::StateArray> part_of(const std::vector<envs::StateArray>& arrays, std::size_t k, std::size_t parts);
 

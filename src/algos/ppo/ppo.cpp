@@ -363,7 +363,7 @@ StateBuffers PpoTrainer::state_buffers() const {
   b.adam_v = adam_v_;
   b.obs_rms = obs_rms_.state();
   b.ret_rms = ret_rms_.state();
-  b.obs = Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_));  // step 0's rows
+  b.obs = start_obs();
   b.return_acc = return_acc_;
   b.env = env_.get();
   return b;
@@ -591,17 +591,14 @@ void PpoTrainer::set_policy(const std::vector<float>& params, const std::vector<
 
 std::vector<double> PpoTrainer::obs_rms_host() const { return to_host(obs_rms_.state()); }
 
-std::vector<float> PpoTrainer::start_obs_host() const {
-  std::vector<float> h(std::size_t(N_) * od_);
-  Kokkos::deep_copy(Kokkos::View<float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(h.data(), h.size()),
-                    Kokkos::subview(obs_, std::make_pair(std::size_t(0), h.size())));
-  return h;
+View1<float> PpoTrainer::start_obs() const {
+  return Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_));  // step 0's rows
 }
 
+std::vector<float> PpoTrainer::start_obs_host() const { return to_host(start_obs()); }
+
 void PpoTrainer::set_start_obs(const std::vector<float>& obs) {
-  GMI_REQUIRE(obs.size() == std::size_t(N_) * od_, "set_start_obs: expected one observation per env");
-  Kokkos::deep_copy(Kokkos::subview(obs_, std::make_pair(std::size_t(0), obs.size())),
-                    Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(obs.data(), obs.size()));
+  to_device(start_obs(), obs, "the observations a rollout starts from");
 }
 
 std::vector<envs::StateArray> PpoTrainer::env_state() const {

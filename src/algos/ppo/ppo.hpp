@@ -155,6 +155,8 @@ class PpoTrainer final : public Trainer {
   void fused_gradients(const rl::Permutation& perm, std::uint32_t base, int k, float* grads,
                        const rl::PpoLossArgs<float>& la);
   const float* policy_input(const float* raw_obs, int n);
+  /// obs_'s step-0 rows: the observations the next rollout starts from ([N][obs_dim]).
+  View1<float> start_obs() const;
   /// The layered kernels on the minibatch in mb_*: forward passes, (APPO) its V-trace targets,
   /// the loss, backward passes; the gradient into `grads`, loss statistics into loss_stats_[k].
   void minibatch_gradients(int k, float* grads, rl::PpoLossArgs<float> la);
