@@ -285,6 +285,18 @@ void ExperienceChannels::drain() {
     }
 }
 
+bool ExperienceChannels::room() {
+  if (!is_producer()) throw Error("channels: room() on a GMI that produces for no consumer");
+  if (filled_ > 0) return true;
+  for (Lane& l : out_) {
+    Buffer& b = l.bufs[l.head];
+    int done = 1;
+    if (b.req != MPI_REQUEST_NULL) GMI_MPI_CHECK(MPI_Test(&b.req, &done, MPI_STATUS_IGNORE));
+    if (!done) return false;
+  }
+  return true;
+}
+
 bool ExperienceChannels::drained() {
   flush();
   return sends_done();

@@ -105,6 +105,9 @@ class ExperienceChannels {
   void push(const std::vector<const void*>& packages);
   /// Producer: send the steps batched so far now (a shorter batch), e.g. at the end of an iteration.
   void flush();
+  /// Producer: whether the next push() returns without waiting (a batch buffer is free in every
+  /// channel, or the batch being filled has room); never waits.
+  bool room();
   /// Producer: flush(), then wait until the consumer has taken every batch.
   void drain();
   /// Producer: flush(), then whether the consumer has taken every batch; never waits.

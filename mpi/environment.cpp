@@ -52,10 +52,10 @@ void allreduce_sum(double* values, int n, MPI_Comm comm) {
   wait(req, comm, "MPI_Iallreduce (sum)");
 }
 
-void allreduce_max(double* values, int n) {
+void allreduce_max(double* values, int n, MPI_Comm comm) {
   MPI_Request req;
-  GMI_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &req));
-  wait(req, MPI_COMM_WORLD, "MPI_Iallreduce (max)");
+  GMI_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_MAX, comm, &req));
+  wait(req, comm, "MPI_Iallreduce (max)");
 }
 
 std::string broadcast_string(const std::string& s, MPI_Comm comm, int root) {

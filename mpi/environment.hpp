@@ -36,8 +36,8 @@ class Environment {
 
 /// Sum of `n` doubles over the ranks of `comm`, in place (a bounded wait, mpi/deadline.hpp).
 void allreduce_sum(double* values, int n, MPI_Comm comm = MPI_COMM_WORLD);
-/// Maximum of `n` doubles over all ranks, in place (a bounded wait).
-void allreduce_max(double* values, int n);
+/// Maximum of `n` doubles over the ranks of `comm`, in place (a bounded wait).
+void allreduce_max(double* values, int n, MPI_Comm comm = MPI_COMM_WORLD);
 /// `root`'s value of `s` on every rank of `comm` (default: rank 0 of the world; a bounded wait).
 std::string broadcast_string(const std::string& s, MPI_Comm comm = MPI_COMM_WORLD, int root = 0);
 

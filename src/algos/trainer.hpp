@@ -5,6 +5,7 @@
 /// lives once: the MLP (kernels/nn), Adam (kernels/optim), normalisers and the replay buffer
 /// (kernels/rl), the checkpoint state below, and the metric columns the driver writes.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,6 +107,16 @@ class Trainer {
   virtual void load_shared_state(const TrainerState& s, std::uint64_t first_episode) = 0;
   /// Test hook (fault injection): every gradient of the next iteration on this GMI gets a NaN.
   virtual void inject_nonfinite_gradient() = 0;
+  /// A GMI that does not iterate with the others (a serving GMI under mapping.template async)
+  /// runs its own loop here until its trainer stops it, calling `before_rollout` with the number
+  /// of each rollout (from 1) first, and returns true.  The others return false at once.
+  virtual bool serve(const std::function<void(std::int64_t)>& before_rollout) {
+    (void)before_rollout;
+    return false;
+  }
+  /// The run ends after the last iteration (or a stop signal): a trainer under async stops its
+  /// serving GMIs here.
+  virtual void end_run() {}
   /// Benchmarks: time every phase of the following iterations into `clock` (nullptr: stop).
   /// Returns false when the trainer cannot split its iterations into phases.
   virtual bool profile_phases(PhaseClock* clock) { return clock == nullptr; }

@@ -191,6 +191,8 @@ Schema build_schema() {
                           GMI_CONFIG_KEYS(MappingConfig, GMI_MAPPING_KEYS));
   add_keys<ChannelsConfig>(f, "channels.", [](Config& c) -> ChannelsConfig& { return c.channels; },
                            GMI_CONFIG_KEYS(ChannelsConfig, GMI_CHANNELS_KEYS));
+  add_keys<AsyncConfig>(f, "async.", [](Config& c) -> AsyncConfig& { return c.async; },
+                        GMI_CONFIG_KEYS(AsyncConfig, GMI_ASYNC_KEYS));
   add_keys<LogConfig>(f, "log.", [](Config& c) -> LogConfig& { return c.log; }, GMI_CONFIG_KEYS(LogConfig, GMI_LOG_KEYS));
   add_keys<SweepConfig>(f, "sweep.", [](Config& c) -> SweepConfig& { return c.sweep; },
                         GMI_CONFIG_KEYS(SweepConfig, GMI_SWEEP_KEYS));

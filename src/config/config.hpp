@@ -204,7 +204,7 @@ struct ReduceConfig {
     "appo). Training runs under dp, e-at and async (ea-t is not built yet); gmi_drl eval serves under dp, "     \
     "dp-mp and mp-dp; gmi_drl bench-channels measures every template's channels")                               \
   X(int, agents_per_gpu, 1, at_least(1), "agent GMIs per GPU under mp-dp (the GPU's last slots)")                \
-  X(int, trainers_per_gpu, 1, at_least(1), "trainer GMIs per GPU under ea-t, e-at and async (the GPU's last slots)")
+  X(int, trainers_per_gpu, 1, at_least(1), "trainer GMIs per GPU under ea-t, e-at and async (the GPU's last slots; under async its first)")
 
 struct MappingConfig {
   GMI_MAPPING_KEYS(GMI_KEY_MEMBER)
@@ -229,6 +229,21 @@ struct MappingConfig {
 
 struct ChannelsConfig {
   GMI_CHANNELS_KEYS(GMI_KEY_MEMBER)
+};
+
+/// Training under mapping.template async (src/gmi/async_training.hpp): how stale experience may be
+/// and how far serving GMIs may run ahead of their trainer.
+#define GMI_ASYNC_KEYS(X)                                                                                       \
+  X(int, max_policy_lag, 4, within(0, 1000000),                                                                 \
+    "a trainer drops (and counts) a rollout made with weights more than this many of its updates old "        \
+    "(Sample Factory's max_policy_lag; 0: only rollouts made with its current weights)")                      \
+  X(int, rollouts_in_flight, 1, within(1, 64),                                                                  \
+    "rollouts a serving GMI may have made that its trainer has not taken yet; then it waits (serving_busy "     \
+    "below 1). 1: while the trainer is the slower, each rollout is made during the update before the one "     \
+    "that learns from it (policy lag 1); more: the lag grows with them")
+
+struct AsyncConfig {
+  GMI_ASYNC_KEYS(GMI_KEY_MEMBER)
 };
 
 /// Where a run's metrics go besides metrics.csv (src/runtime/).
@@ -293,6 +308,7 @@ struct Config {
   ReduceConfig reduce;
   MappingConfig mapping;
   ChannelsConfig channels;
+  AsyncConfig async;
   LogConfig log;
   SweepConfig sweep;
   /// An algorithm's section (`c.section<algos::PpoConfig>().gamma`); throws gmi::Error for a

@@ -2,15 +2,25 @@
 
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <exception>
 #include <map>
+#include <optional>
+#include <thread>
 
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
 #include "mpi/channels.hpp"
+#include "mpi/deadline.hpp"
+#include "mpi/environment.hpp"
+#include "mpi/mailbox.hpp"
 #include "mpi/progress.hpp"
+#include "mpi/topology.hpp"
 #include "src/algos/ppo/ppo.hpp"
 #include "src/gmi/state_bytes.hpp"
 
@@ -20,15 +30,44 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-/// Control messages from a trainer to its serving GMIs on MPI_COMM_WORLD.
-constexpr int kControlTag = 7420;
-enum Op : std::int32_t { kRelease = 1, kSave = 2, kLoad = 3 };
+/// A serving GMI's answers to its trainer (send_bytes), and the trainer's letters to it (a
+/// mailbox: sent without waiting, picked up between rollouts).
+constexpr int kReplyTag = 7420;
+constexpr int kLetterTag = 7421;
+constexpr int kCreditTag = 7422;  ///< the trainer took one of its rollouts: it may make another
+enum Op : std::int32_t { kWeights = 1, kSave = 2, kLoad = 3, kStop = 4, kAbort = 5 };
 
 using HostRollout = algos::PpoTrainer::HostRollout;
 
-/// The channels of an async job (every GMI builds them) and the control messages.  A rollout is
-/// one message: num_steps + 1 records of its serving GMI's E envs (record T: the last observation
-/// and the episodes that ended).
+/// What a serving GMI says with each rollout (the first values of its last record), cumulative
+/// since it started.
+struct Report {
+  double version = 0;   ///< the trainer iteration whose weights made the rollout
+  double rollouts = 0;  ///< rollouts made
+  double busy_s = 0;    ///< seconds rolling out
+  double wait_s = 0;    ///< seconds waiting for room in the trainer's queue
+  double peak_rss_mib = 0;
+  double last = 0;      ///< 1: no rollout, the last message after a stop
+};
+constexpr std::size_t kReportValues = 6;
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) / 1024.0;  // kilobytes on Linux
+}
+
+std::string server_name(int rank) { return "serving GMI " + std::to_string(rank); }
+std::string trainer_name(int rank) { return "trainer GMI " + std::to_string(rank); }
+std::vector<std::byte> bytes_of(const std::string& s) {
+  const auto* b = reinterpret_cast<const std::byte*>(s.data());
+  return {b, b + s.size()};
+}
+std::string text_of(const std::vector<std::byte>& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+
+/// The channels of an async job (every GMI builds them), the letters and the replies.  A rollout
+/// is one message: num_steps + 1 records of its serving GMI's E envs (record T: the last
+/// observation, the report and the episodes that ended).
 class AsyncLinks {
  public:
   AsyncLinks(const RolePlan& plan, int me, const config::Config& cfg, int E) : E_(E) {
@@ -41,9 +80,10 @@ class AsyncLinks {
     const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
     od_ = spec.obs_dim, ad_ = spec.act_dim, terms_ = int(spec.reward_terms.size());
     T_ = cfg.num_steps;
+    const int tail = int(kReportValues) + 3 + terms_;
     types_ = {{"obs", E, 4 * od_, 4},       {"final_obs", E, 4 * od_, 4}, {"action", E, 4 * ad_, 4},
               {"logp", E, 4, 4},            {"value", E, 4, 4},           {"reward", E, 4, 4},
-              {"terminated", E, 1, 1},      {"truncated", E, 1, 1},       {"episodes", 1, 8 * (4 + terms_), 8}};
+              {"terminated", E, 1, 1},      {"truncated", E, 1, 1},       {"report", 1, 8 * tail, 8}};
     std::size_t record = 0;
     for (const mpi::PackageType& t : types_) zeros_.emplace_back(t.bytes(), std::byte{0}), record += t.block_bytes();
     const double bytes = double(record) * (T_ + 1);
@@ -52,82 +92,114 @@ class AsyncLinks {
                                    "mapping.template async (expected at most 1024 MiB: fewer envs per serving GMI or "
                                    "a shorter ppo.num_steps)",
                                    E, T_, bytes / (1 << 20)));
-    const mpi::ChannelOptions flow{cfg.channels.max_in_flight};
+    const mpi::ChannelOptions flow{cfg.async.rollouts_in_flight};
     rollouts_ = std::make_unique<mpi::ExperienceChannels>(
         MPI_COMM_WORLD, plan.routes, types_, mpi::make_plan("single", types_, T_ + 1, T_ + 1, mpi::TransferCost{}), flow);
+    for (std::size_t k = 0; k < servers_.size(); ++k) letters_.push_back(std::make_unique<mpi::Mailbox>(true));
+    if (trainer_ >= 0) letters_.push_back(std::make_unique<mpi::Mailbox>(true));  // a serving GMI's, to poll
+    credits_left_ = cfg.async.rollouts_in_flight;
   }
 
   const std::vector<int>& servers() const { return servers_; }
   int trainer() const { return trainer_; }
   int E() const { return E_; }
+  int T() const { return T_; }
 
-  /// Serving GMI: its rollout, made with the weights of the trainer's iteration `version`, to its
-  /// trainer (returns once copied; waits only while earlier ones are still in flight).
-  void send(const HostRollout& r, std::int64_t version) {
+  // ---- serving GMI ----
+  /// Whether it may make a rollout: fewer than async.rollouts_in_flight of its rollouts are
+  /// made and not yet taken by its trainer (credits), and send() would return at once.
+  bool room() {
+    while (credits_.poll(trainer_, kCreditTag)) ++credits_left_;
+    return credits_left_ > 0 && rollouts_->room();
+  }
+  /// Whether send() would return at once.
+  bool channel_room() { return rollouts_->room(); }
+  /// Its rollout (`r` empty: the last message after a stop, which needs no credit) to its
+  /// trainer; returns once copied.
+  void send(const HostRollout& r, const Report& rep) {
+    if (!r.obs.empty()) --credits_left_;
     const std::size_t E = std::size_t(E_), od = std::size_t(od_), ad = std::size_t(ad_);
-    std::vector<double> episodes = {double(version), r.episodes.return_sum, r.episodes.length_sum, r.episodes.count};
-    episodes.resize(4 + std::size_t(terms_), 0.0);
+    std::vector<double> tail = {rep.version, rep.rollouts, rep.busy_s, rep.wait_s, rep.peak_rss_mib, rep.last,
+                                r.episodes.return_sum, r.episodes.length_sum, r.episodes.count};
+    tail.resize(kReportValues + 3 + std::size_t(terms_), 0.0);
     for (std::size_t i = 0; i < r.episodes.term_sums.size() && i < std::size_t(terms_); ++i)
-      episodes[4 + i] = r.episodes.term_sums[i];
+      tail[kReportValues + 3 + i] = r.episodes.term_sums[i];
+    const bool empty = r.obs.empty();
     for (int t = 0; t <= T_; ++t) {
       const std::size_t row = std::size_t(t) * E;
+      const auto at = [&](const auto& v, std::size_t i, std::size_t width) -> const void* {
+        return empty ? zeros_[i].data() : static_cast<const void*>(v.data() + row * width);
+      };
       if (t == T_) {
-        rollouts_->push({r.obs.data() + row * od, zeros_[1].data(), zeros_[2].data(), zeros_[3].data(), zeros_[4].data(),
-                         zeros_[5].data(), zeros_[6].data(), zeros_[7].data(), episodes.data()});
+        rollouts_->push({at(r.obs, 0, od), zeros_[1].data(), zeros_[2].data(), zeros_[3].data(), zeros_[4].data(),
+                         zeros_[5].data(), zeros_[6].data(), zeros_[7].data(), tail.data()});
         break;
       }
-      rollouts_->push({r.obs.data() + row * od, r.final_obs.data() + row * od, r.actions.data() + row * ad,
-                       r.logp.data() + row, r.values.data() + row, r.rewards.data() + row, r.terminated.data() + row,
-                       r.truncated.data() + row, zeros_[8].data()});
+      rollouts_->push({at(r.obs, 0, od), at(r.final_obs, 1, od), at(r.actions, 2, ad), at(r.logp, 3, 1),
+                       at(r.values, 4, 1), at(r.rewards, 5, 1), at(r.terminated, 6, 1), at(r.truncated, 7, 1),
+                       zeros_[8].data()});
     }
   }
+  /// A letter from its trainer, or nothing.
+  std::optional<std::vector<std::byte>> letter() {
+    std::optional<mpi::Letter> l = letters_.back()->poll(trainer_, kLetterTag);
+    if (!l) return std::nullopt;
+    return bytes_of(l->text);
+  }
+  void reply(const std::vector<std::byte>& m, const std::string& what) {
+    mpi::send_bytes(MPI_COMM_WORLD, trainer_, kReplyTag, m, what);
+  }
 
-  /// Trainer: the next rollout of every serving GMI, as one rollout of their envs one server after
-  /// another (waits, bounded, for what has not arrived); `versions`: the iteration whose weights
-  /// made each.
-  void take(HostRollout& r, std::vector<std::int64_t>& versions) {
-    versions.assign(servers_.size(), 0);
-    const std::size_t S = servers_.size(), E = std::size_t(E_), N = S * E, T = std::size_t(T_);
+  // ---- trainer ----
+  /// Whether serving GMI k's next rollout has arrived.
+  bool ready(std::size_t k) { return rollouts_->ready(k); }
+  /// Serving GMI k's next rollout into `slot` of `r` (slots of E envs, `slots` of them; nullptr:
+  /// read and dropped); returns its report, and its episodes in `episodes`.  Waits, bounded, for
+  /// what has not arrived.
+  Report take(std::size_t k, HostRollout* r, std::size_t slot, std::size_t slots, envs::EpisodeStats& episodes) {
+    const std::size_t E = std::size_t(E_), N = slots * E, T = std::size_t(T_);
     const std::size_t od = std::size_t(od_), ad = std::size_t(ad_);
-    r.obs.resize((T + 1) * N * od), r.final_obs.resize(T * N * od), r.actions.resize(T * N * ad);
+    Report rep;
+    for (std::size_t t = 0; t <= T; ++t) {
+      const std::vector<const std::byte*> p = rollouts_->next(k);
+      const std::size_t row = t * N + slot * E;  // this slot's envs' rows at step t
+      if (r) std::memcpy(r->obs.data() + row * od, p[0], E * od * 4);
+      if (t == T) {
+        std::vector<double> v(kReportValues + 3 + std::size_t(terms_));
+        std::memcpy(v.data(), p[8], v.size() * 8);
+        rep = {v[0], v[1], v[2], v[3], v[4], v[5]};
+        episodes = envs::EpisodeStats{v[6], v[7], v[8], std::vector<double>(v.begin() + 9, v.end())};
+        break;
+      }
+      if (!r) continue;
+      std::memcpy(r->final_obs.data() + row * od, p[1], E * od * 4);
+      std::memcpy(r->actions.data() + row * ad, p[2], E * ad * 4);
+      std::memcpy(r->logp.data() + row, p[3], E * 4);
+      std::memcpy(r->values.data() + row, p[4], E * 4);
+      std::memcpy(r->rewards.data() + row, p[5], E * 4);
+      std::memcpy(r->terminated.data() + row, p[6], E);
+      std::memcpy(r->truncated.data() + row, p[7], E);
+    }
+    rollouts_->ready(k);  // post the receive for the next one now
+    if (r) credits_.post(servers_[k], kCreditTag, {});  // it may make another
+    mpi::progress().beat();
+    return rep;
+  }
+  /// `r` sized for `slots` rollouts of E envs, its episodes cleared.
+  void size(HostRollout& r, std::size_t slots) const {
+    const std::size_t N = slots * std::size_t(E_), T = std::size_t(T_);
+    r.obs.resize((T + 1) * N * std::size_t(od_)), r.final_obs.resize(T * N * std::size_t(od_));
+    r.actions.resize(T * N * std::size_t(ad_));
     r.logp.resize(T * N), r.values.resize(T * N), r.rewards.resize(T * N);
     r.terminated.resize(T * N), r.truncated.resize(T * N);
     r.episodes = envs::EpisodeStats{};
     r.episodes.term_sums.assign(std::size_t(terms_), 0.0);
-    for (std::size_t k = 0; k < S; ++k) {
-      for (std::size_t t = 0; t <= T; ++t) {
-        const std::vector<const std::byte*> p = rollouts_->next(k);
-        const std::size_t row = t * N + k * E;  // this server's envs' rows at step t
-        std::memcpy(r.obs.data() + row * od, p[0], E * od * 4);
-        if (t == T) {
-          std::vector<double> e(4 + std::size_t(terms_));
-          std::memcpy(e.data(), p[8], e.size() * 8);
-          versions[k] = std::int64_t(e[0]);
-          r.episodes.return_sum += e[1], r.episodes.length_sum += e[2], r.episodes.count += e[3];
-          for (std::size_t i = 4; i < e.size(); ++i) r.episodes.term_sums[i - 4] += e[i];
-          break;
-        }
-        std::memcpy(r.final_obs.data() + row * od, p[1], E * od * 4);
-        std::memcpy(r.actions.data() + row * ad, p[2], E * ad * 4);
-        std::memcpy(r.logp.data() + row, p[3], E * 4);
-        std::memcpy(r.values.data() + row, p[4], E * 4);
-        std::memcpy(r.rewards.data() + row, p[5], E * 4);
-        std::memcpy(r.terminated.data() + row, p[6], E);
-        std::memcpy(r.truncated.data() + row, p[7], E);
-      }
-      // Post the receive for this server's next rollout now: it is sent before the end of the
-      // iteration, and with channels.max_in_flight 1 nothing else would match it at a stop.
-      rollouts_->ready(k);
-      mpi::progress().beat();
-    }
   }
-
-  // ---- control: trainer -> serving GMI (and a serving GMI's answers) ----
-  void control(int to, const std::vector<std::byte>& m, const std::string& what) {
-    mpi::send_bytes(MPI_COMM_WORLD, to, kControlTag, m, what);
-  }
-  std::vector<std::byte> receive(int from, const std::string& what) {
-    return mpi::receive_bytes(MPI_COMM_WORLD, from, kControlTag, what);
+  /// A letter to serving GMI k (returns at once); letters it has not picked up yet.
+  void post(std::size_t k, const std::vector<std::byte>& m) { letters_[k]->post(servers_[k], kLetterTag, text_of(m)); }
+  std::size_t unread(std::size_t k) { return letters_[k]->in_flight(); }
+  std::vector<std::byte> receive(std::size_t k, const std::string& what) {
+    return mpi::receive_bytes(MPI_COMM_WORLD, servers_[k], kReplyTag, what);
   }
 
  private:
@@ -136,6 +208,9 @@ class AsyncLinks {
   std::vector<mpi::PackageType> types_;
   std::vector<std::vector<std::byte>> zeros_;
   std::unique_ptr<mpi::ExperienceChannels> rollouts_;
+  std::vector<std::unique_ptr<mpi::Mailbox>> letters_;  // trainer: one per serving GMI; serving GMI: one
+  mpi::Mailbox credits_;                                 // trainer: sends them; serving GMI: polls them
+  int credits_left_ = 0;                                 // serving GMI
 };
 
 /// The trainer's envs are its serving GMIs': they step there.  Their state passes through here at
@@ -161,49 +236,96 @@ class ServedEnvs final : public envs::VecEnvBase {
   std::vector<envs::StateArray> state_;  ///< the serving GMIs' env state, theirs one after another
 };
 
-std::string server_name(int rank) { return "serving GMI " + std::to_string(rank); }
+/// What a trainer saw of its serving GMIs in one iteration.
+struct Intake {
+  double lag_sum = 0, lag_max = 0;  ///< over the rollouts kept
+  double kept = 0, dropped = 0;     ///< rollouts
+  double busy_s = 0, wait_s = 0;    ///< the serving GMIs' (their reports' increase)
+  double peak_rss_mib = 0;
+};
 
-/// A trainer GMI: learns from its serving GMIs' rollouts and publishes its weights to them.
+/// A trainer GMI: takes the first rollouts that arrive from its serving GMIs (one update's worth:
+/// as many as it has serving GMIs), drops those made with weights more than async.max_policy_lag
+/// updates old, learns, and posts its weights to every serving GMI that has picked up the last.
 class AsyncLearner final : public algos::Trainer {
  public:
   AsyncLearner(std::shared_ptr<AsyncLinks> links, const config::Config& cfg, std::uint64_t env_offset,
-               mpi::GradientReducer* reducer)
-      : links_(std::move(links)) {
+               mpi::GradientReducer* reducer, MPI_Comm trainers)
+      : links_(std::move(links)), trainers_(trainers), max_lag_(cfg.async.max_policy_lag) {
     auto envs = std::make_unique<ServedEnvs>(envs::env_spec(cfg.env.name, config::env_overrides(cfg)), cfg.env.num_envs);
     served_ = envs.get();
     learner_ = std::make_unique<algos::PpoTrainer>(cfg, env_offset, reducer, std::move(envs));
+    const std::size_t S = links_->servers().size();
+    last_.assign(S, Report{});
+    silent_since_.assign(S, std::nullopt);
+    links_->size(rollout_, S);
+  }
+  ~AsyncLearner() override {
+    // Unwinding from an error (this trainer's, or every trainer's): the serving GMIs end too.
+    if (std::uncaught_exceptions() == 0 || stopped_) return;
+    try {
+      for (std::size_t k = 0; k < links_->servers().size(); ++k) links_->post(k, op_only(kAbort));
+    } catch (const std::exception&) {  // a destructor does not throw: the job ends anyway
+    }
   }
   algos::IterationMetrics iterate() override {
     const auto t0 = Clock::now();
+    // Rates over the whole cycle since the last iteration started (the loop's statistics and
+    // checkpoints included).
+    const Clock::time_point since = last_start_.value_or(t0);
+    last_start_ = t0;
     mpi::progress().phase("waiting for the serving GMIs' rollouts");
-    std::vector<std::int64_t> versions;
-    links_->take(rollout_, versions);
+    const Intake in = gather();
     const double waited = seconds_since(t0);
-    double lag = 0;
-    for (std::int64_t v : versions) lag += double(learner_->iteration() - v);
     learner_->begin_iteration();
     learner_->adopt_rollout(rollout_);
     algos::IterationMetrics m = learner_->learn(rollout_.episodes, waited);
-    m.losses.push_back(lag / double(std::max<std::size_t>(versions.size(), 1)));
-    publish(kRelease);
+    publish(kWeights);
+    const double took = seconds_since(since);
+    // Sums over the trainers (samples per second, drops) and maxima; means are the loop's.
+    const double samples = double(links_->E()) * links_->T();
+    double sums[3] = {in.dropped * samples, (in.kept + in.dropped) * samples / took, in.kept * samples / took};
+    double maxima[2] = {in.lag_max, in.peak_rss_mib};
+    mpi::allreduce_sum(sums, 3, trainers_);
+    mpi::allreduce_max(maxima, 2, trainers_);
+    const double served = in.busy_s + in.wait_s;
+    for (double v : {in.lag_sum / std::max(in.kept, 1.0), maxima[0], sums[0], sums[1], sums[2],
+                     served > 0 ? in.busy_s / served : std::nan(""), 1.0 - waited / took, maxima[1]})
+      m.losses.push_back(v);
     return m;
+  }
+  void end_run() override {
+    // Stop every serving GMI, then take what each still sends up to its last message.
+    stopped_ = true;
+    for (std::size_t k = 0; k < links_->servers().size(); ++k) links_->post(k, op_only(kStop));
+    envs::EpisodeStats ignored;
+    for (std::size_t k = 0; k < links_->servers().size(); ++k)
+      while (links_->take(k, nullptr, 0, 1, ignored).last == 0) {
+      }
   }
   std::int64_t iteration() const override { return learner_->iteration(); }
   std::int64_t updates() const override { return learner_->updates(); }
   const envs::EnvSpec& env_spec() const override { return learner_->env_spec(); }
-  /// The learner's, and policy_lag: updates between the weights that made the rollout learnt from
-  /// and the weights it updates (mean over the serving GMIs).
+  /// The learner's, then: policy_lag (updates between the weights that made a rollout learnt from
+  /// and the weights it updates, mean) and policy_lag_max; dropped_samples (env steps older than
+  /// async.max_policy_lag); pps (env steps the serving GMIs delivered per second: predictions),
+  /// ttp (env steps learnt from per second); serving_busy (the serving GMIs' share of time rolling
+  /// out rather than waiting for room), trainer_busy (the trainers' share of time not waiting for
+  /// rollouts); serving_peak_rss_mib.  Sums and maxima over the trainers, the rest means.
   std::vector<std::string> loss_columns() const override {
     std::vector<std::string> c = learner_->loss_columns();
-    c.push_back("policy_lag");
+    for (const char* name : {"policy_lag", "policy_lag_max", "dropped_samples", "pps", "ttp", "serving_busy",
+                             "trainer_busy", "serving_peak_rss_mib"})
+      c.push_back(name);
     return c;
   }
   std::string kernels() const override { return learner_->kernels(); }
   std::string kernel_trials() const override { return learner_->kernel_trials(); }
   std::string describe() const override {
-    return fmt::format("async: {} serving GMI(s) x {} envs per trainer GMI, a rollout of policy lag 1 each per "
-                       "update; {}",
-                       links_->servers().size(), links_->E(), learner_->describe());
+    return fmt::format("async: {} serving GMI(s) x {} envs per trainer GMI roll out without waiting; each update "
+                       "learns from the first {} rollouts to arrive (at most {} updates old); {}",
+                       links_->servers().size(), links_->E(), links_->servers().size(), max_lag_,
+                       learner_->describe());
   }
   std::vector<float> params_host() const override { return learner_->params_host(); }
   algos::TrainerState save_state() const override {
@@ -211,12 +333,9 @@ class AsyncLearner final : public algos::Trainer {
     // of one GMI with their envs.
     std::vector<envs::StateArray> all;
     std::vector<float> obs;
-    for (int s : links_->servers()) {
-      Writer w;
-      w.put<std::int32_t>(kSave);
-      w.put<std::int64_t>(learner_->iteration());
-      links_->control(s, w.out, "the checkpoint request to " + server_name(s));
-      const std::vector<std::byte> b = links_->receive(s, "the environment state of " + server_name(s));
+    for (std::size_t k = 0; k < links_->servers().size(); ++k) links_->post(k, op_only(kSave));
+    for (std::size_t k = 0; k < links_->servers().size(); ++k) {
+      const std::vector<std::byte> b = links_->receive(k, "the environment state of " + server_name(links_->servers()[k]));
       Reader r{b};
       join_part(all, read_arrays(r));
       const std::vector<float> start = r.values<float>();
@@ -238,18 +357,79 @@ class AsyncLearner final : public algos::Trainer {
   bool profile_phases(algos::PhaseClock* clock) override { return learner_->profile_phases(clock); }
 
  private:
-  /// The weights and observation statistics to every serving GMI: with the end of an iteration
-  /// (kRelease), or with their env state after a restore (kLoad).
-  void publish(Op op) const {
+  static std::vector<std::byte> op_only(Op op) {
+    Writer w;
+    w.put<std::int32_t>(op);
+    return w.out;
+  }
+
+  /// One update's rollouts into rollout_: the first to arrive, every serving GMI's in turn (each
+  /// pass looks at every one, so one with a rollout waiting is never passed over, and when each
+  /// sends one, slot k holds serving GMI k's envs), without those too old.  A serving GMI that
+  /// has sent nothing for reduce.timeout_s while the trainer waited ends the job.
+  Intake gather() {
+    const std::size_t S = links_->servers().size();
+    const std::int64_t now_version = learner_->iteration();
+    links_->size(rollout_, S);
+    Intake in;
+    std::size_t got = 0;
+    while (got < S) {
+      bool any = false;
+      for (std::size_t j = 0; j < S && got < S; ++j) {
+        const std::size_t k = j;
+        if (!links_->ready(k)) {
+          if (!silent_since_[k]) silent_since_[k] = Clock::now();
+          continue;
+        }
+        any = true;
+        silent_since_[k].reset();
+        envs::EpisodeStats e;
+        const Report rep = links_->take(k, &rollout_, got, S, e);
+        in.busy_s += rep.busy_s - last_[k].busy_s, in.wait_s += rep.wait_s - last_[k].wait_s;
+        in.peak_rss_mib = std::max(in.peak_rss_mib, rep.peak_rss_mib);
+        last_[k] = rep;
+        const double lag = double(now_version) - rep.version;
+        if (lag > max_lag_) {
+          ++in.dropped;
+          continue;  // its slot takes the next one
+        }
+        ++in.kept, ++got;
+        in.lag_sum += lag, in.lag_max = std::max(in.lag_max, lag);
+        rollout_.episodes.return_sum += e.return_sum, rollout_.episodes.length_sum += e.length_sum;
+        rollout_.episodes.count += e.count;
+        for (std::size_t i = 0; i < e.term_sums.size() && i < rollout_.episodes.term_sums.size(); ++i)
+          rollout_.episodes.term_sums[i] += e.term_sums[i];
+      }
+      // One that stays silent is noticed even while the others keep the trainer busy.
+      for (std::size_t k = 0; k < S; ++k)
+        if (silent_since_[k] && seconds_since(*silent_since_[k]) > mpi::timeout())
+          throw mpi::TimeoutError(fmt::format(
+              "{}: {} sent no rollout for {:.0f} s while its trainer took others' (reduce.timeout_s {:g}): it hangs "
+              "or is stuck",
+              trainer_name(mpi::comm_rank(MPI_COMM_WORLD)), server_name(links_->servers()[k]),
+              seconds_since(*silent_since_[k]), mpi::timeout()));
+      if (any) continue;
+      mpi::progress().beat();
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    return in;
+  }
+
+  /// The weights and observation statistics to the serving GMIs: after an update (kWeights; to
+  /// those that have picked up the one before), or with their env state after a restore (kLoad).
+  void publish(Op op) {
+    const std::size_t S = links_->servers().size();
+    std::vector<std::size_t> to;
+    for (std::size_t k = 0; k < S; ++k)
+      if (op == kLoad || links_->unread(k) == 0) to.push_back(k);
+    if (to.empty()) return;
     const std::vector<float> params = learner_->params_host();
     const std::vector<double> rms = learner_->obs_rms_host();
-    const std::size_t S = links_->servers().size();
     const std::vector<float> obs = op == kLoad ? learner_->start_obs_host() : std::vector<float>{};
     const std::size_t per = obs.size() / std::max<std::size_t>(S, 1);
     if (op == kLoad)
       for (std::size_t k = 0; k < S; ++k) part_of(served_->state_, k, S);  // every array splits, before any is sent
-    for (std::size_t k = 0; k < S; ++k) {
-      const int s = links_->servers()[k];
+    for (std::size_t k : to) {
       Writer w;
       w.put<std::int32_t>(op);
       w.put<std::int64_t>(learner_->iteration());
@@ -259,105 +439,165 @@ class AsyncLearner final : public algos::Trainer {
         write_arrays(w, part_of(served_->state_, k, S));
         w.values(std::vector<float>(obs.begin() + std::ptrdiff_t(k * per), obs.begin() + std::ptrdiff_t((k + 1) * per)));
       }
-      links_->control(s, w.out, (op == kLoad ? "the restored state for " : "the new weights for ") + server_name(s));
+      links_->post(k, w.out);
     }
   }
 
   std::shared_ptr<AsyncLinks> links_;
+  MPI_Comm trainers_;
+  double max_lag_ = 0;
   ServedEnvs* served_ = nullptr;  // owned by learner_
   std::unique_ptr<algos::PpoTrainer> learner_;
   HostRollout rollout_;
+  std::vector<Report> last_;                                  // per serving GMI: its last report
+  std::vector<std::optional<Clock::time_point>> silent_since_;  // per serving GMI: found without a rollout since
+  std::optional<Clock::time_point> last_start_;               // of the last iteration
+  bool stopped_ = false;
 };
 
-/// A serving GMI: rolls out with the newest weights it holds and sends each rollout to its trainer.
+/// A serving GMI: rolls out with the newest weights it holds and sends each rollout to its trainer
+/// as soon as the trainer's queue has room, never waiting for an update; picks up its trainer's
+/// letters (weights, checkpoint requests, stop) between rollouts and while it waits for room.
 class ServingGmi final : public algos::Trainer {
  public:
   ServingGmi(std::shared_ptr<AsyncLinks> links, const config::Config& cfg, std::uint64_t env_offset)
-      : links_(std::move(links)), iterations_(cfg.num_iterations) {
+      : links_(std::move(links)) {
     actor_ = std::make_unique<algos::PpoTrainer>(cfg, env_offset, nullptr, nullptr);
     actor_->freeze();  // it acts; its trainer learns
   }
   algos::IterationMetrics iterate() override {
-    const auto t0 = Clock::now();
-    mpi::progress().phase("serving rollouts");
-    // The first iteration's trainer learns from a rollout made before it; every iteration's
-    // rollout but the last run's is learnt from in the next iteration.
-    if (fresh_) roll_out(), fresh_ = false;
-    if (iteration_ + 1 < iterations_) roll_out();
-    const double rolling = seconds_since(t0);
-    mpi::progress().phase("waiting for the trainer's weights");
-    const std::vector<std::byte> b = links_->receive(links_->trainer(), "the new weights from trainer GMI " +
-                                                                            std::to_string(links_->trainer()));
-    Reader r{b};
-    expect(r, kRelease);
-    algos::IterationMetrics m;
-    m.iteration = iteration_;
-    m.time_rollout = rolling;
-    return m;
+    throw Error("mapping.template async: a serving GMI runs its own loop (serve), not the trainers' iterations");
   }
-  std::int64_t iteration() const override { return iteration_; }
+  bool serve(const std::function<void(std::int64_t)>& before_rollout) override {
+    // Room first, then the rollout: it is made with the newest weights and sent at once.
+    for (;;) {
+      if (!answer_letters() || !wait_for_room() || !answer_letters()) return true;
+      before_rollout(std::int64_t(report_.rollouts) + 1);
+      mpi::progress().phase("serving a rollout");
+      const auto t0 = Clock::now();
+      actor_->serve_rollout(next_index_++, rollout_);
+      report_.busy_s += seconds_since(t0);
+      ++report_.rollouts;
+      report_.version = version_;
+      report_.peak_rss_mib = peak_rss_mib();
+      links_->send(rollout_, report_);
+    }
+  }
+  std::int64_t iteration() const override { return std::int64_t(version_); }
   std::int64_t updates() const override { return 0; }
   const envs::EnvSpec& env_spec() const override { return actor_->env_spec(); }
   std::vector<std::string> loss_columns() const override { return {}; }
   std::string kernels() const override { return "serving"; }
   std::string describe() const override {
-    return fmt::format("serving GMI: {} envs for trainer GMI {}", links_->E(), links_->trainer());
+    return fmt::format("serving GMI: {} envs for {}", links_->E(), trainer_name(links_->trainer()));
   }
   std::vector<float> params_host() const override { return actor_->params_host(); }
   algos::TrainerState save_state() const override {
-    const std::vector<std::byte> b =
-        links_->receive(links_->trainer(), "the checkpoint request from trainer GMI " + std::to_string(links_->trainer()));
-    Reader r{b};
-    GMI_REQUIRE(r.get<std::int32_t>() == kSave, "a serving GMI expected a checkpoint request");
-    Writer w;
-    write_arrays(w, actor_->env_state());
-    w.values(actor_->start_obs_host());
-    links_->control(links_->trainer(), w.out, "the environment state for trainer GMI " + std::to_string(links_->trainer()));
-    algos::TrainerState s;
-    s.iteration = iteration_;
-    return s;
+    throw Error("mapping.template async: a serving GMI sends its env state when its trainer asks (serve)");
   }
   void load_state(const algos::TrainerState&) override {
-    const std::vector<std::byte> b =
-        links_->receive(links_->trainer(), "the restored state from trainer GMI " + std::to_string(links_->trainer()));
-    Reader r{b};
-    expect(r, kLoad);
+    // The trainer restores first and posts the weights and this GMI's env state.
+    const auto t0 = Clock::now();
+    std::optional<std::vector<std::byte>> b;
+    while (!(b = links_->letter())) {
+      if (seconds_since(t0) > mpi::timeout())
+        throw mpi::TimeoutError(fmt::format("{}: no restored state from {} in {:.0f} s (reduce.timeout_s)",
+                                            server_name(me()), trainer_name(links_->trainer()), mpi::timeout()));
+      mpi::progress().beat();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    Reader r{*b};
+    GMI_REQUIRE(r.get<std::int32_t>() == kLoad, "a serving GMI expected its restored state first");
+    take_weights(r);
     actor_->set_env_state(read_arrays(r));
     actor_->set_start_obs(r.values<float>());
-    fresh_ = true;
+    next_index_ = std::int64_t(version_);
   }
   void load_shared_state(const algos::TrainerState& s, std::uint64_t first_episode) override {
     actor_->load_shared_state(s, first_episode);
-    iteration_ = s.iteration;
-    next_index_ = iteration_;
-    fresh_ = true;
+    version_ = double(s.iteration);
+    next_index_ = s.iteration;
   }
   void inject_nonfinite_gradient() override {}
 
  private:
-  void roll_out() {
-    actor_->serve_rollout(next_index_++, rollout_);
-    links_->send(rollout_, iteration_);  // the weights of the trainer's iteration_
-  }
-  /// The header of a control message: its op must be `op`; its iteration, weights and statistics
-  /// are taken.
-  void expect(Reader& r, Op op) {
-    const std::int32_t got = r.get<std::int32_t>();
-    GMI_REQUIRE(got == op, fmt::format("a serving GMI expected control message {} from its trainer, got {}", int(op), got));
-    iteration_ = r.get<std::int64_t>();
-    next_index_ = iteration_ + (op == kLoad ? 0 : 1);  // after a restore: the rollout of that iteration anew
+  static int me() { return mpi::comm_rank(MPI_COMM_WORLD); }
+  void take_weights(Reader& r) {
+    version_ = double(r.get<std::int64_t>());
     const std::vector<float> params = r.values<float>();
     const std::vector<double> rms = r.values<double>();
     actor_->set_policy(params, rms);
+  }
+  /// The trainer's letters so far, in order (of several weights, the newest is taken).  Returns
+  /// false after a stop, once the last message is sent.
+  bool answer_letters() {
+    std::optional<std::vector<std::byte>> weights;
+    while (std::optional<std::vector<std::byte>> b = links_->letter()) {
+      Reader r{*b};
+      const std::int32_t op = r.get<std::int32_t>();
+      if (op == kWeights) {
+        weights = std::move(b);
+      } else if (op == kSave) {
+        Writer w;
+        write_arrays(w, actor_->env_state());
+        w.values(actor_->start_obs_host());
+        links_->reply(w.out, "the environment state for " + trainer_name(links_->trainer()));
+      } else if (op == kStop) {
+        stop();
+        return false;
+      } else if (op == kAbort) {
+        // The trainer's error is the job's line (rank 0, a trainer, prints it).
+        throw InputError(fmt::format("{}: {} ended with an error", server_name(me()), trainer_name(links_->trainer())));
+      } else {
+        throw Error(fmt::format("{}: letter {} from {} (expected weights, a checkpoint request or a stop)",
+                                server_name(me()), op, trainer_name(links_->trainer())));
+      }
+    }
+    if (weights) {
+      Reader r{*weights};
+      r.get<std::int32_t>();
+      take_weights(r);
+    }
+    return true;
+  }
+  /// Waits, answering letters, until the trainer's queue has room; false after a stop.  A trainer
+  /// that takes nothing for reduce.timeout_s ends the job.
+  bool wait_for_room() {
+    if (links_->room()) return true;
+    mpi::progress().phase("waiting for room in the trainer's queue");
+    const auto t0 = Clock::now();
+    while (!links_->room()) {
+      if (!answer_letters()) return false;
+      if (seconds_since(t0) > mpi::timeout())
+        throw mpi::TimeoutError(fmt::format("{}: {} took no rollout for {:.0f} s (reduce.timeout_s): it hangs or is "
+                                            "stuck",
+                                            server_name(me()), trainer_name(links_->trainer()), seconds_since(t0)));
+      mpi::progress().beat();
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    report_.wait_s += seconds_since(t0);
+    return true;
+  }
+  /// After the trainer's stop: the last message, which the trainer takes with what is in flight.
+  void stop() {
+    const auto t0 = Clock::now();
+    while (!links_->channel_room()) {
+      if (seconds_since(t0) > mpi::timeout())
+        throw mpi::TimeoutError(fmt::format("{}: {} did not take its last rollouts in {:.0f} s (reduce.timeout_s)",
+                                            server_name(me()), trainer_name(links_->trainer()), mpi::timeout()));
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    Report last = report_;
+    last.last = 1;
+    links_->send(HostRollout{}, last);
   }
 
   std::shared_ptr<AsyncLinks> links_;
   std::unique_ptr<algos::PpoTrainer> actor_;
   HostRollout rollout_;
-  std::int64_t iterations_ = 0;
-  std::int64_t iteration_ = 0;   ///< the trainer's, as its last message said
+  Report report_;
+  double version_ = 0;           ///< the trainer iteration whose weights it holds
   std::int64_t next_index_ = 0;  ///< the number of the next rollout (its action noise)
-  bool fresh_ = true;            ///< no rollout made since the start or a restore
 };
 
 }  // namespace
@@ -372,9 +612,9 @@ config::Config serving_config(const SplitTraining& split, const config::Config& 
 }
 
 std::unique_ptr<algos::Trainer> make_async_trainer(const SplitTraining& split, const config::Config& cfg,
-                                                   mpi::GradientReducer* reducer) {
+                                                   mpi::GradientReducer* reducer, MPI_Comm trainers) {
   auto links = std::make_shared<AsyncLinks>(split.plan, split.me, cfg, split.sim_envs);
-  if (split.trainer) return std::make_unique<AsyncLearner>(std::move(links), cfg, split.env_offset(), reducer);
+  if (split.trainer) return std::make_unique<AsyncLearner>(std::move(links), cfg, split.env_offset(), reducer, trainers);
   return std::make_unique<ServingGmi>(std::move(links), serving_config(split, cfg), split.env_offset());
 }
 

@@ -1,25 +1,36 @@
 #pragma once
 /// \file
 /// \brief Training on decoupled GMIs (mapping.template async, paper 003 §3.1.1 "Asynchronized DRL
-/// Training"): serving GMIs (simulator + agent) roll out with the newest weights they hold and send
-/// whole rollouts through the experience channels; trainer GMIs learn from them and publish new
-/// weights, while the serving GMIs already roll out the next batch.
+/// Training"; Sample Factory's APPO): serving GMIs (simulator + agent) roll out without waiting
+/// for an update, and trainer GMIs learn from what they sent and publish new weights.
 ///
-/// Each iteration of the training loop, on a serving GMI: one rollout of its envs with the weights
-/// of the trainer's last update (in the first iteration also one before it), sent to its trainer;
-/// then it waits for the trainer's end of iteration, which brings the new weights and observation
-/// statistics.  On a trainer GMI: the rollouts its serving GMIs sent in the iteration before (one
-/// each, its rows one server after another, as one GMI with their envs), the update (the
-/// algorithm's learn: PPO, or APPO's V-trace targets, which correct for the policy lag), the new
-/// weights to every serving GMI.  So the serving GMIs' rollout of iteration k runs beside the
-/// trainer's update on the rollout of iteration k - 1: the policy lag is one update (the first
-/// rollout's, none), and an iteration takes the longer of the two instead of their sum.
-/// Gradients are averaged among the trainers (their own reducer), as under e-at.
+/// A serving GMI runs its own loop (Trainer::serve), not the trainers' iterations: it rolls out
+/// its envs with the newest weights it holds and sends each rollout to its trainer through the
+/// experience channels.  It makes a rollout only while fewer than async.rollouts_in_flight of its
+/// rollouts wait untaken at its trainer (the trainer returns a credit for each it takes); else it
+/// waits, and the wait is counted.  With 1, a trainer slower than its serving GMIs learns from
+/// rollouts made during its previous update (policy lag 1).  Between rollouts, and while it waits, it picks up its trainer's
+/// letters: new weights (several: the newest), a checkpoint request (it answers with its envs'
+/// state), a stop.
+///
+/// A trainer GMI's iteration takes one update's rollouts, as many as it has serving GMIs: the
+/// first to arrive, each serving GMI's in turn (one with a rollout waiting is never passed over),
+/// dropping those made with weights more than async.max_policy_lag updates old (counted).  It
+/// learns from them as one GMI with their envs (PPO, or APPO's V-trace targets, which correct for
+/// the lag), averages gradients with the other trainers (their own reducer), and posts the new
+/// weights to every serving GMI that has picked up the last ones.  The trainers alone run the
+/// training loop (statistics, signals, checkpoints; rank 0 is a trainer), and their metrics add
+/// the policy lag, drops, PPS and TTP and each role's busy share.  At the end (or a stop signal)
+/// each trainer stops its serving GMIs and takes what they still send.
+///
+/// Never-hang: a serving GMI that sends nothing for reduce.timeout_s while its trainer waits, or a
+/// trainer that takes nothing for as long while a serving GMI waits, ends the job with a line
+/// naming it; a trainer's error stops its serving GMIs.
 ///
 /// Checkpoints are written by the trainers and have the layout of one GMI per trainer with its
 /// serving GMIs' envs: the weights, optimiser, normalisers and counters, and each serving GMI's
-/// env state and the observations its next rollout starts from.  The rollout in flight at a
-/// checkpoint (made, not yet learnt from) is not kept: a resumed run rolls out anew from the
+/// env state and the observations its next rollout starts from, as it answered the request.
+/// Rollouts made but not yet learnt from are not kept: a resumed run rolls out anew from the
 /// envs' saved state, so async runs resume where they were but not bit for bit.
 #include <memory>
 
@@ -37,8 +48,9 @@ config::Config serving_config(const SplitTraining& split, const config::Config& 
 /// This GMI's Trainer under mapping.template async (collective over MPI_COMM_WORLD: builds the
 /// channels): a trainer learning from its serving GMIs' rollouts, or a serving GMI.  `cfg`: the
 /// trainers' config (env.num_envs = its serving GMIs' envs) with the GMI's env.threads; `reducer`:
-/// the trainers' (nullptr on serving GMIs or with one trainer).
+/// the trainers' (nullptr on serving GMIs or with one trainer); `trainers`: the trainers'
+/// communicator (their metrics' sums and maxima; unused on serving GMIs).
 std::unique_ptr<algos::Trainer> make_async_trainer(const SplitTraining& split, const config::Config& cfg,
-                                                   mpi::GradientReducer* reducer);
+                                                   mpi::GradientReducer* reducer, MPI_Comm trainers);
 
 }  // namespace gmi::instances

@@ -29,9 +29,10 @@ std::map<int, std::vector<int>> gmis_by_gpu(const mpi::Layout& layout) {
   return by;
 }
 
-// Consumers take the last `consumers` slots of every GPU; the others are dealt to them in turn.
+// Consumers take the last `consumers` slots of every GPU (the first with `first`); the others are
+// dealt to them in turn.
 void split_gpus(const mpi::Layout& layout, int consumers, const char* key, unsigned producer_roles,
-                unsigned consumer_roles, RolePlan& plan) {
+                unsigned consumer_roles, RolePlan& plan, bool first = false) {
   for (const auto& [gpu, ranks] : gmis_by_gpu(layout)) {
     const int m = int(ranks.size());
     if (2 * consumers > m)
@@ -39,14 +40,12 @@ void split_gpus(const mpi::Layout& layout, int consumers, const char* key, unsig
                                    "mapping.template {} each needs at least one producing GMI of its GPU)",
                                    key, consumers, m / 2, m, gpu, plan.name));
     const int producers = m - consumers;
-    for (int i = 0; i < m; ++i) {
-      const int r = ranks[std::size_t(i)];
-      if (i >= producers) {
-        plan.roles[std::size_t(r)] = consumer_roles;
-      } else {
-        plan.roles[std::size_t(r)] = producer_roles;
-        plan.routes.push_back({r, ranks[std::size_t(producers + i % consumers)]});
-      }
+    const int c0 = first ? 0 : producers, p0 = first ? consumers : 0;  // the first slot of each kind
+    for (int i = 0; i < consumers; ++i) plan.roles[std::size_t(ranks[std::size_t(c0 + i)])] = consumer_roles;
+    for (int i = 0; i < producers; ++i) {
+      const int r = ranks[std::size_t(p0 + i)];
+      plan.roles[std::size_t(r)] = producer_roles;
+      plan.routes.push_back({r, ranks[std::size_t(c0 + i % consumers)]});
     }
   }
 }
@@ -58,8 +57,12 @@ RolePlan plan_roles(const mpi::Layout& layout, const MappingRequest& req) {
   plan.name = req.name;
   plan.roles.assign(std::size_t(layout.size()), kSimulator | kAgent | kTrainer);
   if (req.name == "dp") return plan;
-  if (req.name == "ea-t" || req.name == "async") {
+  if (req.name == "ea-t") {
     split_gpus(layout, req.trainers_per_gpu, "mapping.trainers_per_gpu", kSimulator | kAgent, kTrainer, plan);
+  } else if (req.name == "async") {
+    // The trainers first: they run the training loop, and rank 0 (which writes the run's metrics)
+    // is one of them.
+    split_gpus(layout, req.trainers_per_gpu, "mapping.trainers_per_gpu", kSimulator | kAgent, kTrainer, plan, true);
   } else if (req.name == "e-at") {
     split_gpus(layout, req.trainers_per_gpu, "mapping.trainers_per_gpu", kSimulator, kAgent | kTrainer, plan);
   } else if (req.name == "mp-dp") {

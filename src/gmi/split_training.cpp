@@ -196,7 +196,7 @@ std::optional<SplitTraining> plan_split_roles(const config::Config& cfg, const m
   return s;
 }
 
-void agreed(const std::function<void()>& work) {
+void agreed(const std::function<void()>& work, MPI_Comm comm) {
   std::string error;
   double input = 0;
   try {
@@ -206,8 +206,8 @@ void agreed(const std::function<void()>& work) {
   } catch (const Error& e) {
     error = e.what();
   }
-  mpi::allreduce_max(&input, 1);
-  error = mpi::agree_on_error(error);
+  mpi::allreduce_max(&input, 1, comm);
+  error = mpi::agree_on_error(error, comm);
   if (error.empty()) return;
   if (input > 0) throw InputError(error);
   throw Error(error);

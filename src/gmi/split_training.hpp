@@ -61,8 +61,8 @@ std::optional<SplitTraining> plan_split_roles(const config::Config& cfg, const m
 
 /// Runs `work`, which only some GMIs do (the trainers' reduction set-up, their checkpoint write),
 /// and makes an error of any GMI every GMI's: gmi::InputError if any GMI's was bad input, else
-/// gmi::Error, with the first failing GMI's line (collective over MPI_COMM_WORLD, bounded).
-void agreed(const std::function<void()>& work);
+/// gmi::Error, with the first failing GMI's line (collective over `comm`, bounded).
+void agreed(const std::function<void()>& work, MPI_Comm comm = MPI_COMM_WORLD);
 
 /// This GMI's Trainer under an e-at split (collective over MPI_COMM_WORLD: builds the channels;
 /// under async, src/gmi/async_training.hpp's make_async_trainer):

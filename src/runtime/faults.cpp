@@ -18,7 +18,7 @@ namespace gmi::runtime {
 Faults Faults::parse(const std::string& spec, int rank) {
   Faults f;
   f.rank_ = rank;
-  static const std::regex item(R"((kill|segv|sigterm|nan|kill-in-checkpoint|slow-checkpoint|hang|hang-kernel|hang-setup)@([0-9]+(\.[0-9]+)?)(:([0-9]+))?)");
+  static const std::regex item(R"((kill|segv|sigterm|nan|kill-in-checkpoint|slow-checkpoint|slow|hang|hang-kernel|hang-setup)@([0-9]+(\.[0-9]+)?)(:([0-9]+))?)");
   std::stringstream in(spec);
   std::string s;
   while (std::getline(in, s, ',')) {
@@ -26,7 +26,8 @@ Faults Faults::parse(const std::string& spec, int rank) {
     if (!std::regex_match(s, m, item))
       throw InputError("GMI_DRL_FAULT: '" + s +
                        "': expected kill@N[:RANK], segv@N[:RANK], sigterm@N[:RANK], nan@N[:RANK], hang@N[:RANK], "
-                       "hang-kernel@N[:RANK], hang-setup@0[:RANK], kill-in-checkpoint@N[:RANK] or slow-checkpoint@SECONDS");
+                       "hang-kernel@N[:RANK], hang-setup@0[:RANK], kill-in-checkpoint@N[:RANK], slow-checkpoint@SECONDS or "
+                       "slow@SECONDS[:RANK]");
     Item it;
     it.what = m[1];
     it.n = std::stod(m[2]);
@@ -55,8 +56,10 @@ void Faults::before_setup() const {
 
 bool Faults::before_iteration(std::int64_t iteration) const {
   bool nan = false;
+  for (const Item& it : items_)
+    if (it.what == "slow" && it.rank == rank_) std::this_thread::sleep_for(std::chrono::duration<double>(it.n));
   for (const Item& it : items_) {
-    if (it.rank != rank_ || std::int64_t(it.n) != iteration) continue;
+    if (it.what == "slow" || it.rank != rank_ || std::int64_t(it.n) != iteration) continue;
     if (it.what == "kill") {
       std::fprintf(stderr, "gmi_drl: GMI_DRL_FAULT: rank %d kills itself before iteration %lld\n", rank_,
                    static_cast<long long>(iteration));

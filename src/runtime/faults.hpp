@@ -17,6 +17,8 @@
 ///   hang-setup@0:R           GMI R sleeps forever in host code before the job's set-up (its
 ///                            placement, MPS, communicators)
 ///   slow-checkpoint@S        every GMI sleeps S seconds inside every checkpoint write
+///   slow@S:R                 GMI R sleeps S seconds before every iteration (a slow trainer; on a
+///                            serving GMI under async, before every rollout)
 ///
 /// Unset, nothing happens.  A malformed value is an input error.
 #include <cstdint>

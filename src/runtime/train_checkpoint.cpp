@@ -25,7 +25,7 @@ std::string utc_now() {
 /// Wall time of the run, its earlier parts included: the slowest GMI's.
 double wall_now(const Run& r) {
   double w = r.wall_offset + std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
-  mpi::allreduce_max(&w, 1);
+  mpi::allreduce_max(&w, 1, r.comm);
   return w;
 }
 
@@ -35,7 +35,7 @@ checkpoint::Meta make_meta(const Run& r, const algos::TrainerState& st) {
   checkpoint::Meta meta;
   meta.gmi_drl_version = GMI_DRL_VERSION;
   meta.config = r.run_config;
-  meta.created = mpi::broadcast_string(utc_now());
+  meta.created = mpi::broadcast_string(utc_now(), r.comm);
   meta.run_dir = r.dir;
   meta.num_nodes = session.layout().num_nodes;
   meta.num_gpus = session.layout().num_gpus;
@@ -82,7 +82,7 @@ void save_checkpoint(Run& r, const std::string& why) {
       r.store->save(st.iteration, learners->world(), [&](const std::string& partial) {
         checkpoint::write(partial, learners->world(), meta, st, r.history, r.faults->in_checkpoint(st.iteration));
       });
-  });
+  }, r.comm);
   std::error_code ec;
   const double mib = double(std::filesystem::file_size(path, ec)) / (1 << 20);
   spdlog::info("checkpoint {} ({}): {:.2f} MiB in {:.3f} s", path, why, mib,

@@ -54,13 +54,13 @@ Totals aggregate(const Run& r, const algos::IterationMetrics& m, double t_iter) 
   t.times[1] = m.time_update;
   t.times[2] = t_iter;
   double maxima[5] = {t.times[0], t.times[1], t.times[2], double(m.skipped_updates), double(m.nonfinite_streak)};
-  mpi::allreduce_sum(sums.data(), int(sums.size()));
-  mpi::allreduce_max(maxima, 5);
+  mpi::allreduce_sum(sums.data(), int(sums.size()), r.comm);
+  mpi::allreduce_max(maxima, 5, r.comm);
   std::copy_n(maxima, 3, t.times);
   // The norm (NaN where no update was taken), learning rate and update count: alike on every
   // learner; a simulator GMI has none, so under a role split the first trainer's.
   t.learner[0] = m.grad_norm, t.learner[1] = m.learning_rate, t.learner[2] = double(m.updates);
-  if (r.split) mpi::broadcast(t.learner, 3, MPI_COMM_WORLD, r.split->trainers.front());
+  if (r.split) mpi::broadcast(t.learner, 3, r.comm, r.first_learner());
   t.learner[3] = maxima[3], t.learner[4] = maxima[4];
   double* stats = sums.data() + 3;
   for (std::size_t k = 0; k < L; ++k) stats[k] /= r.learners;
@@ -143,7 +143,7 @@ bool at_boundary(Run& r, const algos::IterationMetrics& m, const Totals& t) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - r.last_checkpoint_time).count() >=
           60.0 * cfg.checkpoint.interval_minutes)
     flags[2] = 1;
-  mpi::allreduce_max(flags, 3);
+  mpi::allreduce_max(flags, 3, r.comm);
   const int stop = int(flags[0]);
   const bool usr2 = r.signals.checkpoint_requested(int(flags[1]));  // once per SIGUSR2, on every rank
   const bool finished = m.iteration >= cfg.num_iterations;
@@ -179,10 +179,12 @@ bool iteration(Run& r) {
     // device.fused_kernels auto chooses on the first iteration; under a split the first trainer
     // chose (it logs warnings only after its set-up), so rank 0 says what.
     r.kernels_said = true;
-    const int first = r.split->trainers.front();
-    const std::string trials = mpi::broadcast_string(trainer.kernel_trials(), MPI_COMM_WORLD, first);
-    const std::string kernels = mpi::broadcast_string(trainer.kernels(), MPI_COMM_WORLD, first);
-    if (!trials.empty()) spdlog::info("device.fused_kernels auto (trainer GMI {}): {} (timed: {})", first, kernels, trials);
+    const int first = r.first_learner();
+    const std::string trials = mpi::broadcast_string(trainer.kernel_trials(), r.comm, first);
+    const std::string kernels = mpi::broadcast_string(trainer.kernels(), r.comm, first);
+    if (!trials.empty())
+      spdlog::info("device.fused_kernels auto (trainer GMI {}): {} (timed: {})", r.split->trainers.front(), kernels,
+                   trials);
   }
   r.watchdog->iteration_took(t_iter);
   r.progress.phase("statistics");
@@ -240,6 +242,9 @@ void log_plan(const Run& r) {
 }  // namespace
 
 bool iterate(Run& r) {
+  // A serving GMI under async: its own loop until its trainer stops it (fault injection counts
+  // its rollouts as iterations).
+  if (r.trainer->serve([&r](std::int64_t rollout) { r.faults->before_iteration(rollout); })) return false;
   open_metrics(r);
   log_plan(r);
   const std::vector<std::string> existing = r.store->list();

@@ -113,13 +113,19 @@ void split_roles(Run& r) {
   spdlog::info("{}", s.plan.table(r.session->layout()));
   if (s.async)
     spdlog::info("mapping.template async: {} trainer GMI(s), each learning from the rollouts of {} serving GMI(s) x {} "
-                 "envs (policy lag: one update)",
-                 s.trainers.size(), s.sims_per_trainer, s.sim_envs);
+                 "envs; the serving GMIs roll out without waiting (async.max_policy_lag {}, async.rollouts_in_flight "
+                 "{})",
+                 s.trainers.size(), s.sims_per_trainer, s.sim_envs, r.cfg.async.max_policy_lag,
+                 r.cfg.async.rollouts_in_flight);
   else
     spdlog::info("mapping.template e-at: {} trainer GMI(s), each acting and learning for {} simulator GMI(s) x {} envs",
                  s.trainers.size(), s.sims_per_trainer, s.sim_envs);
   r.session->set_learners(s.trainers);
   r.learners = int(s.trainers.size());
+  if (s.async) {  // the serving GMIs leave the loop to the trainers
+    r.serving = !s.trainer;
+    r.comm = s.trainer ? r.session->learner_comms()->world() : MPI_COMM_NULL;
+  }
   const int threads = r.cfg.env.threads;
   r.cfg = s.trainer_config;
   r.cfg.env.threads = threads;
@@ -156,7 +162,7 @@ void make_trainer(Run& r) {
     session.check_memory(needs.device_bytes, needs.host_bytes, drivers);
   }
   if (r.split) {
-    r.trainer = r.split->async ? instances::make_async_trainer(*r.split, cfg, r.reducer.get())
+    r.trainer = r.split->async ? instances::make_async_trainer(*r.split, cfg, r.reducer.get(), r.comm)
                                : instances::make_split_trainer(*r.split, cfg, r.reducer.get());
   } else {
     // Distinct environments per GMI: GMI r owns global environments [r * N, (r + 1) * N).
@@ -189,9 +195,9 @@ void make_columns(Run& r) {
 
 }  // namespace
 
-void on_learners(const Run& r, const std::function<void()>& work) {
+void on_learners(const Run& r, const std::function<void()>& work, MPI_Comm comm) {
   if (!r.split) return work();
-  instances::agreed(work);
+  instances::agreed(work, comm);
 }
 
 void load_config(Run& r) {

@@ -12,8 +12,9 @@ int train(const TrainOptions& o, mpi::Environment& mpi) {
   training::load_config(run);
   training::set_up(run);
   if (!training::restore(run)) return 0;  // the checkpoint is at the last iteration already
-  if (!training::iterate(run)) return 0;  // a signal stopped it (a checkpoint was written)
-  training::finish(run);
+  const bool finished = training::iterate(run);  // false: a signal stopped it (a checkpoint was written)
+  run.trainer->end_run();
+  if (finished) training::finish(run);
   return 0;
 }
 

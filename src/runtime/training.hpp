@@ -60,6 +60,10 @@ struct Run {
   /// run's own config is `run_config` (what config.yaml and checkpoints keep).
   std::optional<instances::SplitTraining> split;
   std::string run_config;
+  /// The GMIs that run the iteration loop (its statistics, signals and checkpoints): every GMI,
+  /// but under async the trainers alone; MPI_COMM_NULL on a serving GMI, which runs its own.
+  MPI_Comm comm = MPI_COMM_WORLD;
+  bool serving = false;  ///< a serving GMI under mapping.template async (Trainer::serve)
   int learners = 1;  ///< GMIs that learn (all under dp; the trainers under a split)
   std::optional<checkpoint::Meta> resume_meta;
   bool same_layout = false;  ///< resuming on the checkpoint's GMIs and envs per GMI
@@ -81,6 +85,8 @@ struct Run {
   Clock::time_point start;  ///< of the first iteration
   double best_return = -INFINITY;
   std::int64_t first_iteration = 0;
+  /// The rank in `comm` of the first learner: 0, but under e-at the first trainer's world rank.
+  int first_learner() const { return split && !split->async ? split->trainers.front() : 0; }
 };
 
 /// Rank 0 verified the checkpoint; a read failing now on some rank only (the file changed under
@@ -98,8 +104,8 @@ auto rank_local(Read&& read) {
 /// Work the learners alone do under a role split (building their reducer, writing a checkpoint):
 /// there an error it throws on some learners is every GMI's, with its kind (InputError or Error),
 /// so that the simulators end with the same line instead of waiting for their trainer.  Under dp
-/// it runs as is.  Collective under a split.
-void on_learners(const Run& r, const std::function<void()>& work);
+/// it runs as is.  Collective over `comm` under a split.
+void on_learners(const Run& r, const std::function<void()>& work, MPI_Comm comm = MPI_COMM_WORLD);
 /// The checkpoint to resume from and the run's config (checked against the checkpoint's).
 void load_config(Run& r);
 /// Run directory, layout and session, reducer, trainer and the metrics' columns.

@@ -2,16 +2,23 @@
 """Training under mapping.template async (src/gmi/async_training.hpp), under mpiexec.
 
 Modes:
-  run     the role table and the async line; metrics.csv has one row per iteration and the
-          policy_lag column: 0 for the first iteration's rollout (made before it), 1 after; a run
-          stopped at iteration 10 resumes from its checkpoint (the serving GMIs' envs restored)
-          to iteration 20 with every iteration once, lag 0 again on the first resumed iteration;
-          SIGTERM stops a run with a rollout in flight (channels.max_in_flight 1), writes its
-          checkpoint and exits within seconds, and the run resumes from it; a checkpoint resumes on another layout (more serving GMIs: new
-          episodes, the policy kept); two trainers reduce among themselves (-n 6).
+  run     the role table (the trainer on rank 0) and the async line; metrics.csv has one row per
+          iteration with the async columns: policy_lag 0 for the first iteration (every rollout
+          made with the first weights), and never above policy_lag_max or async.max_policy_lag;
+          a run stopped at iteration 10 resumes from its checkpoint (the serving GMIs' envs
+          restored) to iteration 20 with every iteration once, lag 0 again on the first resumed
+          iteration; SIGTERM stops a free-running run, writes its checkpoint and exits within
+          seconds, and the run resumes from it; a checkpoint resumes on another layout (more
+          serving GMIs: new episodes, the policy kept); two trainers reduce among themselves (-n 6).
+  lag     a trainer slowed down (GMI_DRL_FAULT slow@0.25:0) with async.max_policy_lag 0: the lag
+          stays 0, rollouts older are dropped and counted, the serving GMIs wait (busy share
+          below one half) and their peak memory stays where it was after 5 iterations.
+  faults  a serving GMI that hangs ends the job (status 3) with a line naming it, within
+          reduce.timeout_s and a margin; a trainer that hangs likewise; a serving GMI killed ends the
+          job.
   errors  one line naming the key for what async cannot train: dqn, a multi-agent game, one GMI;
           and for bench, which does not measure async.
-  learn   APPO under async: CartPole >= 475 within PPO's budget (-n 3, 2 serving GMIs x 8 envs),
+  learn   APPO under async: CartPole >= 475 within twice PPO's budget (-n 3, 2 serving GMIs x 8 envs),
           Pendulum >= -250 within twice pendulum_ppo.yaml's (-n 4, 3 serving GMIs); PPO CartPole
           >= 475 (-n 3).
 """
@@ -48,17 +55,24 @@ def small(run_dir, *sets):
     return out
 
 
-def check_rows(d, last, lag_zero_at, what):
+def check_rows(d, last, lag_zero_at, what, max_lag=4):
     r = rows(d)
     its = [int(x["iteration"]) for x in r]
     if its != list(range(1, last + 1)):
         fail(f"{what}: iterations {its[:5]}..{its[-5:]} (expected 1..{last} once each)")
-    lags = {int(x["iteration"]): float(x["policy_lag"]) for x in r}
-    for it, lag in lags.items():
-        want = 0.0 if it in lag_zero_at else 1.0
-        if lag != want:
-            fail(f"{what}: policy_lag {lag} at iteration {it} (expected {want})")
-    print(f"{what}: iterations 1..{last} once each; policy_lag 0 at {sorted(lag_zero_at)}, 1 elsewhere")
+    for x in r:
+        it, lag, top = int(x["iteration"]), float(x["policy_lag"]), float(x["policy_lag_max"])
+        if it in lag_zero_at and top != 0.0:
+            fail(f"{what}: policy_lag_max {top} at iteration {it} (expected 0: the first rollouts after a start)")
+        if not 0.0 <= lag <= top <= max_lag:
+            fail(f"{what}: policy_lag {lag}, policy_lag_max {top} at iteration {it} (expected 0 <= lag <= max <= "
+                 f"{max_lag})")
+        for col in ("pps", "ttp", "serving_busy", "trainer_busy", "serving_peak_rss_mib"):
+            if not float(x[col]) > 0:
+                fail(f"{what}: {col} {x[col]} at iteration {it} (expected > 0)")
+    lags = sorted({float(x["policy_lag_max"]) for x in r})
+    print(f"{what}: iterations 1..{last} once each; lag 0 at {sorted(lag_zero_at)}, maxima {lags}")
+    return r
 
 
 def mode_run(a):
@@ -66,7 +80,7 @@ def mode_run(a):
     # Stopped at iteration 10 (its end of training), resumed to 20.
     d = os.path.join(w, "resume")
     p = run(a, 3, small(d, "train.total_env_steps=2560", "checkpoint.interval=5"))
-    if not re.search(r" 2     0    0     2  T      0,1", p.stdout) or \
+    if not re.search(r" 0     0    0     0  T      1,2", p.stdout) or \
             "1 trainer GMI(s), each learning from the rollouts of 2 serving GMI(s) x 4 envs" not in p.stdout:
         fail("the role table and the async line should be printed", p)
     check_rows(d, 10, {1}, "async on 3 GMIs, 10 iterations")
@@ -74,11 +88,11 @@ def mode_run(a):
     if "resumed from" not in p.stdout:
         fail("the async run should resume on its own layout", p)
     check_rows(d, 20, {1, 11}, "resumed at iteration 10 to 20")
-    # SIGTERM with the next rollout in flight: a checkpoint, a stop, and a resume from it; with one
-    # batch in flight per channel (the least the channels allow).
+    # SIGTERM while the serving GMIs roll out: a checkpoint, a stop, and a resume from it; with two
+    # rollouts in flight per serving GMI.
     d = os.path.join(w, "sigterm")
     cmd = harness.mpi_command(a, 3, small(d, "train.total_env_steps=100000000", "checkpoint.interval=0",
-                                          "channels.max_in_flight=1"))
+                                          "async.rollouts_in_flight=2"))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=harness.env_for())
     t0 = time.time()
     while time.time() - t0 < 60 and not os.path.exists(os.path.join(d, "metrics.csv")):
@@ -110,6 +124,44 @@ def mode_run(a):
     check_rows(d, 10, {1}, "two trainers on 6 GMIs")
 
 
+def mode_lag(a):
+    d = os.path.join(a.workdir, "slow")
+    p = harness.run_mpi(a, 3, small(d, "train.total_env_steps=5120", "async.max_policy_lag=0"),
+                        env={"GMI_DRL_FAULT": "slow@0.25:0"})
+    r = check_rows(d, 20, {1}, "a slow trainer, async.max_policy_lag 0", max_lag=0)
+    dropped = sum(float(x["dropped_samples"]) for x in r)
+    busy = [float(x["serving_busy"]) for x in r[5:]]
+    rss = [float(x["serving_peak_rss_mib"]) for x in r]
+    print(f"slow trainer: {dropped:.0f} samples dropped; serving busy {min(busy):.3f}..{max(busy):.3f}; serving peak "
+          f"RSS {rss[4]:.1f} MiB at iteration 5, {rss[-1]:.1f} at {len(r)}")
+    if dropped <= 0:
+        fail("a trainer slower than its serving GMIs with async.max_policy_lag 0 should drop rollouts", p)
+    if max(busy) >= 0.5:
+        fail(f"the serving GMIs of a slow trainer should mostly wait (busy share {max(busy):.3f})", p)
+    if rss[-1] > rss[4] + 2.0:
+        fail(f"the serving GMIs' peak memory grew from {rss[4]:.1f} to {rss[-1]:.1f} MiB under a slow trainer", p)
+
+
+def mode_faults(a):
+    w = a.workdir
+    cases = [("hang@3:1", 3, r"serving GMI 1 sent no rollout for \d+ s while its trainer took others'"),
+             ("hang@3:0", 3, r"serving GMI \d: trainer GMI 0 took no rollout for \d+ s"),
+             ("kill@3:2", None, None)]
+    for fault, status, pattern in cases:
+        d = os.path.join(w, fault.replace("@", "-").replace(":", "-"))
+        cmd = harness.mpi_command(a, 3, small(d, "train.total_env_steps=100000000", "reduce.timeout_s=4",
+                                              "checkpoint.interval=0"))
+        t0 = time.time()
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                           env=harness.env_for({"GMI_DRL_FAULT": fault}))
+        took = time.time() - t0
+        print(f"{fault}: exit {p.returncode} after {took:.1f} s")
+        if p.returncode == 0 or (status is not None and p.returncode != status) or took > 60:
+            fail(f"{fault}: exit {p.returncode} after {took:.1f} s (expected {status or 'non-zero'} within 60 s)", p)
+        if pattern and not re.search(pattern, p.stderr):
+            fail(f"{fault}: expected a line matching {pattern!r}", p)
+
+
 def mode_errors(a):
     w = a.workdir
     cases = [
@@ -137,7 +189,7 @@ def mode_errors(a):
 
 def mode_learn(a):
     w = a.workdir
-    cases = [("appo", 3, cfg("cartpole_appo.yaml"), [], 475),
+    cases = [("appo", 3, cfg("cartpole_appo.yaml"), ["train.total_env_steps=1000000"], 475),
              ("appo", 4, cfg("pendulum_appo.yaml"), [], -250),
              ("ppo", 3, cfg("cartpole_ppo.yaml"), ["env.num_envs=4"], 475)]
     for algo, n, c, sets, target in cases:
@@ -156,4 +208,4 @@ def mode_learn(a):
 
 
 if __name__ == "__main__":
-    harness.main("check_async", ["run", "errors", "learn"], globals())
+    harness.main("check_async", ["run", "lag", "faults", "errors", "learn"], globals())

@@ -69,10 +69,11 @@ def mpi_command(a, n, args):
     return [a.mpiexec, "-n", str(n), "--oversubscribe", "--bind-to", "none", a.gmi] + args
 
 
-def run_mpi(a, n, args, status=0, timeout=600):
-    """Run gmi_drl on n GMIs; fail() unless it exits with `status`."""
+def run_mpi(a, n, args, status=0, timeout=600, env=None):
+    """Run gmi_drl on n GMIs (`env`: variables besides env_for's); fail() unless it exits with
+    `status`."""
     cmd = mpi_command(a, n, args)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env_for())
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env_for(env))
     if p.returncode != status:
         fail(f"{' '.join(cmd)} exited {p.returncode} (expected {status})", p)
     return p

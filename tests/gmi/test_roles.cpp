@@ -47,14 +47,17 @@ TEST(Roles, TemplatesOnTwoGpusOfFourGmis) {
   EXPECT_EQ(p.roles, (std::vector<unsigned>{EA, EA, T, T, EA, EA, T, T}));
   EXPECT_EQ(p.routes[0].consumer, 2);
   EXPECT_EQ(p.routes[1].consumer, 3);
-  // async: ea-t's roles and routes (serving GMIs feed the trainers of their GPU)
+  // async: ea-t's roles with the trainers on each GPU's first slots (rank 0 trains), and the
+  // serving GMIs dealt to them in turn
   const RolePlan async = plan_roles(l, {"async", 1, 2});
-  EXPECT_EQ(async.roles, p.roles);
-  ASSERT_EQ(async.routes.size(), p.routes.size());
-  for (std::size_t i = 0; i < p.routes.size(); ++i) {
-    EXPECT_EQ(async.routes[i].producer, p.routes[i].producer);
-    EXPECT_EQ(async.routes[i].consumer, p.routes[i].consumer);
-  }
+  EXPECT_EQ(async.roles, (std::vector<unsigned>{T, T, EA, EA, T, T, EA, EA}));
+  ASSERT_EQ(async.routes.size(), 4u);
+  EXPECT_EQ(async.routes[0].producer, 2);
+  EXPECT_EQ(async.routes[0].consumer, 0);
+  EXPECT_EQ(async.routes[1].producer, 3);
+  EXPECT_EQ(async.routes[1].consumer, 1);
+  EXPECT_EQ(async.routes[3].producer, 7);
+  EXPECT_EQ(async.routes[3].consumer, 5);
   EXPECT_FALSE(async.serving);
   p = plan_roles(l, {"e-at", 1, 1});
   EXPECT_EQ(p.roles, (std::vector<unsigned>{E, E, E, AT, E, E, E, AT}));

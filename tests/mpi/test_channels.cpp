@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "kernels/core/error.hpp"
 #include "mpi/channels.hpp"
 #include "mpi/deadline.hpp"
+#include "mpi/mailbox.hpp"
 #include "mpi/topology.hpp"
 
 namespace gmi::mpi {
@@ -287,6 +289,64 @@ TEST(Channels, OneBatchInFlightWithPolling) {
       wrong += wrong_bytes(ch, k, s);
     }
   EXPECT_EQ(wrong, 0);
+}
+
+// room() says whether a push would wait: with one batch buffer, a producer whose consumer holds its
+// first batch untaken has its second in flight and no room until the consumer takes the first.
+TEST(Channels, RoomIsFalseWhileTheConsumerHoldsEveryBatch) {
+  const int size = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
+  if (size < 2) GTEST_SKIP() << "needs 2 ranks";
+  const auto types = off_policy_types(3, 2, 1);
+  ExperienceChannels ch(MPI_COMM_WORLD, test_routes(size), types, make_plan("single", types, 1, 1, TransferCost{}),
+                        ChannelOptions{1});
+  if (ch.is_producer()) {
+    EXPECT_TRUE(ch.room());
+    push_step(ch, me, 0);  // matched by the consumer's posted receive
+    push_step(ch, me, 1);  // in flight until the consumer takes step 0 and posts again
+    EXPECT_FALSE(ch.room());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  long wrong = 0;
+  for (int s = 0; s < 2; ++s)
+    for (std::size_t k = 0; k < ch.producers().size(); ++k) wrong += wrong_bytes(ch, k, s);
+  for (std::size_t k = 0; k < ch.producers().size(); ++k) ch.ready(k);  // post the next receives
+  EXPECT_EQ(wrong, 0);
+  if (ch.is_producer()) {
+    const Deadline clock;
+    while (!ch.room() && clock.elapsed() < 20) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_TRUE(ch.room());
+    ch.drain();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A synchronous mailbox counts what its receiver has not picked up; poll(from, tag) takes only
+// that sender's messages with that tag, in the order sent.
+TEST(Mailbox, SynchronousSendsStayInFlightUntilPolled) {
+  const int size = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
+  if (size < 2) GTEST_SKIP() << "needs 2 ranks";
+  Mailbox box(true);
+  if (me > 0) {
+    box.post(0, 5, "first " + std::to_string(me));
+    box.post(0, 5, "second " + std::to_string(me));
+    EXPECT_EQ(box.in_flight(), 2u);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0)
+    for (int from = size - 1; from > 0; --from) {
+      EXPECT_FALSE(box.poll(from, 6).has_value());
+      for (const char* word : {"first ", "second "}) {
+        std::optional<Letter> l;
+        const Deadline clock;
+        while (!(l = box.poll(from, 5)) && clock.elapsed() < 20) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        ASSERT_TRUE(l.has_value()) << "nothing from rank " << from;
+        EXPECT_EQ(l->text, word + std::to_string(from));
+        EXPECT_EQ(l->from, from);
+      }
+    }
+  box.flush();
+  EXPECT_EQ(box.in_flight(), 0u);
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 // Keep last: the only census of the process.  The consumers stop taking (alive, but busy): the
