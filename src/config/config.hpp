@@ -200,7 +200,7 @@ struct ReduceConfig {
     "agent GMIs in pairs), mp-dp (serving: agents_per_gpu agent GMIs per GPU serve the other GMIs), ea-t "       \
     "(training: trainers_per_gpu trainer GMIs per GPU fed by simulator+agent GMIs), e-at (training: "            \
     "trainers_per_gpu agent+trainer GMIs per GPU serve simulator GMIs), async (training, ea-t's roles "         \
-    "decoupled: serving GMIs roll out while their trainer learns from their previous rollouts; algo ppo or "     \
+    "decoupled: serving GMIs roll out without waiting for their trainer's updates, async.*; algo ppo or "       \
     "appo). Training runs under dp, e-at and async (ea-t is not built yet); gmi_drl eval serves under dp, "     \
     "dp-mp and mp-dp; gmi_drl bench-channels measures every template's channels")                               \
   X(int, agents_per_gpu, 1, at_least(1), "agent GMIs per GPU under mp-dp (the GPU's last slots)")                \

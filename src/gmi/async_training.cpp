@@ -98,6 +98,7 @@ class AsyncLinks {
     for (std::size_t k = 0; k < servers_.size(); ++k) letters_.push_back(std::make_unique<mpi::Mailbox>(true));
     if (trainer_ >= 0) letters_.push_back(std::make_unique<mpi::Mailbox>(true));  // a serving GMI's, to poll
     credits_left_ = cfg.async.rollouts_in_flight;
+    credits_posted_.assign(servers_.size(), 0);
   }
 
   const std::vector<int>& servers() const { return servers_; }
@@ -109,8 +110,13 @@ class AsyncLinks {
   /// Whether it may make a rollout: fewer than async.rollouts_in_flight of its rollouts are
   /// made and not yet taken by its trainer (credits), and send() would return at once.
   bool room() {
-    while (credits_.poll(trainer_, kCreditTag)) ++credits_left_;
+    take_credits();
     return credits_left_ > 0 && rollouts_->room();
+  }
+  /// Credits that have arrived, counted; returns how many have arrived in all.
+  std::int64_t take_credits() {
+    while (credits_.poll(trainer_, kCreditTag)) ++credits_left_, ++credits_taken_;
+    return credits_taken_;
   }
   /// Whether send() would return at once.
   bool channel_room() { return rollouts_->room(); }
@@ -181,7 +187,7 @@ class AsyncLinks {
       std::memcpy(r->truncated.data() + row, p[7], E);
     }
     rollouts_->ready(k);  // post the receive for the next one now
-    if (r) credits_.post(servers_[k], kCreditTag, {});  // it may make another
+    if (r) credits_.post(servers_[k], kCreditTag, {}), ++credits_posted_[k];  // it may make another
     mpi::progress().beat();
     return rep;
   }
@@ -198,6 +204,8 @@ class AsyncLinks {
   /// A letter to serving GMI k (returns at once); letters it has not picked up yet.
   void post(std::size_t k, const std::vector<std::byte>& m) { letters_[k]->post(servers_[k], kLetterTag, text_of(m)); }
   std::size_t unread(std::size_t k) { return letters_[k]->in_flight(); }
+  /// Credits posted to serving GMI k so far.
+  std::int64_t credits_posted(std::size_t k) const { return credits_posted_[k]; }
   std::vector<std::byte> receive(std::size_t k, const std::string& what) {
     return mpi::receive_bytes(MPI_COMM_WORLD, servers_[k], kReplyTag, what);
   }
@@ -210,7 +218,9 @@ class AsyncLinks {
   std::unique_ptr<mpi::ExperienceChannels> rollouts_;
   std::vector<std::unique_ptr<mpi::Mailbox>> letters_;  // trainer: one per serving GMI; serving GMI: one
   mpi::Mailbox credits_;                                 // trainer: sends them; serving GMI: polls them
-  int credits_left_ = 0;                                 // serving GMI
+  std::vector<std::int64_t> credits_posted_;             // trainer: per serving GMI
+  int credits_left_ = 0;                                 // serving GMI: rollouts it may still make
+  std::int64_t credits_taken_ = 0;                       // serving GMI: credits received in all
 };
 
 /// The trainer's envs are its serving GMIs': they step there.  Their state passes through here at
@@ -297,7 +307,12 @@ class AsyncLearner final : public algos::Trainer {
   void end_run() override {
     // Stop every serving GMI, then take what each still sends up to its last message.
     stopped_ = true;
-    for (std::size_t k = 0; k < links_->servers().size(); ++k) links_->post(k, op_only(kStop));
+    for (std::size_t k = 0; k < links_->servers().size(); ++k) {
+      Writer w;  // with the credits sent, which the serving GMI receives before it ends
+      w.put<std::int32_t>(kStop);
+      w.put<std::int64_t>(links_->credits_posted(k));
+      links_->post(k, w.out);
+    }
     envs::EpisodeStats ignored;
     for (std::size_t k = 0; k < links_->servers().size(); ++k)
       while (links_->take(k, nullptr, 0, 1, ignored).last == 0) {
@@ -364,51 +379,55 @@ class AsyncLearner final : public algos::Trainer {
   }
 
   /// One update's rollouts into rollout_: the first to arrive, every serving GMI's in turn (each
-  /// pass looks at every one, so one with a rollout waiting is never passed over, and when each
-  /// sends one, slot k holds serving GMI k's envs), without those too old.  A serving GMI that
-  /// has sent nothing for reduce.timeout_s while the trainer waited ends the job.
+  /// pass looks at every one, so one with a rollout waiting is never passed over), without those
+  /// too old.  Serving GMI k's rollout fills slot k, or, when it sends a second one before another
+  /// sends any, the first free slot.  A serving GMI that has sent nothing for reduce.timeout_s
+  /// while the trainer waited ends the job (the census names it).
   Intake gather() {
     const std::size_t S = links_->servers().size();
     const std::int64_t now_version = learner_->iteration();
     links_->size(rollout_, S);
+    std::vector<bool> filled(S, false);
     Intake in;
     std::size_t got = 0;
     while (got < S) {
       bool any = false;
-      for (std::size_t j = 0; j < S && got < S; ++j) {
-        const std::size_t k = j;
+      for (std::size_t k = 0; k < S && got < S; ++k) {
         if (!links_->ready(k)) {
           if (!silent_since_[k]) silent_since_[k] = Clock::now();
           continue;
         }
         any = true;
         silent_since_[k].reset();
+        const std::size_t slot =
+            filled[k] ? std::size_t(std::find(filled.begin(), filled.end(), false) - filled.begin()) : k;
         envs::EpisodeStats e;
-        const Report rep = links_->take(k, &rollout_, got, S, e);
+        const Report rep = links_->take(k, &rollout_, slot, S, e);
         in.busy_s += rep.busy_s - last_[k].busy_s, in.wait_s += rep.wait_s - last_[k].wait_s;
         in.peak_rss_mib = std::max(in.peak_rss_mib, rep.peak_rss_mib);
         last_[k] = rep;
+        // Its episodes count either way (they were played); its samples only if recent enough.
+        rollout_.episodes.return_sum += e.return_sum, rollout_.episodes.length_sum += e.length_sum;
+        rollout_.episodes.count += e.count;
+        for (std::size_t i = 0; i < e.term_sums.size() && i < rollout_.episodes.term_sums.size(); ++i)
+          rollout_.episodes.term_sums[i] += e.term_sums[i];
         const double lag = double(now_version) - rep.version;
         if (lag > max_lag_) {
           ++in.dropped;
           continue;  // its slot takes the next one
         }
+        filled[slot] = true;
         ++in.kept, ++got;
         in.lag_sum += lag, in.lag_max = std::max(in.lag_max, lag);
-        rollout_.episodes.return_sum += e.return_sum, rollout_.episodes.length_sum += e.length_sum;
-        rollout_.episodes.count += e.count;
-        for (std::size_t i = 0; i < e.term_sums.size() && i < rollout_.episodes.term_sums.size(); ++i)
-          rollout_.episodes.term_sums[i] += e.term_sums[i];
       }
       // One that stays silent is noticed even while the others keep the trainer busy.
       for (std::size_t k = 0; k < S; ++k)
-        if (silent_since_[k] && seconds_since(*silent_since_[k]) > mpi::timeout())
-          throw mpi::TimeoutError(fmt::format(
-              "{}: {} sent no rollout for {:.0f} s while its trainer took others' (reduce.timeout_s {:g}): it hangs "
-              "or is stuck",
-              trainer_name(mpi::comm_rank(MPI_COMM_WORLD)), server_name(links_->servers()[k]),
-              seconds_since(*silent_since_[k]), mpi::timeout()));
+        if (silent_since_[k] && (seconds_since(*silent_since_[k]) > mpi::timeout() || mpi::interrupted()))
+          mpi::give_up(fmt::format("a rollout from {} (the others' were taken meanwhile)",
+                                   server_name(links_->servers()[k])),
+                       {links_->servers()[k]}, seconds_since(*silent_since_[k]));
       if (any) continue;
+      mpi::check();
       mpi::progress().beat();
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
@@ -472,6 +491,8 @@ class ServingGmi final : public algos::Trainer {
     // Room first, then the rollout: it is made with the newest weights and sent at once.
     for (;;) {
       if (!answer_letters() || !wait_for_room() || !answer_letters()) return true;
+      if (mpi::interrupted())  // another GMI's wait ran out: answer its census
+        mpi::give_up("its next rollout (" + trainer_name(links_->trainer()) + "'s census)", {links_->trainer()}, 0);
       before_rollout(std::int64_t(report_.rollouts) + 1);
       mpi::progress().phase("serving a rollout");
       const auto t0 = Clock::now();
@@ -497,17 +518,19 @@ class ServingGmi final : public algos::Trainer {
   }
   void load_state(const algos::TrainerState&) override {
     // The trainer restores first and posts the weights and this GMI's env state.
-    const auto t0 = Clock::now();
+    const mpi::Deadline clock;
     std::optional<std::vector<std::byte>> b;
     while (!(b = links_->letter())) {
-      if (seconds_since(t0) > mpi::timeout())
-        throw mpi::TimeoutError(fmt::format("{}: no restored state from {} in {:.0f} s (reduce.timeout_s)",
-                                            server_name(me()), trainer_name(links_->trainer()), mpi::timeout()));
+      if (clock.expired() || mpi::interrupted())
+        mpi::give_up("the restored state from " + trainer_name(links_->trainer()), {links_->trainer()},
+                     clock.elapsed());
       mpi::progress().beat();
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     Reader r{*b};
-    GMI_REQUIRE(r.get<std::int32_t>() == kLoad, "a serving GMI expected its restored state first");
+    const std::int32_t op = r.get<std::int32_t>();
+    if (op == kAbort) throw_trainer_error();
+    GMI_REQUIRE(op == kLoad, "a serving GMI expected its restored state first");
     take_weights(r);
     actor_->set_env_state(read_arrays(r));
     actor_->set_start_obs(r.values<float>());
@@ -522,6 +545,10 @@ class ServingGmi final : public algos::Trainer {
 
  private:
   static int me() { return mpi::comm_rank(MPI_COMM_WORLD); }
+  /// The trainer's error is the job's line (rank 0, a trainer, prints it): end quietly.
+  [[noreturn]] void throw_trainer_error() const {
+    throw InputError(fmt::format("{}: {} ended with an error", server_name(me()), trainer_name(links_->trainer())));
+  }
   void take_weights(Reader& r) {
     version_ = double(r.get<std::int64_t>());
     const std::vector<float> params = r.values<float>();
@@ -533,6 +560,7 @@ class ServingGmi final : public algos::Trainer {
   bool answer_letters() {
     std::optional<std::vector<std::byte>> weights;
     while (std::optional<std::vector<std::byte>> b = links_->letter()) {
+      ++letters_seen_;
       Reader r{*b};
       const std::int32_t op = r.get<std::int32_t>();
       if (op == kWeights) {
@@ -543,11 +571,10 @@ class ServingGmi final : public algos::Trainer {
         w.values(actor_->start_obs_host());
         links_->reply(w.out, "the environment state for " + trainer_name(links_->trainer()));
       } else if (op == kStop) {
-        stop();
+        stop(r.get<std::int64_t>());
         return false;
       } else if (op == kAbort) {
-        // The trainer's error is the job's line (rank 0, a trainer, prints it).
-        throw InputError(fmt::format("{}: {} ended with an error", server_name(me()), trainer_name(links_->trainer())));
+        throw_trainer_error();
       } else {
         throw Error(fmt::format("{}: letter {} from {} (expected weights, a checkpoint request or a stop)",
                                 server_name(me()), op, trainer_name(links_->trainer())));
@@ -560,31 +587,35 @@ class ServingGmi final : public algos::Trainer {
     }
     return true;
   }
-  /// Waits, answering letters, until the trainer's queue has room; false after a stop.  A trainer
-  /// that takes nothing for reduce.timeout_s ends the job.
+  /// Waits, answering letters, until it may make a rollout; false after a stop.  A trainer that
+  /// sends nothing (no credit, no letter) for reduce.timeout_s ends the job (the census names it).
   bool wait_for_room() {
     if (links_->room()) return true;
     mpi::progress().phase("waiting for room in the trainer's queue");
     const auto t0 = Clock::now();
+    auto heard = t0;  // the trainer's last sign of life
     while (!links_->room()) {
+      const std::int64_t letters = letters_seen_;
       if (!answer_letters()) return false;
-      if (seconds_since(t0) > mpi::timeout())
-        throw mpi::TimeoutError(fmt::format("{}: {} took no rollout for {:.0f} s (reduce.timeout_s): it hangs or is "
-                                            "stuck",
-                                            server_name(me()), trainer_name(links_->trainer()), seconds_since(t0)));
+      if (letters_seen_ != letters) heard = Clock::now();
+      if (seconds_since(heard) > mpi::timeout() || mpi::interrupted())
+        mpi::give_up("a credit or letter from " + trainer_name(links_->trainer()) + " (it takes no rollout)",
+                     {links_->trainer()}, seconds_since(heard));
+      mpi::check();
       mpi::progress().beat();
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     report_.wait_s += seconds_since(t0);
     return true;
   }
-  /// After the trainer's stop: the last message, which the trainer takes with what is in flight.
-  void stop() {
-    const auto t0 = Clock::now();
-    while (!links_->channel_room()) {
-      if (seconds_since(t0) > mpi::timeout())
-        throw mpi::TimeoutError(fmt::format("{}: {} did not take its last rollouts in {:.0f} s (reduce.timeout_s)",
-                                            server_name(me()), trainer_name(links_->trainer()), mpi::timeout()));
+  /// After the trainer's stop: every credit it sent taken (none left unreceived), then the last
+  /// message, which the trainer takes with what is in flight.
+  void stop(std::int64_t credits) {
+    const mpi::Deadline clock;
+    while (links_->take_credits() < credits || !links_->channel_room()) {
+      if (clock.expired() || mpi::interrupted())
+        mpi::give_up("room for the last message to " + trainer_name(links_->trainer()), {links_->trainer()},
+                     clock.elapsed());
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     Report last = report_;
@@ -597,6 +628,7 @@ class ServingGmi final : public algos::Trainer {
   HostRollout rollout_;
   Report report_;
   double version_ = 0;           ///< the trainer iteration whose weights it holds
+  std::int64_t letters_seen_ = 0;  ///< letters from its trainer so far
   std::int64_t next_index_ = 0;  ///< the number of the next rollout (its action noise)
 };
 

@@ -9,9 +9,11 @@
 /// experience channels.  It makes a rollout only while fewer than async.rollouts_in_flight of its
 /// rollouts wait untaken at its trainer (the trainer returns a credit for each it takes); else it
 /// waits, and the wait is counted.  With 1, a trainer slower than its serving GMIs learns from
-/// rollouts made during its previous update (policy lag 1).  Between rollouts, and while it waits, it picks up its trainer's
-/// letters: new weights (several: the newest), a checkpoint request (it answers with its envs'
-/// state), a stop.
+/// rollouts made during its previous update (policy lag 1).  Between rollouts, and while it
+/// waits, it picks up its trainer's letters: new weights (several: the newest), a checkpoint
+/// request (it answers with its envs' state), a stop.  Serving GMI k's rollout fills the
+/// trainer's slot k (env rows k E ... (k + 1) E), unless it sends a second one before another
+/// sends any; reward normalisation's per-row running returns assume the former.
 ///
 /// A trainer GMI's iteration takes one update's rollouts, as many as it has serving GMIs: the
 /// first to arrive, each serving GMI's in turn (one with a rollout waiting is never passed over),
@@ -24,8 +26,9 @@
 /// each trainer stops its serving GMIs and takes what they still send.
 ///
 /// Never-hang: a serving GMI that sends nothing for reduce.timeout_s while its trainer waits, or a
-/// trainer that takes nothing for as long while a serving GMI waits, ends the job with a line
-/// naming it; a trainer's error stops its serving GMIs.
+/// trainer that sends nothing (no credit, no letter) for as long while a serving GMI waits, ends
+/// the job through the census (mpi/deadline.hpp), whose line names it; serving GMIs answer a
+/// census between rollouts.  A trainer's error stops its serving GMIs.
 ///
 /// Checkpoints are written by the trainers and have the layout of one GMI per trainer with its
 /// serving GMIs' envs: the weights, optimiser, normalisers and counters, and each serving GMI's

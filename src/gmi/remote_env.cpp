@@ -15,7 +15,8 @@
 namespace gmi::instances {
 namespace {
 
-/// Blobs of this module on MPI_COMM_WORLD (nothing else of a training run uses it point to point).
+/// Blobs of this module on MPI_COMM_WORLD (async training uses 7420-7422; nothing else of a
+/// training run uses it point to point).
 constexpr int kBlobTag = 7419;
 
 template <class T>

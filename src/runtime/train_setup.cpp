@@ -226,8 +226,8 @@ void set_up(Run& r) {
   // Host-simulated environments: env.threads 0 shares the node's hardware threads among its GMIs.
   // Under e-at the simulators step envs, the trainers none.
   r.cfg.env.threads = r.session->env_threads(r.cfg.env.threads, r.split ? r.split->simulators() : std::vector<int>{});
-  // Rank 0 is a simulator under a split: the first trainer says what its set-up chose (the
-  // reduction, the kernels), and only that.
+  // Rank 0 is a simulator under e-at: the first trainer says what its set-up chose (the
+  // reduction, the kernels), and only that (under async rank 0 is the first trainer).
   const bool speaks = r.split && r.split->trainer && r.split->me == r.split->trainers.front() && r.mpi.rank() != 0;
   if (speaks) log_as_first_learner(r.o.log_level, true);
   make_trainer(r);

@@ -13,7 +13,7 @@ Modes:
   lag     a trainer slowed down (GMI_DRL_FAULT slow@0.25:0) with async.max_policy_lag 0: the lag
           stays 0, rollouts older are dropped and counted, the serving GMIs wait (busy share
           below one half) and their peak memory stays where it was after 5 iterations.
-  faults  a serving GMI that hangs ends the job (status 3) with a line naming it, within
+  faults  a serving GMI that hangs ends the job (status 3) with the census line naming it, within
           reduce.timeout_s and a margin; a trainer that hangs likewise; a serving GMI killed ends the
           job.
   errors  one line naming the key for what async cannot train: dqn, a multi-agent game, one GMI;
@@ -144,8 +144,8 @@ def mode_lag(a):
 
 def mode_faults(a):
     w = a.workdir
-    cases = [("hang@3:1", 3, r"serving GMI 1 sent no rollout for \d+ s while its trainer took others'"),
-             ("hang@3:0", 3, r"serving GMI \d: trainer GMI 0 took no rollout for \d+ s"),
+    cases = [("hang@3:1", 3, r"rank 0 waited [\d.]+ s for a rollout from serving GMI 1 .*rank 1 did not answer"),
+             ("hang@3:0", 3, r"for a credit or letter from trainer GMI 0 .*rank 0 did not answer"),
              ("kill@3:2", None, None)]
     for fault, status, pattern in cases:
         d = os.path.join(w, fault.replace("@", "-").replace(":", "-"))
