@@ -84,7 +84,13 @@ std::optional<Letter> Mailbox::probe(int from, int tag) {
   int n = 0;
   GMI_MPI_CHECK(MPI_Get_count(&st, MPI_CHAR, &n));
   Letter l{st.MPI_SOURCE, st.MPI_TAG, std::string(std::size_t(n), '\0')};
-  GMI_MPI_CHECK(MPI_Recv(l.text.data(), n, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  // A bounded wait, not MPI_Recv: a large message's data may need its sender to progress (a
+  // rendezvous), and a sender that hangs right after posting must not hang this GMI too.
+  MPI_Request req = MPI_REQUEST_NULL;
+  GMI_MPI_CHECK(MPI_Irecv(l.text.data(), n, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &req));
+  const int source = st.MPI_SOURCE;
+  wait(req, [source] { return std::vector<int>{source}; },
+       [source, n] { return "the " + std::to_string(n) + " bytes of a mailbox message from rank " + std::to_string(source); });
   return l;
 }
 

@@ -35,9 +35,10 @@ class Mailbox {
 
   /// Sends `text` to MPI_COMM_WORLD rank `to` with `tag` (>= 0); returns at once.
   void post(int to, int tag, std::string text);
-  /// A message that has arrived (any sender and tag), or nothing.  Never blocks.
+  /// A message that has arrived (any sender and tag), or nothing.  Never waits for one that has
+  /// not; the data of one whose envelope has arrived is waited for, bounded (mpi/deadline.hpp).
   std::optional<Letter> poll();
-  /// A message from rank `from` with `tag` that has arrived, or nothing.  Never blocks.
+  /// A message from rank `from` with `tag` that has arrived, or nothing (waits like poll()).
   std::optional<Letter> poll(int from, int tag);
   /// Sends not completed yet.
   std::size_t in_flight();

@@ -280,10 +280,9 @@ class AsyncLearner final : public algos::Trainer {
   }
   algos::IterationMetrics iterate() override {
     const auto t0 = Clock::now();
-    // Rates over the whole cycle since the last iteration started (the loop's statistics and
-    // checkpoints included).
-    const Clock::time_point since = last_start_.value_or(t0);
-    last_start_ = t0;
+    // Rates over the cycle since the last iteration ended (the loop's statistics and checkpoints
+    // in between included).
+    const Clock::time_point since = last_end_.value_or(t0);
     mpi::progress().phase("waiting for the serving GMIs' rollouts");
     const Intake in = gather();
     const double waited = seconds_since(t0);
@@ -291,7 +290,8 @@ class AsyncLearner final : public algos::Trainer {
     learner_->adopt_rollout(rollout_);
     algos::IterationMetrics m = learner_->learn(rollout_.episodes, waited);
     publish(kWeights);
-    const double took = seconds_since(since);
+    last_end_ = Clock::now();
+    const double took = std::chrono::duration<double>(*last_end_ - since).count();
     // Sums over the trainers (samples per second, drops) and maxima; means are the loop's.
     const double samples = double(links_->E()) * links_->T();
     double sums[3] = {in.dropped * samples, (in.kept + in.dropped) * samples / took, in.kept * samples / took};
@@ -470,7 +470,7 @@ class AsyncLearner final : public algos::Trainer {
   HostRollout rollout_;
   std::vector<Report> last_;                                  // per serving GMI: its last report
   std::vector<std::optional<Clock::time_point>> silent_since_;  // per serving GMI: found without a rollout since
-  std::optional<Clock::time_point> last_start_;               // of the last iteration
+  std::optional<Clock::time_point> last_end_;                 // of the last iteration
   bool stopped_ = false;
 };
 

@@ -145,15 +145,22 @@ def mode_lag(a):
 def mode_faults(a):
     w = a.workdir
     cases = [("hang@3:1", 3, r"rank 0 waited [\d.]+ s for a rollout from serving GMI 1 .*rank 1 did not answer"),
-             ("hang@3:0", 3, r"for a credit or letter from trainer GMI 0 .*rank 0 did not answer"),
+             ("hang@3:0", 3, r"for (a credit or letter from trainer GMI 0|the \d+ bytes of a mailbox message from "
+                             r"rank 0)\b.*rank 0 did not answer"),
              ("kill@3:2", None, None)]
     for fault, status, pattern in cases:
         d = os.path.join(w, fault.replace("@", "-").replace(":", "-"))
         cmd = harness.mpi_command(a, 3, small(d, "train.total_env_steps=100000000", "reduce.timeout_s=4",
                                               "checkpoint.interval=0"))
         t0 = time.time()
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                           env=harness.env_for({"GMI_DRL_FAULT": fault}))
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                               env=harness.env_for({"GMI_DRL_FAULT": fault}))
+        except subprocess.TimeoutExpired as e:
+            out = lambda b: (b.decode(errors="replace") if isinstance(b, bytes) else (b or ""))[-3000:]
+            print(out(e.stdout))
+            print(out(e.stderr))
+            fail(f"{fault}: the job did not end within 120 s")
         took = time.time() - t0
         print(f"{fault}: exit {p.returncode} after {took:.1f} s")
         if p.returncode == 0 or (status is not None and p.returncode != status) or took > 60:

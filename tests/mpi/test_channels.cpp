@@ -322,7 +322,7 @@ TEST(Channels, RoomIsFalseWhileTheConsumerHoldsEveryBatch) {
 
 // A synchronous mailbox counts what its receiver has not picked up; poll(from, tag) takes only
 // that sender's messages with that tag, in the order sent.
-TEST(Mailbox, SynchronousSendsStayInFlightUntilPolled) {
+TEST(Channels, MailboxSynchronousSendsStayInFlightUntilPolled) {
   const int size = comm_size(MPI_COMM_WORLD), me = comm_rank(MPI_COMM_WORLD);
   if (size < 2) GTEST_SKIP() << "needs 2 ranks";
   Mailbox box(true);
