@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <map>
 #include <optional>
 #include <thread>
@@ -22,6 +21,7 @@
 #include "mpi/progress.hpp"
 #include "mpi/topology.hpp"
 #include "src/algos/ppo/ppo.hpp"
+#include "src/gmi/session.hpp"
 #include "src/gmi/state_bytes.hpp"
 
 namespace gmi::instances {
@@ -50,12 +50,6 @@ struct Report {
   double last = 0;      ///< 1: no rollout, the last message after a stop
 };
 constexpr std::size_t kReportValues = 6;
-
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return double(u.ru_maxrss) / 1024.0;  // kilobytes on Linux
-}
 
 std::string server_name(int rank) { return "serving GMI " + std::to_string(rank); }
 std::string trainer_name(int rank) { return "trainer GMI " + std::to_string(rank); }
@@ -500,7 +494,7 @@ class ServingGmi final : public algos::Trainer {
       report_.busy_s += seconds_since(t0);
       ++report_.rollouts;
       report_.version = version_;
-      report_.peak_rss_mib = peak_rss_mib();
+      report_.peak_rss_mib = peak_resident_bytes() / (1 << 20);
       links_->send(rollout_, report_);
     }
   }
@@ -518,15 +512,8 @@ class ServingGmi final : public algos::Trainer {
   }
   void load_state(const algos::TrainerState&) override {
     // The trainer restores first and posts the weights and this GMI's env state.
-    const mpi::Deadline clock;
     std::optional<std::vector<std::byte>> b;
-    while (!(b = links_->letter())) {
-      if (clock.expired() || mpi::interrupted())
-        mpi::give_up("the restored state from " + trainer_name(links_->trainer()), {links_->trainer()},
-                     clock.elapsed());
-      mpi::progress().beat();
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
+    wait_for_trainer([&] { return bool(b = links_->letter()); }, "the restored state from");
     Reader r{*b};
     const std::int32_t op = r.get<std::int32_t>();
     if (op == kAbort) throw_trainer_error();
@@ -545,6 +532,17 @@ class ServingGmi final : public algos::Trainer {
 
  private:
   static int me() { return mpi::comm_rank(MPI_COMM_WORLD); }
+  /// Waits until `done()`; reduce.timeout_s without it (or another GMI's census) ends the job
+  /// with a line naming `what` and the trainer ("the restored state from" trainer GMI 0).
+  void wait_for_trainer(const std::function<bool()>& done, const std::string& what) const {
+    const mpi::Deadline clock;
+    while (!done()) {
+      if (clock.expired() || mpi::interrupted())
+        mpi::give_up(what + " " + trainer_name(links_->trainer()), {links_->trainer()}, clock.elapsed());
+      mpi::progress().beat();
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
   /// The trainer's error is the job's line (rank 0, a trainer, prints it): end quietly.
   [[noreturn]] void throw_trainer_error() const {
     throw InputError(fmt::format("{}: {} ended with an error", server_name(me()), trainer_name(links_->trainer())));
@@ -611,13 +609,8 @@ class ServingGmi final : public algos::Trainer {
   /// After the trainer's stop: every credit it sent taken (none left unreceived), then the last
   /// message, which the trainer takes with what is in flight.
   void stop(std::int64_t credits) {
-    const mpi::Deadline clock;
-    while (links_->take_credits() < credits || !links_->channel_room()) {
-      if (clock.expired() || mpi::interrupted())
-        mpi::give_up("room for the last message to " + trainer_name(links_->trainer()), {links_->trainer()},
-                     clock.elapsed());
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
+    wait_for_trainer([&] { return links_->take_credits() >= credits && links_->channel_room(); },
+                     "room for the last message to");
     Report last = report_;
     last.last = 1;
     links_->send(HostRollout{}, last);

@@ -258,6 +258,12 @@ void Session::check_memory(double device_bytes, double host_bytes,
   if (!error.empty()) throw InputError(error);
 }
 
+double peak_resident_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) * 1024.0;  // kilobytes on Linux
+}
+
 double Session::memory_in_use() const {
 #if defined(KOKKOS_ENABLE_CUDA)
   std::size_t free_b = 0, total_b = 0;
@@ -267,9 +273,7 @@ double Session::memory_in_use() const {
   const bool own_limit = settings_.backend == "mps" && !settings_.memory_limit.empty();
   return double(total_b - free_b) / (own_limit ? 1 : layout().gmis_per_gpu[me().global_gpu]);
 #else
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return double(u.ru_maxrss) * 1024.0;  // kilobytes on Linux
+  return peak_resident_bytes();
 #endif
 }
 

@@ -50,6 +50,9 @@ GmiSettings settings_for(const config::GmiConfig& g, const mpi::Layout& layout, 
 std::vector<std::pair<std::string, std::string>> mps_variables(const GmiSettings& s, const MpsDaemon& daemon,
                                                                int device);
 
+/// This process's peak resident size in bytes (getrusage).
+double peak_resident_bytes();
+
 class Session {
  public:
   /// Collective over MPI_COMM_WORLD.

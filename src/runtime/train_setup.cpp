@@ -122,10 +122,8 @@ void split_roles(Run& r) {
                  s.trainers.size(), s.sims_per_trainer, s.sim_envs);
   r.session->set_learners(s.trainers);
   r.learners = int(s.trainers.size());
-  if (s.async) {  // the serving GMIs leave the loop to the trainers
-    r.serving = !s.trainer;
+  if (s.async)  // the serving GMIs leave the loop to the trainers (Trainer::serve)
     r.comm = s.trainer ? r.session->learner_comms()->world() : MPI_COMM_NULL;
-  }
   const int threads = r.cfg.env.threads;
   r.cfg = s.trainer_config;
   r.cfg.env.threads = threads;

@@ -63,7 +63,6 @@ struct Run {
   /// The GMIs that run the iteration loop (its statistics, signals and checkpoints): every GMI,
   /// but under async the trainers alone; MPI_COMM_NULL on a serving GMI, which runs its own.
   MPI_Comm comm = MPI_COMM_WORLD;
-  bool serving = false;  ///< a serving GMI under mapping.template async (Trainer::serve)
   int learners = 1;  ///< GMIs that learn (all under dp; the trainers under a split)
   std::optional<checkpoint::Meta> resume_meta;
   bool same_layout = false;  ///< resuming on the checkpoint's GMIs and envs per GMI
