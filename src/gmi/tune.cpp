@@ -234,6 +234,7 @@ json point_json(const Point& p) {
               {"note", p.note},         {"samples_per_s", num(p.top)}, {"system_samples_per_s", num(p.system)},
               {"memory_per_gmi", num(p.mem)}, {"memory_budget_per_gmi", num(p.budget)},
               {"sat", num(p.sat)},      {"seconds", p.seconds},       {"attempts", p.attempts},
+              {"gpu_util_pct", num(p.gpu_util)},
               {"chosen", p.chosen}};
 }
 
@@ -242,14 +243,15 @@ std::string table(const SearchResult& r, int gpus) {
   // A template column where the search had more than dp (e-at: envs per simulator GMI).
   const bool templates = std::any_of(r.points.begin(), r.points.end(), [](const Point& p) { return p.templ != "dp"; });
   auto templ = [&](const std::string& t) { return templates ? fmt::format("{:>8} ", t) : std::string(); };
-  std::string t = fmt::format("{}{:>5} {:>8} {:>14} {:>14} {:>11} {:>11} {:>7} {:>7}  {}\n", templ("template"), "GMIs",
-                              "envs/GMI", "samples/s/GPU", fmt::format("est. {} GPU(s)", gpus), "mem/GMI", "share/GMI",
-                              "Sat", "s", "status");
+  std::string t = fmt::format("{}{:>5} {:>8} {:>14} {:>14} {:>11} {:>11} {:>7} {:>6} {:>7}  {}\n", templ("template"),
+                              "GMIs", "envs/GMI", "samples/s/GPU", fmt::format("est. {} GPU(s)", gpus), "mem/GMI",
+                              "share/GMI", "Sat", "GPU %", "s", "status");
   for (const Point& p : r.points) {
     const bool measured = p.status == "probed" || p.status == "saturated";
-    t += fmt::format("{}{:>5} {:>8} {:>14} {:>14} {:>11} {:>11} {:>7} {:>7}  {}{}{}\n", templ(p.templ), p.gmis, p.envs,
-                     measured ? rate(p.top) : "-", measured ? rate(p.system) : "-",
+    t += fmt::format("{}{:>5} {:>8} {:>14} {:>14} {:>11} {:>11} {:>7} {:>6} {:>7}  {}{}{}\n", templ(p.templ), p.gmis,
+                     p.envs, measured ? rate(p.top) : "-", measured ? rate(p.system) : "-",
                      p.mem > 0 ? gib(p.mem) : "-", p.budget > 0 ? gib(p.budget) : "-", sat_text(p.sat),
+                     measured && std::isfinite(p.gpu_util) ? fmt::format("{:.0f}", p.gpu_util) : "-",
                      p.seconds > 0 ? fmt::format("{:.1f}", p.seconds) : "-", p.status,
                      p.note.empty() ? "" : ": " + p.note, p.chosen ? "   <== chosen" : "");
   }
@@ -276,6 +278,7 @@ TemplateProbe replay_probe(const json& j, const std::string& path) {
     p.budget = e["memory_budget_per_gmi"].is_number() ? e["memory_budget_per_gmi"].get<double>() : 0;
     p.seconds = e.value("seconds", 0.0);
     p.attempts = e.value("attempts", 1);
+    if (e.contains("gpu_util_pct") && e["gpu_util_pct"].is_number()) p.gpu_util = e["gpu_util_pct"];
     m[{p.templ, p.gmis, p.envs}] = p;
   }
   return [m, path](const std::string& t, int g, int n) {
@@ -376,6 +379,7 @@ Point launch_once(const TuneOptions& o, const Launch& l, int steppers, Point p) 
     const json& res = j.at("results").at(0);
     p.top = res.at("env_steps_per_s");
     p.mem = res.at("memory_per_gmi");
+    if (res.contains("gpu_util_pct") && res["gpu_util_pct"].is_number()) p.gpu_util = res["gpu_util_pct"];
     p.budget = j.at("memory_budget_per_gmi");
     p.status = "probed";
   } catch (const std::exception& e) {

@@ -10,6 +10,7 @@
 /// The search is written once, over a `probe` function: the real one launches
 /// `gmi_drl bench` under the job's MPI launcher; the replay one reads an earlier --exhaustive
 /// JSON, so Algorithm 1 can be compared with the full grid on the same measurements.
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -53,6 +54,7 @@ struct Point {
   double sat = 0;       ///< R_top / R_mem against the previous probe of this GMI count (NaN: first)
   double system = 0;    ///< estimate(): samples/s of the job's GPUs
   double seconds = 0;   ///< wall time of the probe (both attempts when it was retried)
+  double gpu_util = std::nan("");  ///< percent of the probe's timed iterations a kernel ran (NVML)
   int attempts = 0;     ///< probes launched for this point: a failed one is tried once more
   bool chosen = false;
 };

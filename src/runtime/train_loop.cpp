@@ -36,26 +36,34 @@ struct Totals {
   /// on every learner; a simulator GMI has none).
   double learner[5] = {};
   double wall = 0, sps = 0, ret = 0, len = 0, episodes = 0;
+  double gpu_util = 0, gpu_mem = 0;  ///< mean over the sampled GPUs; the most any GPU had in use
   std::int64_t steps = 0;
 };
 
 /// Aggregate over GMIs, in one sum and one maximum: episode sums (returns, lengths, counts, the
 /// reward terms) add up; the algorithm's statistics are the mean over the learners (each saw its
-/// own minibatches); times are the slowest GMI's; the update counts and norms the learners'.
-Totals aggregate(const Run& r, const algos::IterationMetrics& m, double t_iter) {
-  // sums: [0, 3) returns, lengths, episodes; [3, 3 + L) statistics; then the reward terms.
+/// own minibatches); times are the slowest GMI's; the update counts and norms the learners'; the
+/// GPUs' utilisation the mean over the GMIs that sampled one (`gpu`), their memory the most.
+Totals aggregate(const Run& r, const algos::IterationMetrics& m, double t_iter, const GpuInterval& gpu) {
+  // sums: [0, 3) returns, lengths, episodes; [3, 3 + L) statistics; then the reward terms; last
+  // the GPUs' utilisation and how many GPUs gave one.
   const std::size_t L = r.losses.size(), nterms = r.columns.size() - r.first_term;
   std::vector<double> sums = {m.episode_return_sum, m.episode_length_sum, m.episodes};
-  sums.resize(3 + L + nterms, 0.0);
+  sums.resize(3 + L + nterms + 2, 0.0);
   std::copy_n(m.losses.begin(), std::min(L, m.losses.size()), sums.begin() + 3);
   std::copy_n(m.episode_term_sums.begin(), std::min(nterms, m.episode_term_sums.size()), sums.begin() + 3 + L);
+  if (std::isfinite(gpu.util_pct)) sums[3 + L + nterms] = gpu.util_pct, sums[3 + L + nterms + 1] = 1;
   Totals t;
   t.times[0] = m.time_rollout;
   t.times[1] = m.time_update;
   t.times[2] = t_iter;
-  double maxima[5] = {t.times[0], t.times[1], t.times[2], double(m.skipped_updates), double(m.nonfinite_streak)};
+  double maxima[6] = {t.times[0], t.times[1], t.times[2], double(m.skipped_updates), double(m.nonfinite_streak),
+                      std::isfinite(gpu.mem_mib) ? gpu.mem_mib : -1.0};
   mpi::allreduce_sum(sums.data(), int(sums.size()), r.comm);
-  mpi::allreduce_max(maxima, 5, r.comm);
+  mpi::allreduce_max(maxima, 6, r.comm);
+  const double sampled = sums[3 + L + nterms + 1];
+  t.gpu_util = sampled > 0 ? sums[3 + L + nterms] / sampled : std::nan("");
+  t.gpu_mem = maxima[5] >= 0 ? maxima[5] : std::nan("");
   std::copy_n(maxima, 3, t.times);
   // The norm (NaN where no update was taken), learning rate and update count: alike on every
   // learner; a simulator GMI has none, so under a role split the first trainer's.
@@ -73,7 +81,7 @@ Totals aggregate(const Run& r, const algos::IterationMetrics& m, double t_iter) 
   t.len = sums[2] > 0 ? sums[1] / sums[2] : std::nan("");
   t.row = {double(m.iteration), double(t.steps), t.wall, t.sps, t.ret, t.len, sums[2]};
   t.row.insert(t.row.end(), stats, stats + L);
-  for (double v : {t.learner[0], t.learner[1], t.learner[2], t.times[0], t.times[1], t.times[2]})
+  for (double v : {t.learner[0], t.learner[1], t.learner[2], t.times[0], t.times[1], t.times[2], t.gpu_util, t.gpu_mem})
     t.row.push_back(v);
   // Reward terms: per finished episode, like the returns.
   for (std::size_t k = 0; k < nterms; ++k) t.row.push_back(sums[2] > 0 ? sums[3 + L + k] / sums[2] : std::nan(""));
@@ -189,8 +197,9 @@ bool iteration(Run& r) {
   r.watchdog->iteration_took(t_iter);
   r.progress.phase("statistics");
   r.progress.operation("");
-  const Totals t = aggregate(r, m, t_iter);
+  const Totals t = aggregate(r, m, t_iter, r.gpu ? r.gpu->interval() : GpuInterval{});
   if (std::isfinite(t.ret)) r.best_return = std::max(r.best_return, t.ret);
+  if (std::isfinite(t.gpu_util)) r.gpu_util_sum += t.gpu_util, ++r.gpu_util_rows;
   r.history.values.insert(r.history.values.end(), t.row.begin(), t.row.end());
   if (r.csv) r.csv->row(t.row);
   tensorboard_row(r, t.row, unix_now());
@@ -239,6 +248,14 @@ void log_plan(const Run& r) {
   spdlog::info("first training iteration starts {:.2f} s after launch", seconds_since_launch());
 }
 
+/// The GPU's first GMI samples it; a GPU build that cannot says why once.
+void start_gpu_monitor(Run& r) {
+  if (r.session->me().slot != 0) return;
+  r.gpu.emplace();
+  if (r.gpu->available()) r.gpu->start();
+  else if (instances::kCudaBuild) spdlog::warn("GPU utilisation not sampled on GPU {}: {}", r.session->me().global_gpu, r.gpu->why_not());
+}
+
 }  // namespace
 
 bool iterate(Run& r) {
@@ -250,6 +267,7 @@ bool iterate(Run& r) {
   const std::vector<std::string> existing = r.store->list();
   r.last_checkpoint = existing.empty() ? std::string() : existing.back();
   r.last_checkpoint_time = std::chrono::steady_clock::now();
+  start_gpu_monitor(r);
   r.start = std::chrono::steady_clock::now();
   r.first_iteration = r.trainer->iteration();
   while (r.trainer->iteration() < r.cfg.num_iterations)
@@ -261,9 +279,10 @@ void finish(Run& r) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
   const std::int64_t total = (r.cfg.num_iterations - r.first_iteration) * r.per_iteration;
   r.progress.phase("done");
-  spdlog::info("done: {} env steps in {} ({} steps/s), best iteration return {}; metrics in {}/metrics.csv", total,
+  spdlog::info("done: {} env steps in {} ({} steps/s), best iteration return {}{}; metrics in {}/metrics.csv", total,
                fmt_duration(wall), fmt_rate(total / std::max(wall, 1e-9)),
                std::isfinite(r.best_return) ? fmt::format("{:.2f}", r.best_return) : "- (no episode finished)",
+               r.gpu_util_rows ? fmt::format(", GPU busy {:.0f} % (mean of the iterations)", r.gpu_util_sum / r.gpu_util_rows) : "",
                r.dir);
   if (r.mpi.rank() == 0) write_text_file(r.dir + "/status", "done\n");
 }

@@ -24,6 +24,30 @@ void restore_other_layout(Run& r, checkpoint::Contents& c) {
                c.state.iteration, r.cfg.num_iterations);
 }
 
+/// The checkpoint's metrics history in this version's columns: columns it lacks (a checkpoint of
+/// an earlier version, before gpu_util_pct and gpu_mem_mib) are NaN; any other difference is an
+/// error.
+std::vector<double> history_in_columns(const Run& r, const checkpoint::Metrics& saved) {
+  if (saved.columns == r.columns) return saved.values;
+  std::vector<std::size_t> from;  // for each of this version's columns, the saved one or npos
+  std::size_t next = 0;
+  for (const std::string& c : r.columns) {
+    const bool added = c == "gpu_util_pct" || c == "gpu_mem_mib";
+    if (next < saved.columns.size() && saved.columns[next] == c) from.push_back(next++);
+    else if (added) from.push_back(std::string::npos);
+    else break;
+  }
+  if (from.size() != r.columns.size() || next != saved.columns.size() || saved.columns.empty())
+    throw InputError(r.resume.path + ": /metrics has other columns than this gmi_drl writes");
+  const std::size_t rows = saved.values.size() / saved.columns.size();
+  std::vector<double> values;
+  values.reserve(rows * r.columns.size());
+  for (std::size_t k = 0; k < rows; ++k)
+    for (std::size_t i : from)
+      values.push_back(i == std::string::npos ? std::nan("") : saved.values[k * saved.columns.size() + i]);
+  return values;
+}
+
 }  // namespace
 
 void read_resume_meta(Run& r) {
@@ -40,9 +64,7 @@ bool restore(Run& r) {
     const int gmi = r.split ? (r.split->trainer ? r.split->trainer_index : -1) : r.session->me().gmi_rank;
     checkpoint::Contents c =
         rank_local([&] { return checkpoint::read(r.resume.path, r.same_layout ? gmi : -1); });
-    if (c.metrics.columns != r.columns)
-      throw InputError(r.resume.path + ": /metrics has other columns than this gmi_drl writes");
-    r.history.values = c.metrics.values;
+    r.history.values = history_in_columns(r, c.metrics);
     r.wall_offset = meta.wall_time_s;
     if (r.same_layout) {
       trainer.load_state(c.state);

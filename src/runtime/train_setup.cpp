@@ -22,8 +22,8 @@ namespace {
 /// `episode_<term>_mean` each at the end.
 const std::vector<std::string> kHead = {"iteration", "env_steps", "wall_time_s", "samples_per_s",
                                         "episode_return_mean", "episode_length_mean", "episodes"};
-const std::vector<std::string> kTail = {"grad_norm", "learning_rate", "updates", "time_rollout_s",
-                                        "time_update_s", "time_iteration_s"};
+const std::vector<std::string> kTail = {"grad_norm",      "learning_rate",  "updates",    "time_rollout_s",
+                                        "time_update_s",  "time_iteration_s", "gpu_util_pct", "gpu_mem_mib"};
 
 /// Keys a resumed run may change; any other difference from the checkpoint's config is an error.
 bool may_change_on_resume(const std::string& key) {

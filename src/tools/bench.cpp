@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <optional>
 
 #include "gmi_version.hpp"
 #include "kernels/core/error.hpp"
+#include "kernels/core/gpu_monitor.hpp"
 #include "kernels/nn/blas.hpp"
 #include "kernels/rl/fused_act.hpp"
 #include "mpi/environment.hpp"
@@ -63,6 +65,10 @@ struct Result {
   double ms_per_update = 0;   ///< update mode: one update (sample, forward, backward, optimiser)
   double kernels = 0, copies = 0, blas = 0, setup_s = 0;
   double memory_per_gmi = 0;  ///< bytes, the most any GMI used (Session::memory_in_use)
+  /// Over the timed iterations: percent of the time a kernel ran (NVML, mean over the GPUs) and
+  /// the memory in use on the GPU (every process's, MiB, the most of any GPU); NaN without NVML.
+  double gpu_util_pct = 0, gpu_mem_mib = 0;
+  int gpu_samples = 0;  ///< the driver's samples the utilisation holds (per GPU)
   std::int64_t minibatch_size = 0;  ///< the (trainers') config at this point
   std::string path;  ///< fused or layered kernels
   std::string trials;  ///< what device.fused_kernels: auto timed to choose them (Trainer::kernel_trials)
@@ -77,6 +83,30 @@ struct Result {
 double max_over_ranks(double v) {
   mpi::allreduce_max(&v, 1);
   return v;
+}
+
+/// The GPU's first GMI samples how busy it is (NVML); nullptr on the others and where it cannot.
+std::unique_ptr<GpuMonitor> gpu_monitor(const instances::Session& session) {
+  if (session.me().slot != 0) return nullptr;
+  auto gpu = std::make_unique<GpuMonitor>();
+  if (gpu->available()) return gpu;
+  if (instances::kCudaBuild)
+    spdlog::warn("GPU utilisation not sampled on GPU {}: {}", session.me().global_gpu, gpu->why_not());
+  return nullptr;
+}
+
+/// The timed iterations' GPU figures (the GPU's first GMI samples it; collective).
+void gpu_figures(GpuMonitor* gpu, Result& r) {
+  if (gpu) gpu->read_now();  // the samples up to now
+  // A window shorter than the driver's sample period holds none: no figure then.
+  const GpuInterval g = gpu ? gpu->interval(true) : GpuInterval{};
+  double sums[3] = {std::isfinite(g.util_pct) ? g.util_pct : 0.0, std::isfinite(g.util_pct) ? 1.0 : 0.0,
+                    double(g.samples)};
+  mpi::allreduce_sum(sums, 3);
+  r.gpu_util_pct = sums[1] > 0 ? sums[0] / sums[1] : std::nan("");
+  r.gpu_samples = sums[1] > 0 ? int(sums[2] / sums[1]) : 0;
+  const double mem = max_over_ranks(std::isfinite(g.mem_mib) ? g.mem_mib : -1.0);
+  r.gpu_mem_mib = mem >= 0 ? mem : std::nan("");
 }
 
 /// Serving (bench --mode serve): a GMI's policy acting in its envs and nothing else: the actor
@@ -202,7 +232,7 @@ void from_first_trainer(Result& r, const instances::SplitTraining& split) {
 
 Result measure(const config::Config& base, int total, int warmup, int iterations, int profile, int kernel_times,
                const std::string& mode, const instances::Session& session, mpi::GradientReducer* reducer,
-               const BenchRoles& roles) {
+               const BenchRoles& roles, GpuMonitor* gpu) {
   const int gmi_rank = session.me().gmi_rank;
   const int n = total / int(roles.steppers.size());
   const bool serve = mode == "serve", updates_only = mode == "update";
@@ -233,9 +263,11 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
     off->fill_replay_for_benchmark();
     off->run_updates(warmup);
     mpi::blocking_barrier();
+    if (gpu) gpu->read_now(), gpu->start();
     const auto t1 = std::chrono::steady_clock::now();
     off->run_updates(iterations);
     const double s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
+    gpu_figures(gpu, r);
     r.ms_per_update = 1e3 * s / iterations;
     r.updates_per_s = iterations / s;
     r.update_ms = r.ms_per_update;
@@ -254,9 +286,11 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   for (int i = 0; i < warmup; ++i) iterate(trainer.get(), sv, rollout, update, updates);
   rollout = update = updates = 0;
   mpi::blocking_barrier();
+  if (gpu) gpu->read_now(), gpu->start();
   const auto t1 = std::chrono::steady_clock::now();
   for (int i = 0; i < iterations; ++i) iterate(trainer.get(), sv, rollout, update, updates);
   const double total_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
+  gpu_figures(gpu, r);
   if (trainer) r.path = trainer->kernels(), r.trials = trainer->kernel_trials();  // auto chose on the first iteration
   r.steps_per_s = double(r.steps_per_iteration) * iterations / total_s;
   r.updates_per_s = updates / total_s;
@@ -380,6 +414,11 @@ std::string json_string(const std::string& s) {
 }
 
 /// The layout as JSON fields (shared by both benchmarks).
+/// A number, or null where it is not known (JSON has no NaN).
+std::string json_number(double v) {
+  return std::isfinite(v) ? fmt::format("{:.1f}", v) : "null";
+}
+
 std::string layout_json(const instances::Session& s) {
   const auto& L = s.layout();
   std::string per = "[";
@@ -542,16 +581,20 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
                      mm_peak.first / 1e12);
     }
     std::vector<Result> results;
-    spdlog::info("{:>9} {:>8} {:>14} {:>11} {:>12} {:>11} {:>11} {:>9} {:>8} {:>7} {:>9}  {}", "num_envs", "per GMI",
-                 "env steps/s", "updates/s", "iteration ms", "rollout ms", "update ms", "kernels", "blas", "copies",
-                 "MiB/GMI", "path");
+    const std::unique_ptr<GpuMonitor> gpu = gpu_monitor(session);
+    GpuMonitor* monitor = gpu.get();
+    spdlog::info("{:>9} {:>8} {:>14} {:>11} {:>12} {:>11} {:>11} {:>9} {:>8} {:>7} {:>9} {:>6}  {}", "num_envs",
+                 "per GMI", "env steps/s", "updates/s", "iteration ms", "rollout ms", "update ms", "kernels", "blas",
+                 "copies", "MiB/GMI", "GPU %", "path");
     for (int n : o.num_envs) {
-      const Result r =
-          measure(base, n, o.warmup, o.iterations, profile, o.kernel_times, o.mode, session, reducer.get(), roles);
+      const Result r = measure(base, n, o.warmup, o.iterations, profile, o.kernel_times, o.mode, session,
+                               reducer.get(), roles, monitor);
       results.push_back(r);
-      spdlog::info("{:>9} {:>8} {:>14.0f} {:>11.1f} {:>12.2f} {:>11.2f} {:>11.3f} {:>9.0f} {:>8.0f} {:>7.0f} {:>9.0f}  {}",
+      spdlog::info("{:>9} {:>8} {:>14.0f} {:>11.1f} {:>12.2f} {:>11.2f} {:>11.3f} {:>9.0f} {:>8.0f} {:>7.0f} {:>9.0f} "
+                   "{:>6}  {}",
                    n, r.envs_per_gmi, r.steps_per_s, r.updates_per_s, r.iteration_ms, r.rollout_ms, r.update_ms,
-                   r.kernels, r.blas, r.copies, r.memory_per_gmi / double(1 << 20), r.path);
+                   r.kernels, r.blas, r.copies, r.memory_per_gmi / double(1 << 20),
+                   std::isfinite(r.gpu_util_pct) ? fmt::format("{:.0f}", r.gpu_util_pct) : "-", r.path);
       if (!r.trials.empty()) spdlog::info("{:>9} kernels timed by device.fused_kernels auto: {}", "", r.trials);
     }
     if (profile > 0)
@@ -590,11 +633,12 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
             "\"iteration_ms\": {:.3f}, \"rollout_ms\": {:.3f}, \"update_ms\": {:.3f}, "
             "\"kokkos_kernels_per_iteration\": {:.0f}, \"blas_calls_per_iteration\": {:.0f}, "
             "\"deep_copies_per_iteration\": {:.0f}, \"setup_s\": {:.3f}, \"memory_per_gmi\": {:.0f}, "
-            "\"kernels\": \"{}\", \"kernel_trials\": {}{}{}}}{}\n",
+            "\"gpu_util_pct\": {}, \"gpu_util_samples\": {}, \"gpu_mem_mib\": {}, \"kernels\": \"{}\", \"kernel_trials\": {}{}{}}}{}\n",
             r.num_envs, r.envs_per_gmi, r.steps_per_iteration, r.steps_per_s, r.updates_per_s, r.ms_per_update,
             r.rollout_steps_per_s,
             r.iteration_ms, r.rollout_ms,
-            r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.memory_per_gmi, r.path, json_string(r.trials), phases_json(r, peaks, mm), kernel_times_json(r),
+            r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.memory_per_gmi, json_number(r.gpu_util_pct),
+            r.gpu_samples, json_number(r.gpu_mem_mib), r.path, json_string(r.trials), phases_json(r, peaks, mm), kernel_times_json(r),
             i + 1 < results.size() ? "," : "");
       }
       j << "  ]\n}\n";

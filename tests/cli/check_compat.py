@@ -9,6 +9,7 @@ iterations 2 and 4 of a 4-iteration run, written by the build named in its READM
   generate  (re)write the files with the gmi_drl given (run with the old build, then commit)
 """
 import argparse
+import csv
 import os
 import shutil
 import subprocess
@@ -82,6 +83,18 @@ def arrays(path):
     return out
 
 
+def check_metrics(name, d):
+    """Columns added since (gpu_util_pct, gpu_mem_mib) are nan in the old run's rows."""
+    with open(os.path.join(d, "metrics.csv")) as f:
+        rows = list(csv.DictReader(f))
+    if [r["iteration"] for r in rows] != ["1", "2", "3", "4"]:
+        sys.exit(f"check_compat: {name}: metrics.csv has iterations {[r['iteration'] for r in rows]}, not 1..4")
+    for r in rows[:2]:
+        if "gpu_util_pct" not in r or r["gpu_util_pct"] != "nan" or r["gpu_mem_mib"] != "nan":
+            sys.exit(f"check_compat: {name}: the old run's row {r['iteration']} should have gpu_util_pct and "
+                     f"gpu_mem_mib nan: {r}")
+
+
 def generate(a):
     os.makedirs(DATA, exist_ok=True)
     for name in RUNS:
@@ -129,6 +142,7 @@ def check(a):
                              f"{np.max(np.abs(x - y)) if x.shape == y.shape else 'shape'})")
             elif not np.array_equal(x, y):
                 sys.exit(f"check_compat: {name}: {k} differs: {x!r} vs {y!r}")
+        check_metrics(name, d)
         print(f"{name}: iteration 2 of the old build resumed to iteration 4 as the old build ran it")
 
 

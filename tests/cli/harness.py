@@ -11,7 +11,8 @@ import sys
 import h5py
 
 # metrics.csv columns that depend on timing, not on what was learned
-TIMING = {"wall_time_s", "samples_per_s", "time_rollout_s", "time_update_s", "time_iteration_s"}
+TIMING = {"wall_time_s", "samples_per_s", "time_rollout_s", "time_update_s", "time_iteration_s", "gpu_util_pct",
+          "gpu_mem_mib"}
 
 
 def env_for(extra=None):
