@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -56,15 +58,17 @@ Result mps_control(const std::string& pipe, const std::string& log, const std::s
 /// (a sweep's run starting while another run's CUDA context is created) would take a running
 /// daemon for none: with `retry_s` > 0 it asks again, every 200 ms for that long, while the
 /// daemon's control pipe is there (without it there is no daemon to wait for).
-bool answers(const std::string& pipe, const std::string& log, double retry_s = 0, std::string* why = nullptr) {
+/// `call_s`: how long one call of the control program may take (a hung pipe: it is killed then).
+bool answers(const std::string& pipe, const std::string& log, double retry_s = 0, std::string* why = nullptr,
+             int call_s = 10) {
   // Without a daemon the client cannot connect and fails (or, if a stale pipe hangs, times out).
-  Result r = mps_control(pipe, log, "", "get_default_active_thread_percentage", 10);
+  Result r = mps_control(pipe, log, "", "get_default_active_thread_percentage", call_s);
   struct stat st {};
   const auto t0 = std::chrono::steady_clock::now();
   while (r.status != 0 && retry_s > 0 && ::stat((pipe + "/control").c_str(), &st) == 0 &&
          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < retry_s) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    r = mps_control(pipe, log, "", "get_default_active_thread_percentage", 2);
+    r = mps_control(pipe, log, "", "get_default_active_thread_percentage", std::min(2, call_s));
   }
   if (r.status != 0 && why) *why = fmt::format("status {}: {}", r.status, r.output.empty() ? "no output" : r.output);
   return r.status == 0;
@@ -105,11 +109,23 @@ std::string default_dir() {
   return fmt::format("{}/gmi_drl-mps-{}", base, job && *job ? std::string(job) : fmt::format("{}-{}", ::getuid(), ::getpid()));
 }
 
+/// How long starting a daemon may take in all: waiting for a quitting one in the same directory
+/// (up to 30 s), the start, its first answer.  Each control call gets at most what is left, so a
+/// control program that hangs (a stuck daemon or server) ends the job with an error line instead
+/// of holding it for the sum of every try's own timeout.
+constexpr double kStartSeconds = 40;
+
 }  // namespace
 
 MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
   const int local = mpi::comm_rank(node);
   std::string error;
+  const auto t0 = std::chrono::steady_clock::now();
+  // Seconds left of kStartSeconds, as a control call's timeout (at least 1).
+  auto left = [&t0] {
+    return kStartSeconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto call_s = [&left](int own) { return std::max(1, std::min(own, int(std::ceil(left())))); };
   if (local == 0) {
     const char* env_pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
     if (!configured_dir.empty()) {
@@ -130,40 +146,44 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
       pipe_dir_ = default_dir();
       log_dir_ = pipe_dir_ + "-log";
     }
-    if (answers(pipe_dir_, log_dir_)) {
+    if (answers(pipe_dir_, log_dir_, 0, nullptr, call_s(10))) {
       reused_ = true;
     } else if (!make_dirs(pipe_dir_) || !make_dirs(log_dir_)) {
       error = fmt::format("gmi.backend mps: cannot create the MPS directories {} and {}", pipe_dir_, log_dir_);
     } else {
-      Result r = mps_control(pipe_dir_, log_dir_, "-d", "", 30);
+      Result r = mps_control(pipe_dir_, log_dir_, "-d", "", call_s(30));
       // A daemon of the previous job on this pipe directory may still be quitting (its watcher
       // sends `quit` once that job has exited): it refuses clients but holds the directory.
       // Wait for it to go (back-to-back jobs, tune's probes), up to 30 s.
-      for (int i = 0; i < 60 && r.status != 0 && r.output.find("already running") != std::string::npos; ++i) {
+      for (int i = 0; i < 60 && left() > 0 && r.status != 0 && r.output.find("already running") != std::string::npos;
+           ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        if (answers(pipe_dir_, log_dir_)) {
+        if (answers(pipe_dir_, log_dir_, 0, nullptr, call_s(10))) {
           r.status = 0;
           reused_ = true;
           break;
         }
-        r = mps_control(pipe_dir_, log_dir_, "-d", "", 30);
+        r = mps_control(pipe_dir_, log_dir_, "-d", "", call_s(30));
       }
       if (r.status == 127 || r.status == 126)
         error = "gmi.backend mps: nvidia-cuda-mps-control not found on PATH (install the NVIDIA "
                 "driver utilities, or set gmi.backend: none)";
       else if (r.status != 0)
-        error = fmt::format("gmi.backend mps: 'nvidia-cuda-mps-control -d' failed with status {}: {}{}",
-                            r.status, r.output, log_tail(log_dir_));
+        error = fmt::format("gmi.backend mps: 'nvidia-cuda-mps-control -d' failed with status {}{}: {}{}", r.status,
+                            r.status == 124 ? fmt::format(" (no answer within {:.0f} s)", kStartSeconds) : "",
+                            r.output, log_tail(log_dir_));
       else if (!reused_) {
         owner_ = true;
         bool up = false;
-        for (int i = 0; i < 100 && !up; ++i) {
-          up = answers(pipe_dir_, log_dir_);
+        std::string why;
+        while (!up && left() > 0) {
+          up = answers(pipe_dir_, log_dir_, 0, &why, call_s(10));
           if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
         }
         if (!up)
-          error = fmt::format("gmi.backend mps: the MPS daemon started in {} does not answer{}",
-                              pipe_dir_, log_tail(log_dir_));
+          error = fmt::format("gmi.backend mps: the MPS daemon started in {} did not answer within {:.0f} s (last "
+                              "try: {}){}",
+                              pipe_dir_, kStartSeconds, why, log_tail(log_dir_));
       }
     }
     if (!error.empty()) spdlog::debug("MPS: {}", error);
@@ -173,7 +193,7 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
   // Agree over the whole job: a failure on any node is an error on every rank.
   error = mpi::agree_on_error(error);
   if (!error.empty()) {
-    if (owner_) mps_control(pipe_dir_, log_dir_, "", "quit", 60);
+    if (owner_) mps_control(pipe_dir_, log_dir_, "", "quit", 15);
     owner_ = false;
     throw InputError(error);
   }

@@ -8,7 +8,8 @@
           also when that rank is killed with SIGKILL; every GMI gets its SM share
   reuse   a daemon already answering in gmi.mps_dir is used, neither started nor stopped
   fail    a daemon that cannot start: one error line, status 2; an error after the daemon
-          started: the daemon is still stopped
+          started: the daemon is still stopped; a daemon that never answers: the same within the
+          start's 40 s bound
   errors  layouts the config cannot run: one error line naming the key
   bench   bench-reduce and bench on 4 and 2 GMIs write JSON with every strategy and the layout;
           bench-channels on 3 GMIs writes every plan's row, routes by the roles under ea-t (role
@@ -167,6 +168,22 @@ def mode_fail(a, cfg):
     got = start_and_quit(env["GMI_FAKE_MPS_LOG"])
     if p.returncode == 0 or len(got) != 2 or not got[1].startswith("quit "):
         fail(f"after an error the daemon must still be stopped once, got {got}", p)
+    # A daemon that starts but never answers (a stuck daemon or server): one error line within the
+    # start's bound (40 s, each try's own timeout cut to what is left), and the daemon stopped.
+    env, log = fake_env(a, {"GMI_FAKE_MPS_LOG": os.path.join(a.workdir, "mps3.log"), "GMI_FAKE_MPS_HANG": "1"})
+    t0 = time.time()
+    p = run(a, 2, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "run3"), "--set", "gmi.backend=mps"], env,
+            status=None)
+    took = time.time() - t0
+    errs = [l for l in p.stderr.split("\n") if l.startswith("gmi_drl:")]
+    want = r"^gmi_drl: error: gmi.backend mps: the MPS daemon started in .* did not answer within 40 s \(last try: status 124"
+    if p.returncode != 2 or len(errs) != 1 or not re.match(want, errs[0]) or took > 60:
+        fail(f"a daemon that never answers: expected status 2 and one line /{want}/ within 60 s, got status "
+             f"{p.returncode} after {took:.0f} s: {errs}", p)
+    got = start_and_quit(env["GMI_FAKE_MPS_LOG"])
+    if len(got) != 2 or not got[1].startswith("quit "):
+        fail(f"a daemon that never answers must still be stopped once, got {got}", p)
+    print(f"a daemon that never answers: status 2 after {took:.0f} s, stopped")
 
 
 def mode_errors(a, cfg):
