@@ -24,7 +24,12 @@ for bit.  Faults, each at an iteration a few ahead of the newest checkpoint, on 
                 watchdog ended the job), the older checkpoints intact; freed before the resume
 
   chaos.py --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR [--seed S] [--faults N]
-           [--jobs ppo,dqn,sac]
+           [--jobs ppo,dqn,sac] [--max-gmis G] [--minutes M] [--set KEY=VALUE ...]
+
+--faults are spread over the jobs of one round; with --minutes the rounds repeat (each job with a
+new GMI count from 1..--max-gmis) while another round's job still fits in the time (a GPU soak:
+`--max-gmis 8 --set gmi.backend=mps`).  --set goes to every run, straight or chaos.  At the end no
+MPS daemon may be left (15 s after the last job) that was not running at the start.
 
 Prints every fault and its outcome, then `N faults injected, N survived (seed S)`.  Exit 0 when
 every fault was survived and every job ended equal to its uninterrupted run.
@@ -88,26 +93,38 @@ def rank_pids(p):
     return sorted(int(x) for x in out.split())
 
 
+def unmount(m, mounts):
+    """Unmounts a job's tmpfs (lazily when a process killed a moment ago still holds a file there)."""
+    if not m or m not in mounts:
+        return
+    if subprocess.run(["umount", m], capture_output=True).returncode != 0:
+        subprocess.run(["umount", "-l", m], capture_output=True)
+    mounts.remove(m)
+
+
 def left_running(tag):
     return subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True).stdout.split()
 
 
 class Job:
-    def __init__(self, a, name, gmis, rng, tmpfs):
-        self.a, self.name, self.gmis, self.rng = a, name, gmis, rng
+    def __init__(self, a, name, gmis, rng, tmpfs, label=None):
+        self.a, self.gmis, self.rng = a, gmis, rng
+        self.name = label or name  # its files' names (a job of a later round: name and round)
         body, per_iter = JOBS[name]
         stall = f"  stall_timeout_s: {STALL if gmis == 1 else STALL_MANY}\n"
-        self.cfg = os.path.join(a.workdir, f"{name}.yaml")
+        self.cfg = os.path.join(a.workdir, f"{self.name}.yaml")
         with open(self.cfg, "w") as f:
             f.write(body + COMMON.format(steps=ITERS * per_iter * gmis, stall=stall, timeout=TIMEOUT))
-        self.straight = os.path.join(a.workdir, f"{name}-straight")
+        self.straight = os.path.join(a.workdir, f"{self.name}-straight")
         self.tmpfs = tmpfs
         base = tmpfs or a.workdir
-        self.run_dir = os.path.join(base, f"{name}-chaos")
+        self.run_dir = os.path.join(base, f"{self.name}-chaos")
         self.filler = os.path.join(base, "filler")
 
     def launch(self):
-        return [self.a.mpiexec, "-n", str(self.gmis), "--oversubscribe", self.a.gmi] if self.gmis > 1 else [self.a.gmi]
+        sets = [x for kv in self.a.set for x in ("--set", kv)]
+        return ([self.a.mpiexec, "-n", str(self.gmis), "--oversubscribe", "--bind-to", "none", self.a.gmi]
+                if self.gmis > 1 else [self.a.gmi]) + sets
 
     def cmd(self, fresh):
         return self.launch() + (["--config", self.cfg, "--run-dir", self.run_dir] if fresh else
@@ -288,7 +305,14 @@ def main():
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--faults", type=int, default=33, help="faults over all jobs")
     ap.add_argument("--jobs", default="ppo,dqn,sac")
+    ap.add_argument("--max-gmis", type=int, default=4, help="GMIs of a job: 1..this")
+    ap.add_argument("--minutes", type=float, default=0, help="repeat rounds of jobs for about this long")
+    ap.add_argument("--set", action="append", default=[], help="KEY=VALUE for every run (repeatable)")
     a = ap.parse_args()
+    started = time.time()
+    if a.max_gmis < 1:
+        print(f"chaos: error: --max-gmis: {a.max_gmis} (expected 1 or more)")
+        return 2
     a.gmi = os.path.abspath(a.gmi)
     seed = a.seed if a.seed is not None else int(time.time()) % 100000
     rng = random.Random(seed)
@@ -301,48 +325,75 @@ def main():
             return 2
     injected = survived = 0
     mounts = []
+    daemons = set(left_running("nvidia-cuda-mps"))
+    deadline = time.time() + 60 * a.minutes if a.minutes else None
+    took = []  # seconds per job
     try:
-        for i, name in enumerate(names):
-            gmis = rng.choice([1, 2, 3, 4])
-            tmpfs = os.path.join(a.workdir, f"{name}-disk")
-            if mount_tmpfs(tmpfs, 64):
-                mounts.append(tmpfs)
-            else:
-                tmpfs = None
-            job = Job(a, name, gmis, rng, tmpfs)
-            kinds = [k for k in KINDS if k != "disk-full" or tmpfs]
-            print(f"== {name}, {gmis} GMI(s), {ITERS} iterations{'' if tmpfs else ' (no tmpfs: disk-full left out)'}",
-                  flush=True)
-            job.run_straight()
-            quota = a.faults // len(names) + (1 if i < a.faults % len(names) else 0)
-            done = 0
-            while done < quota and newest_iteration(job.run_dir) < ITERS - 5:
-                kind = rng.choice(kinds)
-                if kind == "truncate":
-                    if not os.path.isdir(os.path.join(job.run_dir, "checkpoints")):
-                        continue
-                    ok, what = job.truncate_newest()
+        for rnd in range(1, 1000000):
+            for i, name in enumerate(names):
+                if deadline and took and time.time() + sum(took) / len(took) > deadline:
+                    break
+                t0 = time.time()
+                label = name if rnd == 1 else f"{name}{rnd}"
+                gmis = rng.choice(range(1, a.max_gmis + 1))
+                tmpfs = os.path.join(a.workdir, f"{label}-disk")
+                if mount_tmpfs(tmpfs, 64):
+                    mounts.append(tmpfs)
                 else:
-                    ok, what = job.fault(kind)
-                print(f"  {what}", flush=True)
-                if ok:
-                    done += 1
-                    injected += 1
-                    survived += 1  # job.fault raised otherwise
-            out = job.resume_to_end()
-            if "skipping checkpoint" in out:
-                print("  the last resume skipped a damaged checkpoint")
-            job.compare()
-            print(f"  {name}: {done} fault(s), final state equal to the uninterrupted run's", flush=True)
+                    tmpfs = None
+                job = Job(a, name, gmis, rng, tmpfs, label)
+                kinds = [k for k in KINDS if k != "disk-full" or tmpfs]
+                print(f"== {label}, {gmis} GMI(s), {ITERS} iterations{'' if tmpfs else ' (no tmpfs: disk-full left out)'}",
+                      flush=True)
+                job.run_straight()
+                quota = a.faults // len(names) + (1 if i < a.faults % len(names) else 0)
+                done = 0
+                while done < quota and newest_iteration(job.run_dir) < ITERS - 5:
+                    kind = rng.choice(kinds)
+                    if kind == "truncate":
+                        if not os.path.isdir(os.path.join(job.run_dir, "checkpoints")):
+                            continue
+                        ok, what = job.truncate_newest()
+                    else:
+                        ok, what = job.fault(kind)
+                    print(f"  {what}", flush=True)
+                    if ok:
+                        done += 1
+                        injected += 1
+                        survived += 1  # job.fault raised otherwise
+                out = job.resume_to_end()
+                if "skipping checkpoint" in out:
+                    print("  the last resume skipped a damaged checkpoint")
+                job.compare()
+                took.append(time.time() - t0)
+                print(f"  {label}: {done} fault(s), final state equal to the uninterrupted run's ({took[-1]:.0f} s)",
+                      flush=True)
+                if deadline:  # a long soak keeps no finished job's files
+                    unmount(tmpfs, mounts)
+                    for d in (job.straight, job.run_dir):
+                        shutil.rmtree(d, ignore_errors=True)
+            else:
+                if deadline and time.time() < deadline:
+                    continue
+            break
+        # A job's daemon is stopped by a watcher once the job's processes are gone (a `quit` that
+        # waits up to 10 s for the server's clients): give it that long.
+        for _ in range(30):
+            left = sorted(set(left_running("nvidia-cuda-mps")) - daemons)
+            if not left:
+                break
+            time.sleep(0.5)
+        if left:
+            raise Failed(f"MPS daemon process(es) left running after the jobs: {', '.join(left)}")
     except Failed as e:
         print(f"chaos: FAILED: {e}")
         print(f"{injected + 1} faults injected, {survived} survived (seed {seed}); rerun with --seed {seed}")
         return 1
     finally:
-        for m in mounts:  # lazily when a process killed a moment ago still holds a file there
-            if subprocess.run(["umount", m], capture_output=True).returncode != 0:
-                subprocess.run(["umount", "-l", m], capture_output=True)
-    print(f"{injected} faults injected, {survived} survived (seed {seed})")
+        for m in list(mounts):
+            unmount(m, mounts)
+    minutes = f" in {(time.time() - started) / 60:.1f} min" if a.minutes else ""
+    print(f"{injected} faults injected, {survived} survived{minutes} (seed {seed})")
     return 0
 
 
