@@ -233,10 +233,9 @@ envs::StateArray read_env_array(hid_t loc, const std::string& name, const std::s
   return a;
 }
 
-}  // namespace
-
-void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos::TrainerState& s,
-           const Metrics& metrics, const std::function<void()>& before_close) {
+/// write()'s file, flushed; closed (collectively) when it returns.
+void write_contents(const std::string& path, MPI_Comm comm, const Meta& meta, const algos::TrainerState& s,
+                    const Metrics& metrics, const std::function<void()>& before_close) {
   const int gmi = mpi::comm_rank(comm);
   const bool root = gmi == 0;
   const int G = int(meta.num_gmis);
@@ -320,6 +319,20 @@ void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos
   }
   if (before_close) before_close();
   GMI_H5_CHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
+}
+
+}  // namespace
+
+void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos::TrainerState& s,
+           const Metrics& metrics, const std::function<void()>& before_close) {
+  write_contents(path, comm, meta, s, metrics, before_close);
+  // What the file system kept.  A write that runs out of space can go unreported through MPI-IO
+  // (seen on a tmpfs filled while 3 GMIs wrote: the file closed without an error and lacked
+  // /meta), so rank 0 reads /meta and every dataset's shape back before the file may be renamed.
+  if (mpi::comm_rank(comm) == 0) about(path, [&] {
+      H5Handle f = io::open_file(path);
+      check_shapes(f, read_meta_group(f));
+    });
 }
 
 Meta read_meta(const std::string& path) {

@@ -24,12 +24,14 @@ for bit.  Faults, each at an iteration a few ahead of the newest checkpoint, on 
                 watchdog ended the job), the older checkpoints intact; freed before the resume
 
   chaos.py --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR [--seed S] [--faults N]
-           [--jobs ppo,dqn,sac] [--max-gmis G] [--minutes M] [--set KEY=VALUE ...]
+           [--jobs ppo,dqn,sac] [--max-gmis G] [--minutes M] [--set KEY=VALUE ...] [--run-timeout S]
 
 --faults are spread over the jobs of one round; with --minutes the rounds repeat (each job with a
 new GMI count from 1..--max-gmis) while another round's job still fits in the time (a GPU soak:
 `--max-gmis 8 --set gmi.backend=mps`).  --set goes to every run, straight or chaos.  At the end no
-MPS daemon may be left (15 s after the last job) that was not running at the start.
+MPS daemon may be left (15 s after the last job) that was not running at the start.  A run that
+outlives --run-timeout (120 s; the uninterrupted run twice that) is a hang: the driver prints its
+processes (state, kernel wait channel) and the end of its output, and fails.
 
 Prints every fault and its outcome, then `N faults injected, N survived (seed S)`.  Exit 0 when
 every fault was survived and every job ended equal to its uninterrupted run.
@@ -131,10 +133,12 @@ class Job:
                                 ["--resume", "latest", "--run-dir", self.run_dir])
 
     def run_straight(self):
-        p = subprocess.run(self.launch() + ["--config", self.cfg, "--run-dir", self.straight], capture_output=True,
-                           text=True, env=env_for(), timeout=600)
-        if p.returncode != 0:
-            raise Failed(f"{self.name}: the uninterrupted run failed ({p.returncode}):\n{p.stdout}{p.stderr}")
+        log = open(os.path.join(self.a.workdir, f"{self.name}-straight.log"), "w+")
+        p = subprocess.Popen(self.launch() + ["--config", self.cfg, "--run-dir", self.straight], stdout=log,
+                             stderr=subprocess.STDOUT, text=True, env=env_for(), start_new_session=True)
+        rc, out = self.finish(p, log, timeout=2 * self.a.run_timeout, what="the uninterrupted run")
+        if rc != 0:
+            raise Failed(f"{self.name}: the uninterrupted run failed ({rc}):\n{out}")
 
     def start(self, fault_env=None):
         # Every checkpoint write of the chaos run takes 0.1 s more (GMI_DRL_FAULT slow-checkpoint),
@@ -147,19 +151,30 @@ class Job:
                              env=env_for(fault_env), start_new_session=True)
         return p, log
 
-    def finish(self, p, log, timeout=120):
+    def finish(self, p, log, timeout=None, what="the run"):
+        timeout = timeout or self.a.run_timeout
         try:
             p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-            raise Failed(f"{self.name}: the run did not end within {timeout} s (a hang)")
+            self.hung(p, log, f"{what} did not end within {timeout} s (a hang)")
         log.flush()
         log.seek(0)
         return p.returncode, log.read()
 
-    def wait_checkpoint(self, p, it, timeout=120):
+    def hung(self, p, log, why):
+        """Raises Failed with what a hang left to see: the processes and the run's last output."""
+        procs = subprocess.run(["ps", "-o", "pid,stat,etime,wchan:24,args", "--forest", "-g", str(p.pid)],
+                               capture_output=True, text=True).stdout
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        log.flush()
+        log.seek(0)
+        tail = "\n".join(log.read().splitlines()[-40:])
+        raise Failed(f"{self.name}: {why}; its processes then:\n{procs}its output's end:\n{tail}")
+
+    def wait_checkpoint(self, p, it, log=None, timeout=None):
         """Until the checkpoint of iteration `it` is complete; False when the run ended first."""
+        timeout = timeout or self.a.run_timeout
         t0 = time.time()
         while time.time() - t0 < timeout:
             if newest_iteration(self.run_dir) >= it:
@@ -167,7 +182,7 @@ class Job:
             if p.poll() is not None:
                 return False
             time.sleep(0.02)
-        raise Failed(f"{self.name}: the checkpoint of iteration {it} not written within {timeout} s")
+        self.hung(p, log, f"the checkpoint of iteration {it} not written within {timeout} s")
 
     def fault(self, kind):
         """One faulted run; returns (injected, description).  Raises Failed when the job did not
@@ -183,7 +198,7 @@ class Job:
         p, log = self.start(env)
         injected = True
         if kind in ("kill9", "sigterm", "sigusr1", "disk-full"):
-            if self.wait_checkpoint(p, at - 1):
+            if self.wait_checkpoint(p, at - 1, log):
                 if kind == "disk-full":
                     st = os.statvfs(self.run_dir)
                     sizes = [os.path.getsize(os.path.join(self.run_dir, "checkpoints", f))
@@ -308,6 +323,8 @@ def main():
     ap.add_argument("--max-gmis", type=int, default=4, help="GMIs of a job: 1..this")
     ap.add_argument("--minutes", type=float, default=0, help="repeat rounds of jobs for about this long")
     ap.add_argument("--set", action="append", default=[], help="KEY=VALUE for every run (repeatable)")
+    ap.add_argument("--run-timeout", type=float, default=120,
+                    help="seconds a run may take (the uninterrupted one twice that) before it counts as hung")
     a = ap.parse_args()
     started = time.time()
     if a.max_gmis < 1:
@@ -324,6 +341,7 @@ def main():
             print(f"chaos: error: --jobs: unknown job '{n}' (expected {', '.join(JOBS)})")
             return 2
     injected = survived = 0
+    faulting = False  # a Failed raised inside a fault's run counts that fault as injected
     mounts = []
     daemons = set(left_running("nvidia-cuda-mps"))
     deadline = time.time() + 60 * a.minutes if a.minutes else None
@@ -355,7 +373,9 @@ def main():
                             continue
                         ok, what = job.truncate_newest()
                     else:
+                        faulting = True
                         ok, what = job.fault(kind)
+                        faulting = False
                     print(f"  {what}", flush=True)
                     if ok:
                         done += 1
@@ -387,7 +407,7 @@ def main():
             raise Failed(f"MPS daemon process(es) left running after the jobs: {', '.join(left)}")
     except Failed as e:
         print(f"chaos: FAILED: {e}")
-        print(f"{injected + 1} faults injected, {survived} survived (seed {seed}); rerun with --seed {seed}")
+        print(f"{injected + faulting} faults injected, {survived} survived (seed {seed}); rerun with --seed {seed}")
         return 1
     finally:
         for m in list(mounts):
