@@ -119,13 +119,14 @@ GpuMonitor::GpuMonitor(double period_s) {
   }
   nvml_ = std::make_unique<Nvml>();
   why_not_ = nvml_->open(bus_id);
-  if (why_not_.empty()) why_not_ = nvml_->samples(0, buffer_);  // a GPU NVML cannot sample says so now
+  std::vector<GpuSample> samples;
+  if (why_not_.empty()) why_not_ = nvml_->samples(0, samples);  // a GPU NVML cannot sample says so now
   available_ = why_not_.empty();
   if (!available_) {
     nvml_.reset();
     return;
   }
-  newest_ = mean_since(buffer_, newest_).newest;
+  newest_ = mean_since(samples, newest_).newest;
   thread_ = std::thread([this, period_s] { run(period_s); });
 #else
   (void)period_s;
@@ -160,17 +161,20 @@ void GpuMonitor::read_now() {
     std::lock_guard<std::mutex> lock(mutex_);
     after = newest_;
   }
-  // The driver is read outside the lock: interval() never waits for it.
-  const bool read = nvml_->samples(after.time_us, buffer_).empty();
+  // The driver is read outside the lock (interval() never waits for it), into a buffer of this
+  // call's own; the samples are counted under the lock against the newest one counted so far.
+  std::vector<GpuSample> samples;
+  const bool read = nvml_->samples(after.time_us, samples).empty();
   Nvml::Memory mem{};
   const bool mem_read = nvml_->memory_info(nvml_->device, &mem) == Nvml::kSuccess;
   std::lock_guard<std::mutex> lock(mutex_);
   if (read) {
-    const SampleMean m = mean_since(buffer_, newest_);
+    const SampleMean m = mean_since(samples, newest_);
     if (m.counted > 0) sum_ += m.util_pct * m.counted, count_ += m.counted;
     newest_ = m.newest;
   }
   if (mem_read) mem_mib_ = double(mem.used) / (1 << 20);
+  read_failed_ = !read || !mem_read;  // a GPU lost: NaN, not the last figures again
 }
 
 void GpuMonitor::start() {
@@ -182,6 +186,7 @@ GpuInterval GpuMonitor::interval(bool none_is_nan) {
   if (!available_) return {};
   std::lock_guard<std::mutex> lock(mutex_);
   GpuInterval g;
+  if (read_failed_) return g;
   g.samples = count_;
   // No sample in the interval: the newest one, whose period covers it.
   g.util_pct = count_ > 0 ? sum_ / count_ : newest_.time_us > 0 && !none_is_nan ? newest_.util_pct : std::nan("");

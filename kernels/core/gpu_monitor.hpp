@@ -47,7 +47,8 @@ class GpuMonitor {
   /// The GPU this process computes on (the current CUDA device, found in NVML by its PCI bus id),
   /// read by a thread of its own every `period_s` (a reading costs about 1.4 ms on an H100, too
   /// much for a training thread).  Never throws: on a host build, without NVML or on a GPU NVML
-  /// cannot sample (a MIG instance), available() is false and why_not() says why.
+  /// cannot sample (a MIG instance), available() is false and why_not() says why (it throws only
+  /// what allocating and starting a thread may).
   explicit GpuMonitor(double period_s = 0.1);
   ~GpuMonitor();  ///< stops the thread
   GpuMonitor(const GpuMonitor&) = delete;
@@ -62,7 +63,8 @@ class GpuMonitor {
   /// 0.19 s on an H100) gets the newest earlier sample's value, or with `none_is_nan` NaN: a series
   /// of training iterations wants the former, one timed window (bench) the latter.
   GpuInterval interval(bool none_is_nan = false);
-  /// Reads the driver now (the thread does this every period; tests call it to be sure of a reading).
+  /// Reads the driver now (the thread does this every period; bench calls it at a window's ends).
+  /// Thread-safe: readings that overlap count each sample once.
   void read_now();
 
  private:
@@ -71,7 +73,6 @@ class GpuMonitor {
   std::unique_ptr<Nvml> nvml_;
   bool available_ = false;
   std::string why_not_;
-  std::vector<GpuSample> buffer_;  // the thread's
   std::mutex mutex_;  // guards what follows
   std::condition_variable wake_;
   bool stop_ = false;
@@ -79,6 +80,7 @@ class GpuMonitor {
   int count_ = 0;
   GpuSample newest_{};
   double mem_mib_ = std::numeric_limits<double>::quiet_NaN();
+  bool read_failed_ = false;  ///< the last reading of the driver failed: the figures are NaN until one works
   std::thread thread_;
 };
 

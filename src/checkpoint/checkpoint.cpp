@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "kernels/core/error.hpp"
+#include "mpi/environment.hpp"
 #include "mpi/topology.hpp"
 #include "src/algos/registry.hpp"
 #include "src/config/config.hpp"
@@ -328,11 +329,21 @@ void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos
   write_contents(path, comm, meta, s, metrics, before_close);
   // What the file system kept.  A write that runs out of space can go unreported through MPI-IO
   // (seen on a tmpfs filled while 3 GMIs wrote: the file closed without an error and lacked
-  // /meta), so rank 0 reads /meta and every dataset's shape back before the file may be renamed.
-  if (mpi::comm_rank(comm) == 0) about(path, [&] {
-      H5Handle f = io::open_file(path);
-      check_shapes(f, read_meta_group(f));
-    });
+  // /meta), so rank 0 reads /meta and every dataset's shape back before the file may be renamed
+  // (its raw data is not read again), and every rank ends alike if it fails.
+  std::string error;
+  if (mpi::comm_rank(comm) == 0) {
+    try {
+      about(path, [&] {
+        H5Handle f = io::open_file(path);
+        check_shapes(f, read_meta_group(f));
+      });
+    } catch (const std::exception& e) {
+      error = std::string("it reads back incomplete: ") + e.what();
+    }
+  }
+  error = mpi::agree_on_error(error, comm);
+  if (!error.empty()) throw Error(error);
 }
 
 Meta read_meta(const std::string& path) {

@@ -38,7 +38,7 @@ struct Result {
 Result mps_control(const std::string& pipe, const std::string& log, const std::string& args,
                    const std::string& input, int timeout_s) {
   const std::string cmd = fmt::format(
-      "printf '%s\\n' {} | CUDA_MPS_PIPE_DIRECTORY={} CUDA_MPS_LOG_DIRECTORY={} timeout {} "
+      "printf '%s\\n' {} | CUDA_MPS_PIPE_DIRECTORY={} CUDA_MPS_LOG_DIRECTORY={} timeout -k 2 {} "
       "nvidia-cuda-mps-control {} 2>&1",
       input.empty() ? "''" : quoted(input), quoted(pipe), quoted(log), timeout_s, args);
   Result r;
@@ -107,6 +107,17 @@ std::string default_dir() {
   const char* job = std::getenv("SLURM_JOB_ID");
   const std::string base = tmp && *tmp ? tmp : "/tmp";
   return fmt::format("{}/gmi_drl-mps-{}", base, job && *job ? std::string(job) : fmt::format("{}-{}", ::getuid(), ::getpid()));
+}
+
+/// A detached watcher that sends `quit -t 10` to the daemon in `pipe` once this process has exited
+/// (see the constructor); false when it could not be started.
+bool start_quit_watcher(const std::string& pipe, const std::string& log) {
+  const std::string cmd = fmt::format(
+      "setsid sh -c \"while kill -0 {} 2>/dev/null; do sleep 0.5; done; echo quit -t 10 | "
+      "CUDA_MPS_PIPE_DIRECTORY={} CUDA_MPS_LOG_DIRECTORY={} timeout -k 5 600 nvidia-cuda-mps-control && rmdir {}\" "
+      "> /dev/null 2>&1 < /dev/null &",
+      static_cast<long>(::getpid()), quoted(pipe), quoted(log), quoted(pipe));
+  return std::system(cmd.c_str()) == 0;
 }
 
 /// How long starting a daemon may take in all: waiting for a quitting one in the same directory
@@ -193,7 +204,10 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
   // Agree over the whole job: a failure on any node is an error on every rank.
   error = mpi::agree_on_error(error);
   if (!error.empty()) {
-    if (owner_) mps_control(pipe_dir_, log_dir_, "", "quit", 15);
+    // A daemon this job started is stopped once this process has exited (a daemon that does not
+    // answer may not take a `quit` now either: the error line must not wait for it).
+    if (owner_ && !start_quit_watcher(pipe_dir_, log_dir_))
+      spdlog::warn("MPS: could not start the watcher that stops the daemon in {} at exit", pipe_dir_);
     owner_ = false;
     throw InputError(error);
   }
@@ -207,12 +221,7 @@ MpsDaemon::MpsDaemon(MPI_Comm node, const std::string& configured_dir) {
     // dead rank ends the job; its daemon must not outlive it).  `-t 10`: a server whose clients
     // have not all gone 10 s later is shut down anyway (a GMI killed while a kernel of its never
     // returned kept the server, and so the daemon, alive on an H100).
-    const std::string cmd = fmt::format(
-        "setsid sh -c \"while kill -0 {} 2>/dev/null; do sleep 0.5; done; echo quit -t 10 | "
-        "CUDA_MPS_PIPE_DIRECTORY={} CUDA_MPS_LOG_DIRECTORY={} timeout 600 nvidia-cuda-mps-control && rmdir {}\" "
-        "> /dev/null 2>&1 < /dev/null &",
-        static_cast<long>(::getpid()), quoted(pipe_dir_), quoted(log_dir_), quoted(pipe_dir_));
-    if (std::system(cmd.c_str()) != 0)
+    if (!start_quit_watcher(pipe_dir_, log_dir_))
       spdlog::warn("MPS: could not start the watcher that stops the daemon in {} at exit", pipe_dir_);
   }
 }

@@ -32,6 +32,11 @@ std::string h5_error_string() {
 
 namespace io {
 
+long open_files() {
+  const ssize_t n = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_FILE);
+  return n < 0 ? 0 : long(n);
+}
+
 H5Handle::~H5Handle() {
   if (id_ < 0) return;
   herr_t r = 0;

@@ -32,6 +32,12 @@ class H5Handle {
   hid_t id_ = H5I_INVALID_HID;
 };
 
+/// How many files HDF5 still holds open in this process.  After a failed write (its flush to a full
+/// disk) HDF5 can keep the file open past its handle's close, and its clean-up of that file at
+/// MPI_Finalize then crashed (HDF5 1.10, parallel): a process that failed with a file still open
+/// must not finalize.
+long open_files();
+
 /// The HDF5 type of a C++ element type (float, double, int32, int64, uint64, uint8).
 template <class T>
 hid_t native_type();

@@ -6,12 +6,14 @@
 /// whole job with status 3; any other failure is this rank's own, so it prints and ends the whole
 /// job.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 
 #include "kernels/core/error.hpp"
 #include "mpi/deadline.hpp"
 #include "mpi/environment.hpp"
+#include "src/io/h5.hpp"
 #include "src/runtime/logging.hpp"
 
 namespace gmi::runtime {
@@ -31,6 +33,10 @@ int run_mpi_command(int* argc, char*** argv, const std::string& log_level, F&& b
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gmi_drl: fatal: %s\n", e.what());
     if (mpi.size() > 1) mpi::Environment::abort(1);
+    if (io::open_files() > 0) {  // MPI_Finalize would run HDF5's clean-up of a failed file and crash
+      std::fflush(nullptr);
+      std::_Exit(1);
+    }
     return 1;
   }
 }

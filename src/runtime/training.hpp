@@ -80,8 +80,9 @@ struct Run {
   double wall_offset = 0;  ///< wall time of the runs before this one (resumed)
   std::optional<MetricsCsv> csv;  ///< rank 0 writes the metrics
   std::optional<io::TensorBoardWriter> tensorboard;  ///< and, with log.tensorboard, as TensorBoard scalars
-  /// How busy this GMI's GPU is: sampled by the GPU's first GMI (its slot 0, a learner under every
-  /// template), for metrics.csv's gpu_util_pct and gpu_mem_mib.
+  /// How busy this GMI's GPU is: sampled by the GPU's first GMI (its slot 0: a learner under dp and
+  /// async, a simulator under e-at, which runs the loop too), for metrics.csv's gpu_util_pct and
+  /// gpu_mem_mib.
   std::optional<GpuMonitor> gpu;
   double gpu_util_sum = 0;  ///< rows with a utilisation figure, for the mean the last line gives
   int gpu_util_rows = 0;

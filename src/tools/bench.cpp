@@ -413,12 +413,12 @@ std::string json_string(const std::string& s) {
   return o + "\"";
 }
 
-/// The layout as JSON fields (shared by both benchmarks).
 /// A number, or null where it is not known (JSON has no NaN).
 std::string json_number(double v) {
   return std::isfinite(v) ? fmt::format("{:.1f}", v) : "null";
 }
 
+/// The layout as JSON fields (shared by both benchmarks).
 std::string layout_json(const instances::Session& s) {
   const auto& L = s.layout();
   std::string per = "[";

@@ -159,7 +159,9 @@ class Job:
             self.hung(p, log, f"{what} did not end within {timeout} s (a hang)")
         log.flush()
         log.seek(0)
-        return p.returncode, log.read()
+        out = log.read()
+        log.close()
+        return p.returncode, out
 
     def hung(self, p, log, why):
         """Raises Failed with what a hang left to see: the processes and the run's last output."""
@@ -170,6 +172,7 @@ class Job:
         log.flush()
         log.seek(0)
         tail = "\n".join(log.read().splitlines()[-40:])
+        log.close()
         raise Failed(f"{self.name}: {why}; its processes then:\n{procs}its output's end:\n{tail}")
 
     def wait_checkpoint(self, p, it, log=None, timeout=None):

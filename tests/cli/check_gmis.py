@@ -169,7 +169,8 @@ def mode_fail(a, cfg):
     if p.returncode == 0 or len(got) != 2 or not got[1].startswith("quit "):
         fail(f"after an error the daemon must still be stopped once, got {got}", p)
     # A daemon that starts but never answers (a stuck daemon or server): one error line within the
-    # start's bound (40 s, each try's own timeout cut to what is left), and the daemon stopped.
+    # start's bound (40 s, each try's own timeout cut to what is left, rounded up to whole seconds),
+    # and the daemon stopped once the job has exited.
     env, log = fake_env(a, {"GMI_FAKE_MPS_LOG": os.path.join(a.workdir, "mps3.log"), "GMI_FAKE_MPS_HANG": "1"})
     t0 = time.time()
     p = run(a, 2, ["--config", cfg, "--run-dir", os.path.join(a.workdir, "run3"), "--set", "gmi.backend=mps"], env,
@@ -180,7 +181,11 @@ def mode_fail(a, cfg):
     if p.returncode != 2 or len(errs) != 1 or not re.match(want, errs[0]) or took > 60:
         fail(f"a daemon that never answers: expected status 2 and one line /{want}/ within 60 s, got status "
              f"{p.returncode} after {took:.0f} s: {errs}", p)
-    got = start_and_quit(env["GMI_FAKE_MPS_LOG"])
+    for _ in range(50):  # its watcher stops it once the job's first rank has exited
+        got = start_and_quit(env["GMI_FAKE_MPS_LOG"])
+        if len(got) == 2:
+            break
+        time.sleep(0.1)
     if len(got) != 2 or not got[1].startswith("quit "):
         fail(f"a daemon that never answers must still be stopped once, got {got}", p)
     print(f"a daemon that never answers: status 2 after {took:.0f} s, stopped")
