@@ -16,6 +16,9 @@
 ///                            (its host thread blocks at the next fence; host builds: at once)
 ///   hang-setup@0:R           GMI R sleeps forever in host code before the job's set-up (its
 ///                            placement, MPS, communicators)
+///   fill-in-checkpoint@N:R   GMI R fills the checkpoint directory's file system (a file of zeros,
+///                            fill-in-checkpoint.filler, up to 256 MiB) while the checkpoint of
+///                            iteration N is being written, before the file is flushed
 ///   slow-checkpoint@S        every GMI sleeps S seconds inside every checkpoint write
 ///   slow@S:R                 GMI R sleeps S seconds before every iteration (a slow trainer; on a
 ///                            serving GMI under async, before every rollout)
@@ -39,8 +42,8 @@ class Faults {
   bool before_iteration(std::int64_t iteration) const;
   /// Before the set-up (start_session): hang-setup stops here.
   void before_setup() const;
-  /// What to run inside the write of the checkpoint of `iteration` (may be empty).
-  std::function<void()> in_checkpoint(std::int64_t iteration) const;
+  /// What to run inside the write of the checkpoint of `iteration` to `path` (may be empty).
+  std::function<void()> in_checkpoint(std::int64_t iteration, const std::string& path) const;
   bool empty() const { return items_.empty(); }
 
  private:

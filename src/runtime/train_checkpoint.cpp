@@ -80,7 +80,8 @@ void save_checkpoint(Run& r, const std::string& why) {
   on_learners(r, [&] {
     if (const mpi::Communicators* learners = session.learner_comms())
       r.store->save(st.iteration, learners->world(), [&](const std::string& partial) {
-        checkpoint::write(partial, learners->world(), meta, st, r.history, r.faults->in_checkpoint(st.iteration));
+        checkpoint::write(partial, learners->world(), meta, st, r.history,
+                          r.faults->in_checkpoint(st.iteration, partial));
       });
   }, r.comm);
   std::error_code ec;

@@ -14,6 +14,11 @@
   killwrite a rank killed while the checkpoint is written: only a .partial file is left,
             --resume latest continues from the previous checkpoint and ends where an
             uninterrupted run ends
+  diskfull  the file system filled while a checkpoint is written (GMI_DRL_FAULT
+            fill-in-checkpoint, on a 16 MiB tmpfs; root only, else skipped), 1 GMI and 4 GMIs:
+            exit 1 with one 'writing ... failed' line and no crash (HDF5's clean-up of the
+            failed file at MPI_Finalize segfaulted one GMI), the previous checkpoint intact, no
+            .partial; with the space freed, --resume latest ends where an uninterrupted run ends
   nan       a NaN in the gradients of one iteration on one GMI: the updates are skipped and
             logged, training goes on; with train.max_nonfinite_updates reached the run stops
             with one error line naming the last good checkpoint, which verifies
@@ -289,6 +294,39 @@ def mode_killwrite(a):
     same_checkpoints(ckpt(ref, ITERS), ckpt(d, ITERS))
 
 
+def mode_diskfull(a):
+    disk = os.path.join(a.workdir, "disk")
+    os.makedirs(disk)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", disk], capture_output=True).returncode != 0:
+        print("check_checkpoint diskfull: cannot mount a tmpfs (not root?): skipped")
+        sys.exit(77)
+    try:
+        cfg = config(a)  # a checkpoint every 4 iterations
+        ref = straight(a, cfg)
+        for np_ in (0, 4):
+            d = os.path.join(disk, f"run{np_}")
+            p = run(a, np_, ["--config", cfg, "--run-dir", d], env={"GMI_DRL_FAULT": f"fill-in-checkpoint@{ITERS}"},
+                    status=None, timeout=120)
+            if p.returncode != 1 or "Segmentation" in p.stdout + p.stderr:
+                fail(f"{np_ or 1} GMI(s), the disk filled during a checkpoint: expected exit status 1 and no crash, "
+                     f"got {p.returncode}", p)
+            err = [l for l in p.stderr.split("\n") if l.startswith("gmi_drl:") and "GMI_DRL_FAULT" not in l]
+            if len(err) != 1 or not re.search(rf"^gmi_drl: fatal: writing .*ckpt-{ITERS:09d}\.h5\.partial failed", err[0]):
+                fail(f"{np_ or 1} GMI(s): expected one line 'gmi_drl: fatal: writing ... failed', got {err}", p)
+            files = sorted(f for f in os.listdir(os.path.join(d, "checkpoints")) if f.startswith("ckpt-"))
+            if files != [f"ckpt-{ITERS // 2:09d}.h5"]:
+                fail(f"{np_ or 1} GMI(s): expected only the previous checkpoint, got {files}", p)
+            verify(a, ckpt(d, ITERS // 2))
+            os.remove(os.path.join(d, "checkpoints", "fill-in-checkpoint.filler"))
+            if np_:
+                run(a, np_, ["--config", cfg, "--run-dir", d, "--resume", "latest"])
+                same_checkpoints(ckpt(ref, ITERS), ckpt(d, ITERS))
+            shutil.rmtree(d)
+    finally:
+        if subprocess.run(["umount", disk], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", disk], capture_output=True)
+
+
 def mode_nan(a):
     cfg = config(a)
     d = os.path.join(a.workdir, "nan-go-on")
@@ -521,5 +559,5 @@ def mode_tag(a):
 
 
 if __name__ == "__main__":
-    harness.main("check_checkpoint", ["exact", "signals", "dead", "killwrite", "nan", "badfiles", "cadence", "layout", "finished",
+    harness.main("check_checkpoint", ["exact", "signals", "dead", "killwrite", "diskfull", "nan", "badfiles", "cadence", "layout", "finished",
                                       "mujoco", "tag"], globals())
