@@ -4,7 +4,8 @@
 /// management library, what `nvidia-smi` reads): the papers' central figure for GMIs (000 Fig. 1b,
 /// 003 Figs. 1-3).  NVML is loaded at run time (`libnvidia-ml.so.1`, installed with the driver), so
 /// that a build needs neither its header nor its library and a process without it runs on with
-/// the figures NaN.  A thread of the monitor's own reads the driver, so training never waits on it.  Sampled by training (metrics.csv's gpu_util_pct, gpu_mem_mib) and by bench.
+/// the figures NaN.  A thread of the monitor's own reads the driver, so training never waits on
+/// it.  Sampled by training (metrics.csv's gpu_util_pct, gpu_mem_mib), bench and tune.
 #include <condition_variable>
 #include <cstdint>
 #include <limits>
@@ -26,7 +27,8 @@ struct GpuSample {
 /// What a GPU did over an interval.  NaN where it is not known.
 struct GpuInterval {
   double util_pct = std::numeric_limits<double>::quiet_NaN();  ///< mean of the driver's samples in the interval
-  double mem_mib = std::numeric_limits<double>::quiet_NaN();   ///< memory in use on the whole GPU (every process) at its end
+  /// memory in use on the whole GPU (every process) at its end
+  double mem_mib = std::numeric_limits<double>::quiet_NaN();
   int samples = 0;  ///< how many of the driver's samples the mean holds
 };
 

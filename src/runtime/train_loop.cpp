@@ -253,7 +253,8 @@ void start_gpu_monitor(Run& r) {
   if (r.session->me().slot != 0) return;
   r.gpu.emplace();
   if (r.gpu->available()) r.gpu->start();
-  else if (instances::kCudaBuild) spdlog::warn("GPU utilisation not sampled on GPU {}: {}", r.session->me().global_gpu, r.gpu->why_not());
+  else if (instances::kCudaBuild)
+    spdlog::warn("GPU utilisation not sampled on GPU {}: {}", r.session->me().global_gpu, r.gpu->why_not());
 }
 
 }  // namespace
@@ -282,7 +283,9 @@ void finish(Run& r) {
   spdlog::info("done: {} env steps in {} ({} steps/s), best iteration return {}{}; metrics in {}/metrics.csv", total,
                fmt_duration(wall), fmt_rate(total / std::max(wall, 1e-9)),
                std::isfinite(r.best_return) ? fmt::format("{:.2f}", r.best_return) : "- (no episode finished)",
-               r.gpu_util_rows ? fmt::format(", GPU busy {:.0f} % (mean of the iterations)", r.gpu_util_sum / r.gpu_util_rows) : "",
+               r.gpu_util_rows
+                   ? fmt::format(", GPU busy {:.0f} % (mean of the iterations)", r.gpu_util_sum / r.gpu_util_rows)
+                   : "",
                r.dir);
   if (r.mpi.rank() == 0) write_text_file(r.dir + "/status", "done\n");
 }
