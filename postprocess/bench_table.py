@@ -2,7 +2,9 @@
 """Markdown tables of `gmi_drl bench` results.
 
 Usage: postprocess/bench_table.py [--phases] RESULT.json [RESULT.json ...]
-One row per (file, num_envs): env steps/s, time per iteration and per phase, launches.
+One row per (file, num_envs): env steps/s, time per iteration and per phase, launches, and how
+busy the GPU was (NVML's utilisation over the timed iterations, `-` where the JSON has none: host
+builds, JSON of earlier versions, windows shorter than the driver's sample period).
 --phases: the per-phase roofline instead, one row per (file, num_envs, phase): ms per profiled
 iteration, share, GFLOP/s, GB/s and the fractions of the device's peaks (the JSON's "peaks"); the
 phase furthest from its limit is marked with *.
@@ -14,6 +16,8 @@ import sys
 def rows(path):
     with open(path) as f:
         d = json.load(f)
+    if not isinstance(d, dict) or not isinstance(d.get("results"), list) or "device" not in d:
+        sys.exit(f"bench_table.py: {path} is not a `gmi_drl bench --json` result (no device and results)")
     for r in d["results"]:
         yield d, f"{r.get('kernels', '?')} / {d.get('matmul', 'fp32')}", r
 
@@ -56,13 +60,15 @@ def main(args):
     if "--phases" in args:
         return phases(paths)
     print("| device | kernels / matmul | num_envs | env steps/s | ms / iteration | rollout ms | update ms "
-          "| Kokkos kernels | BLAS calls |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| Kokkos kernels | BLAS calls | GPU busy |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for p in paths:
         for d, variant, r in rows(p):
+            busy = r.get("gpu_util_pct")
             print(f"| {device_name(d)} | {variant} | {r['num_envs']} | {r['env_steps_per_s'] / 1e6:.1f} M "
                   f"| {r['iteration_ms']:.1f} | {r['rollout_ms']:.1f} | {r['update_ms']:.1f} "
-                  f"| {r['kokkos_kernels_per_iteration']} | {r['blas_calls_per_iteration']} |")
+                  f"| {r['kokkos_kernels_per_iteration']} | {r['blas_calls_per_iteration']} "
+                  f"| {'-' if busy is None else f'{busy:.0f} %'} |")
 
 
 if __name__ == "__main__":

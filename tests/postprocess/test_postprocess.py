@@ -142,6 +142,27 @@ def test_learning_bad_input(tmp_path):
 BENCH_TABLE = os.path.join(ROOT, "postprocess", "bench_table.py")
 
 
+def test_bench_table_gpu_busy(tmp_path):
+    # NVML's utilisation where the JSON has it, '-' where it is null or absent (earlier versions).
+    path = tmp_path / "b.json"
+    point = {"env_steps_per_s": 2.5e6, "iteration_ms": 4.0, "rollout_ms": 1.0, "update_ms": 3.0,
+             "kokkos_kernels_per_iteration": 10, "blas_calls_per_iteration": 2, "kernels": "fused"}
+    path.write_text(json.dumps({"device": "CUDA device 0: NVIDIA H100 80GB HBM3, 132 SMs", "results": [
+        dict(point, num_envs=64, gpu_util_pct=91.4), dict(point, num_envs=128, gpu_util_pct=None),
+        dict(point, num_envs=256)]}))
+    p = run(BENCH_TABLE, str(path))
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.strip().split("\n")
+    assert lines[0].endswith("| GPU busy |")
+    assert lines[2] == "| NVIDIA H100 80GB HBM3 | fused / fp32 | 64 | 2.5 M | 4.0 | 1.0 | 3.0 | 10 | 2 | 91 % |"
+    assert lines[3].endswith("| 10 | 2 | - |") and lines[4].endswith("| 10 | 2 | - |")
+    # Another JSON: one error line naming the file.
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"cp_64": {"env_steps_per_s": 1}}))
+    p = run(BENCH_TABLE, str(other))
+    assert p.returncode != 0 and p.stderr.strip().count("\n") == 0 and "is not a `gmi_drl bench --json` result" in p.stderr
+
+
 def test_bench_table_phases(tmp_path):
     # One size, two phases: the shares and rates computed by hand; the furthest phase marked.
     path = tmp_path / "b.json"
