@@ -202,6 +202,13 @@ void check_shapes(hid_t f, const Meta& m) {
                             m.num_params));
 }
 
+/// /meta, with every dataset's shape checked against it (no raw data read).
+Meta checked_meta(hid_t f) {
+  Meta m = read_meta_group(f);
+  check_shapes(f, m);
+  return m;
+}
+
 /// Run `f`; a problem with the file becomes one InputError line naming it.
 template <class F>
 auto about(const std::string& path, F&& f) -> decltype(f()) {
@@ -335,8 +342,7 @@ void write(const std::string& path, MPI_Comm comm, const Meta& meta, const algos
   if (mpi::comm_rank(comm) == 0) {
     try {
       about(path, [&] {
-        H5Handle f = io::open_file(path);
-        check_shapes(f, read_meta_group(f));
+        checked_meta(io::open_file(path));
       });
     } catch (const std::exception& e) {
       error = std::string("it reads back incomplete: ") + e.what();
@@ -357,8 +363,7 @@ Contents read(const std::string& path, int gmi) {
   return about(path, [&] {
     H5Handle f = io::open_file(path);
     Contents c;
-    c.meta = read_meta_group(f);
-    check_shapes(f, c.meta);
+    c.meta = checked_meta(f);
     const Meta& m = c.meta;
     algos::TrainerState& s = c.state;
     s.iteration = m.iteration;
@@ -422,8 +427,7 @@ Contents read(const std::string& path, int gmi) {
 Meta verify(const std::string& path) {
   return about(path, [&] {
     H5Handle f = io::open_file(path);
-    const Meta m = read_meta_group(f);
-    check_shapes(f, m);
+    const Meta m = checked_meta(f);
     // Read every dataset once: the Fletcher32 filter checks each chunk as it is read.
     // Slabs of at most ~64 MiB, so a large replay buffer is checked without holding it whole.
     for (const std::string& name : io::list_datasets(f)) {

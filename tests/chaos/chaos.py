@@ -132,10 +132,16 @@ class Job:
         return self.launch() + (["--config", self.cfg, "--run-dir", self.run_dir] if fresh else
                                 ["--resume", "latest", "--run-dir", self.run_dir])
 
+    def spawn(self, cmd, env, log_name):
+        """The run in a session of its own, its output into a log file of the work directory."""
+        log = open(os.path.join(self.a.workdir, log_name), "w+")
+        p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True, env=env_for(env),
+                             start_new_session=True)
+        return p, log
+
     def run_straight(self):
-        log = open(os.path.join(self.a.workdir, f"{self.name}-straight.log"), "w+")
-        p = subprocess.Popen(self.launch() + ["--config", self.cfg, "--run-dir", self.straight], stdout=log,
-                             stderr=subprocess.STDOUT, text=True, env=env_for(), start_new_session=True)
+        p, log = self.spawn(self.launch() + ["--config", self.cfg, "--run-dir", self.straight], None,
+                            f"{self.name}-straight.log")
         rc, out = self.finish(p, log, timeout=2 * self.a.run_timeout, what="the uninterrupted run")
         if rc != 0:
             raise Failed(f"{self.name}: the uninterrupted run failed ({rc}):\n{out}")
@@ -146,10 +152,7 @@ class Job:
         fault = ",".join(x for x in ((fault_env or {}).get("GMI_DRL_FAULT", ""), "slow-checkpoint@0.1") if x)
         fault_env = {"GMI_DRL_FAULT": fault}
         fresh = not os.path.isdir(os.path.join(self.run_dir, "checkpoints"))
-        log = open(os.path.join(self.a.workdir, f"{self.name}-{time.time_ns()}.log"), "w+")
-        p = subprocess.Popen(self.cmd(fresh), stdout=log, stderr=subprocess.STDOUT, text=True,
-                             env=env_for(fault_env), start_new_session=True)
-        return p, log
+        return self.spawn(self.cmd(fresh), fault_env, f"{self.name}-{time.time_ns()}.log")
 
     def finish(self, p, log, timeout=None, what="the run"):
         timeout = timeout or self.a.run_timeout
