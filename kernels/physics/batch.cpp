@@ -1,0 +1,50 @@
+// The device pipeline's kernels (kernels/physics/batch.hpp).
+#include "kernels/physics/batch.hpp"
+
+#include "kernels/physics/integrator.hpp"
+
+namespace gmi::physics {
+
+namespace {
+/// Row i of a (env, field) View, whatever its layout.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION Strided<T> row(const Kokkos::View<T**, MemSpace>& v, int i) {
+  return Strided<T>{v.data() + std::size_t(i) * v.stride(0), int(v.stride(1))};
+}
+}  // namespace
+
+template <class T>
+Batch<T>::Batch(Model<T> model, int n) : model_(std::move(model)), n_(n) {
+  const Model<T>& m = model_;
+  qpos = Array("gmi::physics::qpos", n, m.nq);
+  qvel = Array("gmi::physics::qvel", n, m.nv);
+  ctrl = Array("gmi::physics::ctrl", n, m.nu);
+  scratch = Array("gmi::physics::scratch", n, m.layout.size);
+}
+
+template <class T>
+void Batch<T>::step(const ExecSpace& space, int substeps) {
+  const Model<T> m = model_;
+  const Array qp = qpos, qv = qvel, c = ctrl, ws = scratch;
+  Kokkos::parallel_for(
+      "gmi::physics::Batch::step", Range(space, 0, n_), KOKKOS_LAMBDA(const int i) {
+        const EnvRef<T> e{row(qp, i), row(qv, i), row(c, i), row(ws, i)};
+        for (int s = 0; s < substeps; ++s) physics::step(m, e);
+      });
+}
+
+template <class T>
+void Batch<T>::forward(const ExecSpace& space) {
+  const Model<T> m = model_;
+  const Array qp = qpos, qv = qvel, c = ctrl, ws = scratch;
+  Kokkos::parallel_for(
+      "gmi::physics::Batch::forward", Range(space, 0, n_), KOKKOS_LAMBDA(const int i) {
+        const EnvRef<T> e{row(qp, i), row(qv, i), row(c, i), row(ws, i)};
+        physics::forward(m, e, T(0));
+      });
+}
+
+template class Batch<float>;
+template class Batch<double>;
+
+}  // namespace gmi::physics

@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// \brief N copies of one MuJoCo model stepped on the device, one env per thread: state
+/// (qpos, qvel, ctrl) and each env's scratch in (env, field) Views, a whole step (every
+/// integrator stage and all of its dynamics) in one kernel, no host round trip.
+#include "kernels/physics/model.hpp"
+
+namespace gmi::physics {
+
+template <class T>
+class Batch {
+ public:
+  using Array = Kokkos::View<T**, MemSpace>;
+
+  Batch(Model<T> model, int n);
+
+  int size() const { return n_; }
+  const Model<T>& model() const { return model_; }
+
+  /// `substeps` time steps of every env (a task's frame skip), one kernel.
+  void step(const ExecSpace& space, int substeps = 1);
+  /// The smooth forward dynamics at the current state, leaving qacc and every intermediate in
+  /// scratch (what the step-by-step checks read).
+  void forward(const ExecSpace& space);
+
+  Array qpos, qvel, ctrl;
+  Array scratch;  ///< (env, Layout offset)
+
+ private:
+  Model<T> model_;
+  int n_ = 0;
+};
+
+}  // namespace gmi::physics

@@ -1,0 +1,98 @@
+#pragma once
+/// \file
+/// \brief One time step of one env: MuJoCo's semi-implicit Euler (velocity first, then positions
+/// with the new velocity; joint damping implicit) or its 4-stage Runge-Kutta, whose stages each
+/// run the whole forward dynamics.
+#include "kernels/physics/smooth.hpp"
+
+namespace gmi::physics {
+
+/// qpos <- qpos0 (+) vel dt: slide and hinge coordinates add, a free joint's position adds and its
+/// quaternion turns by the body-frame angular velocity.
+template <class T>
+KOKKOS_INLINE_FUNCTION void integrate_pos(const Model<T>& m, const Strided<T>& qpos, const Strided<T>& qpos0,
+                                          const Strided<T>& vel, T dt) {
+  for (int j = 0; j < m.njnt; ++j) {
+    const int a = m.jnt_qposadr(j), v = m.jnt_dofadr(j);
+    if (m.jnt_type(j) == kFree) {
+      for (int k = 0; k < 3; ++k) qpos[a + k] = qpos0[a + k] + dt * vel[v + k];
+      const Quat<T> q = integrate(Quat<T>{qpos0[a + 3], qpos0[a + 4], qpos0[a + 5], qpos0[a + 6]},
+                                  Vec3<T>{{vel[v + 3], vel[v + 4], vel[v + 5]}}, dt);
+      store_quat(qpos, a + 3, q);
+    } else {
+      qpos[a] = qpos0[a] + dt * vel[v];
+    }
+  }
+}
+
+template <class T>
+KOKKOS_INLINE_FUNCTION void euler_step(const Model<T>& m, const EnvRef<T>& e) {
+  const T h = m.timestep;
+  forward(m, e, m.implicit_damping ? h : T(0));
+  const auto qacc = e.at(m.layout.qacc);
+  for (int i = 0; i < m.nv; ++i) e.qvel[i] += h * qacc[i];
+  integrate_pos(m, e.qpos, e.qpos, e.qvel, h);
+}
+
+/// The inverse of the exponential map's differential, applied to w at u (rotation vectors):
+/// w + u x w / 2 + (1 - (|u|/2) cot(|u|/2)) / |u|^2  u x (u x w).
+template <class T>
+KOKKOS_INLINE_FUNCTION Vec3<T> dexp_inv(const Vec3<T>& u, const Vec3<T>& w) {
+  const T t2 = dot(u, u);
+  T coef;
+  if (t2 < T(1e-2)) {  // series: 1/12 + t^2/720 + t^4/30240, error below t^6/1.2e6
+    coef = T(1) / 12 + t2 / 720 + t2 * t2 / 30240;
+  } else {
+    const T t = math::sqrt(t2), x = t / 2;
+    coef = (T(1) - x * math::cos(x) / math::sin(x)) / t2;
+  }
+  const Vec3<T> uw = cross(u, w);
+  return w + T(0.5) * uw + coef * cross(u, uw);
+}
+
+/// Classic 4-stage Runge-Kutta (stages at 0, h/2, h/2, h; weights 1/6, 1/3, 1/3, 1/6) on the
+/// configuration manifold, as MuJoCo 4 integrates: a free joint's orientation moves by the
+/// exponential map, and each stage's body angular velocity w_s becomes the rate of the stage's
+/// rotation vector u_s = c_s h k_{s-1} through k_s = dexp_inv(u_s, w_s) (Runge-Kutta-Munthe-Kaas),
+/// which keeps the method 4th order where stage velocities in different frames do not commute.
+template <class T>
+KOKKOS_INLINE_FUNCTION void rk4_step(const Model<T>& m, const EnvRef<T>& e) {
+  const Layout& L = m.layout;
+  const T h = m.timestep;
+  const auto q0 = e.at(L.qpos0), v0 = e.at(L.qvel0), vs = e.at(L.vel_sum), as = e.at(L.acc_sum), k = e.at(L.stage_rate),
+             qacc = e.at(L.qacc);
+  for (int i = 0; i < m.nq; ++i) q0[i] = e.qpos[i];
+  for (int i = 0; i < m.nv; ++i) v0[i] = e.qvel[i], vs[i] = T(0), as[i] = T(0);
+  const T c[4] = {T(0), h / 2, h / 2, h};
+  const T w[4] = {T(1) / 6, T(1) / 3, T(1) / 3, T(1) / 6};
+  for (int s = 0; s < 4; ++s) {
+    forward(m, e, T(0));
+    for (int j = 0; j < m.njnt; ++j) {  // k_s from the stage's velocity and k_{s-1}
+      const int d = m.jnt_dofadr(j);
+      if (m.jnt_type(j) == kFree) {
+        for (int i = d; i < d + 3; ++i) k[i] = e.qvel[i];
+        const Vec3<T> u = c[s] * Vec3<T>{{k[d + 3], k[d + 4], k[d + 5]}};
+        const Vec3<T> r = dexp_inv(s == 0 ? zero3<T>() : u, Vec3<T>{{e.qvel[d + 3], e.qvel[d + 4], e.qvel[d + 5]}});
+        for (int i = 0; i < 3; ++i) k[d + 3 + i] = r[i];
+      } else {
+        k[d] = e.qvel[d];
+      }
+    }
+    for (int i = 0; i < m.nv; ++i) vs[i] += w[s] * k[i], as[i] += w[s] * qacc[i];
+    if (s == 3) break;
+    integrate_pos(m, e.qpos, q0, k, c[s + 1]);
+    for (int i = 0; i < m.nv; ++i) e.qvel[i] = v0[i] + c[s + 1] * qacc[i];
+  }
+  integrate_pos(m, e.qpos, q0, vs, h);
+  for (int i = 0; i < m.nv; ++i) e.qvel[i] = v0[i] + h * as[i];
+}
+
+template <class T>
+KOKKOS_INLINE_FUNCTION void step(const Model<T>& m, const EnvRef<T>& e) {
+  if (m.integrator == Integrator::kRK4)
+    rk4_step(m, e);
+  else
+    euler_step(m, e);
+}
+
+}  // namespace gmi::physics

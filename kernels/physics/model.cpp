@@ -1,0 +1,193 @@
+// The device model from an mjModel: what the pipeline computes is copied, anything else refused.
+#include "kernels/physics/model.hpp"
+
+#include <fmt/format.h>
+#include <mujoco/mujoco.h>
+
+#include <vector>
+
+#include "kernels/core/error.hpp"
+
+namespace gmi::physics {
+
+namespace {
+
+template <class U, class S>
+Kokkos::View<U*, MemSpace> upload(const char* label, const S* src, std::size_t n) {
+  Kokkos::View<U*, MemSpace> v(std::string("gmi::physics::") + label, n);
+  auto h = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < n; ++i) h(i) = U(src[i]);
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+template <class U>
+Kokkos::View<U*, MemSpace> upload(const char* label, const std::vector<U>& src) {
+  return upload<U>(label, src.data(), src.size());
+}
+
+/// One refusal: the model, the feature, and what the pipeline does instead.
+struct Refuse {
+  const std::string& name;
+  [[noreturn]] void operator()(const std::string& what) const {
+    throw InputError(
+        fmt::format("physics: model '{}': {} is not computed by the device pipeline "
+                    "(kernels/physics/README.md lists what is)",
+                    name, what));
+  }
+};
+
+bool any_nonzero(const mjtNum* a, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] != 0) return true;
+  return false;
+}
+
+void check_options(const mjModel* m, const Refuse& refuse) {
+  const mjOption& o = m->opt;
+  if (o.integrator != mjINT_EULER && o.integrator != mjINT_RK4)
+    refuse(fmt::format("integrator {} (Euler and RK4 are)", o.integrator));
+  if (!(o.disableflags & mjDSBL_CONSTRAINT))
+    refuse("the constraint solver (contacts, limits); disable it (mjDSBL_CONSTRAINT) to run the smooth dynamics");
+  if (o.density != 0 || o.viscosity != 0 || any_nonzero(o.wind, 3)) refuse("fluid forces (density, viscosity, wind)");
+  if (o.enableflags & mjENBL_SLEEP) refuse("sleeping");
+  if (m->nmocap > 0) refuse("a mocap body");
+  if (m->na > 0) refuse("actuator activation state");
+  if (any_nonzero(m->body_gravcomp, m->nbody)) refuse("gravity compensation");
+  for (int t = 0; t < m->ntendon; ++t)
+    if (m->tendon_stiffness[t] != 0 || m->tendon_damping[t] != 0 ||
+        any_nonzero(m->tendon_stiffnesspoly + mjNPOLY * t, mjNPOLY) ||
+        any_nonzero(m->tendon_dampingpoly + mjNPOLY * t, mjNPOLY))
+      refuse(fmt::format("tendon {}'s spring or damper", t));
+}
+
+void check_joints(const mjModel* m, const Refuse& refuse) {
+  for (int j = 0; j < m->njnt; ++j) {
+    const int type = m->jnt_type[j];
+    if (type == mjJNT_BALL) refuse(fmt::format("ball joint {}", j));
+    if (type == mjJNT_FREE && (m->body_parentid[m->jnt_bodyid[j]] != 0 || m->body_jntnum[m->jnt_bodyid[j]] != 1))
+      refuse(fmt::format("free joint {} below another body or beside other joints", j));
+    if (type == mjJNT_FREE && (m->jnt_stiffness[j] != 0 || any_nonzero(m->jnt_pos + 3 * j, 3)))
+      refuse(fmt::format("free joint {} with a spring or an anchor off the body origin", j));
+    if (any_nonzero(m->jnt_stiffnesspoly + mjNPOLY * j, mjNPOLY) || m->jnt_plasticadr[j] >= 0)
+      refuse(fmt::format("joint {}'s nonlinear or plastic spring", j));
+    if (m->jnt_actfrclimited[j]) refuse(fmt::format("joint {}'s actuator force range", j));
+  }
+  for (int i = 0; i < m->nv; ++i)
+    if (any_nonzero(m->dof_dampingpoly + mjNPOLY * i, mjNPOLY)) refuse(fmt::format("dof {}'s nonlinear damping", i));
+}
+
+void check_actuators(const mjModel* m, const Refuse& refuse) {
+  for (int u = 0; u < m->nu; ++u) {
+    const int j = m->actuator_trnid[2 * u];
+    if (m->actuator_trntype[u] != mjTRN_JOINT || m->jnt_type[j] == mjJNT_FREE || m->jnt_type[j] == mjJNT_BALL)
+      refuse(fmt::format("actuator {}'s transmission (a hinge or slide joint is)", u));
+    if (m->actuator_dyntype[u] != mjDYN_NONE) refuse(fmt::format("actuator {}'s activation dynamics", u));
+    if (m->actuator_gaintype[u] != mjGAIN_FIXED) refuse(fmt::format("actuator {}'s gain type", u));
+    if (m->actuator_biastype[u] != mjBIAS_NONE && m->actuator_biastype[u] != mjBIAS_AFFINE)
+      refuse(fmt::format("actuator {}'s bias type", u));
+    if (m->actuator_ctrlnum[u] != 1 || m->actuator_ctrladr[u] != u) refuse(fmt::format("actuator {}'s controls", u));
+    if (m->actuator_damping[u] != 0 || m->actuator_armature[u] != 0 || m->actuator_delay[u] != 0 ||
+        any_nonzero(m->actuator_dampingpoly + mjNPOLY * u, mjNPOLY))
+      refuse(fmt::format("actuator {}'s damping, armature or delay", u));
+    if (any_nonzero(m->actuator_gear + 6 * u + 1, 5))
+      refuse(fmt::format("actuator {}'s gear beyond its first entry", u));
+  }
+}
+
+/// Scratch offsets for one env of `m`.
+Layout layout_of(int nbody, int njnt, int nq, int nv, int nM) {
+  Layout L;
+  int at = 0;
+  auto take = [&](int& field, int n) { field = at, at += n; };
+  take(L.xpos, 3 * nbody), take(L.xquat, 4 * nbody), take(L.xmat, 9 * nbody), take(L.xipos, 3 * nbody);
+  take(L.ximat, 9 * nbody), take(L.subtree_com, 3 * nbody), take(L.cinert, 10 * nbody), take(L.crb, 10 * nbody);
+  take(L.cvel, 6 * nbody), take(L.cacc, 6 * nbody), take(L.cfrc, 6 * nbody);
+  take(L.xanchor, 3 * njnt), take(L.xaxis, 3 * njnt);
+  take(L.cdof, 6 * nv), take(L.cdof_dot, 6 * nv), take(L.qfrc, nv), take(L.qacc, nv), take(L.mass, nM);
+  take(L.qpos0, nq), take(L.qvel0, nv), take(L.vel_sum, nv), take(L.acc_sum, nv), take(L.stage_rate, nv);
+  L.size = at;
+  return L;
+}
+
+}  // namespace
+
+template <class T>
+Model<T> from_mujoco(const mjModel_* mm, const std::string& name) {
+  const mjModel* m = mm;
+  const Refuse refuse{name};
+  check_options(m, refuse);
+  check_joints(m, refuse);
+  check_actuators(m, refuse);
+
+  Model<T> d;
+  d.nbody = int(m->nbody), d.njnt = int(m->njnt), d.nq = int(m->nq), d.nv = int(m->nv), d.nu = int(m->nu);
+  const int dis = m->opt.disableflags;
+  d.timestep = T(m->opt.timestep);
+  for (int k = 0; k < 3; ++k) d.gravity[k] = (dis & mjDSBL_GRAVITY) ? T(0) : T(m->opt.gravity[k]);
+  d.integrator = m->opt.integrator == mjINT_RK4 ? Integrator::kRK4 : Integrator::kEuler;
+  d.implicit_damping = !(dis & mjDSBL_EULERDAMP) && !(dis & mjDSBL_DAMPER);
+  d.clamp_ctrl = !(dis & mjDSBL_CLAMPCTRL), d.spring = !(dis & mjDSBL_SPRING), d.damper = !(dis & mjDSBL_DAMPER);
+  d.actuation = !(dis & mjDSBL_ACTUATION);
+
+  const std::size_t nb = m->nbody, nj = m->njnt, nv = m->nv, nu = m->nu;
+  d.body_parent = upload<int>("body_parent", m->body_parentid, nb);
+  d.body_root = upload<int>("body_root", m->body_rootid, nb);
+  d.body_jntadr = upload<int>("body_jntadr", m->body_jntadr, nb);
+  d.body_jntnum = upload<int>("body_jntnum", m->body_jntnum, nb);
+  d.body_dofadr = upload<int>("body_dofadr", m->body_dofadr, nb);
+  d.body_dofnum = upload<int>("body_dofnum", m->body_dofnum, nb);
+  d.body_pos = upload<T>("body_pos", m->body_pos, 3 * nb);
+  d.body_quat = upload<T>("body_quat", m->body_quat, 4 * nb);
+  d.body_ipos = upload<T>("body_ipos", m->body_ipos, 3 * nb);
+  d.body_iquat = upload<T>("body_iquat", m->body_iquat, 4 * nb);
+  d.body_mass = upload<T>("body_mass", m->body_mass, nb);
+  d.body_subtreemass = upload<T>("body_subtreemass", m->body_subtreemass, nb);
+  d.body_inertia = upload<T>("body_inertia", m->body_inertia, 3 * nb);
+  d.jnt_type = upload<int>("jnt_type", m->jnt_type, nj);
+  d.jnt_qposadr = upload<int>("jnt_qposadr", m->jnt_qposadr, nj);
+  d.jnt_dofadr = upload<int>("jnt_dofadr", m->jnt_dofadr, nj);
+  d.jnt_pos = upload<T>("jnt_pos", m->jnt_pos, 3 * nj);
+  d.jnt_axis = upload<T>("jnt_axis", m->jnt_axis, 3 * nj);
+  d.jnt_stiffness = upload<T>("jnt_stiffness", m->jnt_stiffness, nj);
+  d.dof_body = upload<int>("dof_body", m->dof_bodyid, nv);
+  d.dof_parent = upload<int>("dof_parent", m->dof_parentid, nv);
+  d.dof_armature = upload<T>("dof_armature", m->dof_armature, nv);
+  d.dof_damping = upload<T>("dof_damping", m->dof_damping, nv);
+  d.qpos0 = upload<T>("qpos0", m->qpos0, m->nq);
+  d.qpos_spring = upload<T>("qpos_spring", m->qpos_spring, m->nq);
+
+  // each dof's mass-matrix row: itself, then its ancestors up to the root
+  std::vector<int> madr(nv);
+  int nM = 0;
+  for (std::size_t i = 0; i < nv; ++i) {
+    madr[i] = nM;
+    for (int j = int(i); j >= 0; j = m->dof_parentid[j]) ++nM;
+  }
+  d.nM = nM;
+  d.dof_madr = upload("dof_madr", madr);
+
+  std::vector<int> act_dof(nu), act_qposadr(nu), ctrllimited(nu), forcelimited(nu);
+  std::vector<T> gear(nu), gain(nu), bias(3 * nu);
+  for (std::size_t u = 0; u < nu; ++u) {
+    const int j = m->actuator_trnid[2 * u];
+    act_dof[u] = m->jnt_dofadr[j], act_qposadr[u] = m->jnt_qposadr[j];
+    ctrllimited[u] = m->actuator_ctrllimited[u], forcelimited[u] = m->actuator_forcelimited[u];
+    gear[u] = T(m->actuator_gear[6 * u]), gain[u] = T(m->actuator_gainprm[mjNGAIN * u]);
+    const bool affine = m->actuator_biastype[u] == mjBIAS_AFFINE;
+    for (int k = 0; k < 3; ++k) bias[3 * u + k] = affine ? T(m->actuator_biasprm[mjNBIAS * u + k]) : T(0);
+  }
+  d.act_dof = upload("act_dof", act_dof), d.act_qposadr = upload("act_qposadr", act_qposadr);
+  d.act_ctrllimited = upload("act_ctrllimited", ctrllimited),
+  d.act_forcelimited = upload("act_forcelimited", forcelimited);
+  d.act_gear = upload("act_gear", gear), d.act_gain = upload("act_gain", gain), d.act_bias = upload("act_bias", bias);
+  d.act_ctrlrange = upload<T>("act_ctrlrange", m->actuator_ctrlrange, 2 * nu);
+  d.act_forcerange = upload<T>("act_forcerange", m->actuator_forcerange, 2 * nu);
+
+  d.layout = layout_of(d.nbody, d.njnt, d.nq, d.nv, d.nM);
+  return d;
+}
+
+template Model<float> from_mujoco<float>(const mjModel_*, const std::string&);
+template Model<double> from_mujoco<double>(const mjModel_*, const std::string&);
+
+}  // namespace gmi::physics

@@ -1,0 +1,73 @@
+#pragma once
+/// \file
+/// \brief A MuJoCo model as the device pipeline reads it: the kinematic tree, inertias, joints,
+/// actuators and options of an mjModel compiled by MuJoCo's C library, copied once into flat
+/// device arrays (read only during a step), and the layout of each env's scratch block.
+///
+/// What the pipeline computes is listed in kernels/physics/README.md; anything else a model asks
+/// for is refused by from_mujoco() with one line naming it.
+#include <string>
+
+#include "kernels/core/kokkos.hpp"
+
+struct mjModel_;
+
+namespace gmi::physics {
+
+enum JointType : int { kFree = 0, kBall = 1, kSlide = 2, kHinge = 3 };
+enum class Integrator : int { kEuler = 0, kRK4 = 1 };
+
+/// Offsets (in elements) of each quantity in one env's scratch block.
+struct Layout {
+  // per body (3, 4, 9, 3, 9, 3, 10, 10, 6, 6, 6 numbers)
+  int xpos = 0, xquat = 0, xmat = 0, xipos = 0, ximat = 0, subtree_com = 0, cinert = 0, crb = 0, cvel = 0, cacc = 0,
+      cfrc = 0;
+  // per joint (3, 3)
+  int xanchor = 0, xaxis = 0;
+  // per dof (6, 6, 1, 1) and the mass matrix (nM)
+  int cdof = 0, cdof_dot = 0, qfrc = 0, qacc = 0, mass = 0;
+  // the integrator: start-of-step state (nq, nv), RK4's weighted sums of position rates and
+  // accelerations and its stage's position rate (nv each)
+  int qpos0 = 0, qvel0 = 0, vel_sum = 0, acc_sum = 0, stage_rate = 0;
+  int size = 0;
+};
+
+/// Flat device arrays, 3-vectors as 3 consecutive numbers, quaternions as 4 (w x y z).  Indices
+/// follow mjModel: body 0 is the world, bodies are ordered parents first, a body's joints and
+/// dofs are consecutive.
+template <class T>
+struct Model {
+  template <class U>
+  using View = Kokkos::View<U*, MemSpace>;
+
+  int nbody = 0, njnt = 0, nq = 0, nv = 0, nu = 0;
+  int nM = 0;  ///< mass-matrix entries kept: each dof's row from itself up its ancestor dofs
+  T timestep = 0;
+  T gravity[3] = {0, 0, 0};
+  Integrator integrator = Integrator::kEuler;
+  bool implicit_damping = false;  ///< Euler: joint damping integrated implicitly (MuJoCo's default)
+  bool clamp_ctrl = true, spring = true, damper = true, actuation = true;
+
+  // bodies
+  View<int> body_parent, body_root, body_jntadr, body_jntnum, body_dofadr, body_dofnum;
+  View<T> body_pos, body_quat, body_ipos, body_iquat, body_mass, body_subtreemass, body_inertia;
+  // joints
+  View<int> jnt_type, jnt_qposadr, jnt_dofadr;
+  View<T> jnt_pos, jnt_axis, jnt_stiffness;
+  // dofs
+  View<int> dof_body, dof_parent, dof_madr;  ///< dof_madr: start of the dof's row in the mass matrix
+  View<T> dof_armature, dof_damping;
+  View<T> qpos0, qpos_spring;
+  // actuators: force = gain ctrl + bias0 + bias1 length + bias2 velocity on one joint's dof
+  View<int> act_dof, act_qposadr, act_ctrllimited, act_forcelimited;
+  View<T> act_gear, act_ctrlrange, act_forcerange, act_gain, act_bias;
+
+  Layout layout;
+};
+
+/// Builds the device model from `m`, compiled by MuJoCo's C library.  Throws gmi::InputError
+/// naming `name` and the first feature of the model the pipeline does not compute.
+template <class T>
+Model<T> from_mujoco(const mjModel_* m, const std::string& name);
+
+}  // namespace gmi::physics

@@ -1,0 +1,265 @@
+// The device physics pipeline (kernels/physics) step by step against mj_step of MuJoCo's C library:
+// states from resets and along random-action trajectories of the C library, one step of the
+// pipeline (double and float) from each, compared with one mj_step from the same state.  Also the
+// smooth quantities behind a step (body poses, qfrc_smooth, qacc_smooth) and the refusals of what
+// the pipeline does not compute.
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/core/error.hpp"
+#include "kernels/envs/mujoco/model.hpp"
+#include "kernels/physics/batch.hpp"
+
+namespace gmi::physics {
+namespace {
+
+struct ModelDeleter {
+  void operator()(mjModel* m) const { mj_deleteModel(m); }
+};
+using OwnedModel = std::unique_ptr<mjModel, ModelDeleter>;
+
+/// Gymnasium's model named by `spec` ("ant.xml", or "ant.xml:euler" for its own integrator
+/// replaced by Euler) with the constraint solver off (contacts and limits are not computed by the
+/// pipeline yet).
+OwnedModel smooth_model(const std::string& spec) {
+  const auto colon = spec.find(':');
+  auto shared = envs::mujoco::load_model(spec.substr(0, colon), "");
+  OwnedModel m(mj_copyModel(nullptr, shared.get()));
+  m->opt.disableflags |= mjDSBL_CONSTRAINT;
+  if (colon != std::string::npos) m->opt.integrator = mjINT_EULER;
+  return m;
+}
+
+/// A state of the C library: qpos, qvel, ctrl.
+struct State {
+  std::vector<double> qpos, qvel, ctrl;
+};
+
+/// `count` states: resets with noise, then every 7th state along random-action trajectories.
+std::vector<State> states_of(const mjModel* m, int count, unsigned seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  mjData* d = mj_makeData(m);
+  std::vector<State> out;
+  while (int(out.size()) < count) {
+    mj_resetData(m, d);
+    for (int i = 0; i < m->nq; ++i) d->qpos[i] += 0.1 * u(g);
+    for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.5 * u(g);
+    mj_normalizeQuat(m, d->qpos);
+    for (int t = 0; t < 60 && int(out.size()) < count; ++t) {
+      for (int k = 0; k < m->nu; ++k) {
+        const double lo = m->actuator_ctrllimited[k] ? m->actuator_ctrlrange[2 * k] : -1;
+        const double hi = m->actuator_ctrllimited[k] ? m->actuator_ctrlrange[2 * k + 1] : 1;
+        d->ctrl[k] = lo + (hi - lo) * 0.5 * (u(g) + 1.0) * 1.2 - 0.1 * (hi - lo);  // some beyond the range
+      }
+      if (t % 7 == 0)
+        out.push_back(State{{d->qpos, d->qpos + m->nq}, {d->qvel, d->qvel + m->nv}, {d->ctrl, d->ctrl + m->nu}});
+      mj_step(m, d);
+    }
+  }
+  mj_deleteData(d);
+  return out;
+}
+
+template <class T>
+void put(typename Batch<T>::Array v, int i, const std::vector<double>& x, typename Batch<T>::Array::HostMirror& h) {
+  for (std::size_t k = 0; k < x.size(); ++k) h(i, k) = T(x[k]);
+}
+
+/// The largest |a - b| / (atol + rtol |b|) over all entries: <= 1 passes.
+struct Worst {
+  double ratio = 0, a = 0, b = 0;
+  int state = -1, index = -1;
+  void see(double x, double ref, double atol, double rtol, int s, int k) {
+    const double r = std::fabs(x - ref) / (atol + rtol * std::fabs(ref));
+    if (!(r <= ratio)) *this = Worst{std::isnan(r) ? 1e300 : r, x, ref, s, k};
+  }
+};
+
+/// Tolerances for one step: |error| <= atol + rtol |reference|, and for velocities also
+/// + dv times the state's largest velocity change in the step (the part an acceleration error
+/// scales with).
+struct Tol {
+  double qpos_atol, qpos_rtol, qvel_atol, qvel_rtol, dv = 0;
+};
+
+/// One pipeline step from each state against one mj_step; returns the worst entries.
+template <class T>
+std::pair<Worst, Worst> compare_step(const mjModel* m, const std::vector<State>& states, const Tol& tol) {
+  const int n = int(states.size());
+  Batch<T> batch(from_mujoco<T>(m, "test"), n);
+  auto hq = Kokkos::create_mirror_view(batch.qpos), hv = Kokkos::create_mirror_view(batch.qvel),
+       hc = Kokkos::create_mirror_view(batch.ctrl);
+  for (int i = 0; i < n; ++i) {
+    put<T>(batch.qpos, i, states[i].qpos, hq), put<T>(batch.qvel, i, states[i].qvel, hv);
+    put<T>(batch.ctrl, i, states[i].ctrl, hc);
+  }
+  Kokkos::deep_copy(batch.qpos, hq), Kokkos::deep_copy(batch.qvel, hv), Kokkos::deep_copy(batch.ctrl, hc);
+  ExecSpace space;
+  batch.step(space, 1);
+  space.fence();
+  Kokkos::deep_copy(hq, batch.qpos), Kokkos::deep_copy(hv, batch.qvel);
+  mjData* d = mj_makeData(m);
+  Worst wq, wv;
+  for (int i = 0; i < n; ++i) {
+    mj_resetData(m, d);
+    std::copy(states[i].qpos.begin(), states[i].qpos.end(), d->qpos);
+    std::copy(states[i].qvel.begin(), states[i].qvel.end(), d->qvel);
+    std::copy(states[i].ctrl.begin(), states[i].ctrl.end(), d->ctrl);
+    mj_step(m, d);
+    double dv = 0;
+    for (int k = 0; k < m->nv; ++k) dv = std::max(dv, std::fabs(d->qvel[k] - states[i].qvel[k]));
+    for (int k = 0; k < m->nq; ++k) wq.see(hq(i, k), d->qpos[k], tol.qpos_atol, tol.qpos_rtol, i, k);
+    for (int k = 0; k < m->nv; ++k) wv.see(hv(i, k), d->qvel[k], tol.qvel_atol + tol.dv * dv, tol.qvel_rtol, i, k);
+  }
+  mj_deleteData(d);
+  return {wq, wv};
+}
+
+std::string describe(const char* what, const Worst& w) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s: worst %.3g of tolerance at state %d, index %d: %.9g vs mj_step %.9g", what,
+                w.ratio, w.state, w.index, w.a, w.b);
+  return buf;
+}
+
+/// The forward dynamics at each state against mj_forward's: body positions, qfrc_smooth, qacc_smooth.
+template <class T>
+std::vector<Worst> compare_forward(const mjModel* m, const std::vector<State>& states, double atol, double rtol) {
+  const int n = int(states.size());
+  Batch<T> batch(from_mujoco<T>(m, "test"), n);
+  auto hq = Kokkos::create_mirror_view(batch.qpos), hv = Kokkos::create_mirror_view(batch.qvel),
+       hc = Kokkos::create_mirror_view(batch.ctrl);
+  for (int i = 0; i < n; ++i) {
+    put<T>(batch.qpos, i, states[i].qpos, hq), put<T>(batch.qvel, i, states[i].qvel, hv);
+    put<T>(batch.ctrl, i, states[i].ctrl, hc);
+  }
+  Kokkos::deep_copy(batch.qpos, hq), Kokkos::deep_copy(batch.qvel, hv), Kokkos::deep_copy(batch.ctrl, hc);
+  ExecSpace space;
+  batch.forward(space);
+  space.fence();
+  auto ws = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.scratch);
+  const Layout& L = batch.model().layout;
+  mjData* d = mj_makeData(m);
+  std::vector<Worst> w(3);
+  for (int i = 0; i < n; ++i) {
+    mj_resetData(m, d);
+    std::copy(states[i].qpos.begin(), states[i].qpos.end(), d->qpos);
+    std::copy(states[i].qvel.begin(), states[i].qvel.end(), d->qvel);
+    std::copy(states[i].ctrl.begin(), states[i].ctrl.end(), d->ctrl);
+    mj_forward(m, d);
+    for (int k = 0; k < 3 * m->nbody; ++k) w[0].see(ws(i, L.xpos + k), d->xpos[k], atol, rtol, i, k);
+    for (int k = 0; k < m->nv; ++k) w[1].see(ws(i, L.qfrc + k), d->qfrc_smooth[k], atol, rtol, i, k);
+    for (int k = 0; k < m->nv; ++k) w[2].see(ws(i, L.qacc + k), d->qacc_smooth[k], atol, rtol, i, k);
+  }
+  mj_deleteData(d);
+  return w;
+}
+
+class SmoothStep : public ::testing::TestWithParam<const char*> {};
+
+// Double precision: the same computation as MuJoCo's up to rounding, so the step agrees to 1e-9.
+TEST_P(SmoothStep, DoubleMatchesMjStep) {
+  OwnedModel m = smooth_model(GetParam());
+  const auto states = states_of(m.get(), 48, 1);
+  const auto [wq, wv] = compare_step<double>(m.get(), states, Tol{1e-9, 1e-9, 1e-9, 1e-9});
+  std::printf("%s double  %s\n%s double  %s\n", GetParam(), describe("qpos", wq).c_str(), GetParam(),
+              describe("qvel", wv).c_str());
+  EXPECT_LE(wq.ratio, 1.0) << describe("qpos", wq);
+  EXPECT_LE(wv.ratio, 1.0) << describe("qvel", wv);
+}
+
+TEST_P(SmoothStep, DoubleForwardMatchesMjForward) {
+  OwnedModel m = smooth_model(GetParam());
+  const auto states = states_of(m.get(), 48, 2);
+  const auto w = compare_forward<double>(m.get(), states, 1e-9, 1e-9);
+  const char* what[] = {"xpos", "qfrc_smooth", "qacc_smooth"};
+  for (int k = 0; k < 3; ++k) {
+    std::printf("%s double  %s\n", GetParam(), describe(what[k], w[k]).c_str());
+    EXPECT_LE(w[k].ratio, 1.0) << describe(what[k], w[k]);
+  }
+}
+
+// Single precision, what the pipeline runs on the GPU.  Positions: 1e-6 (1 + |q|), about 8 float
+// ulps, since a step adds h v (small) to q and rounds a few times.  Velocities: 1e-6 (1 + |v|) for
+// the same roundings, plus 1e-4 of the step's largest velocity change: that change is h qacc, and
+// qacc solves M qacc = f with M's condition number up to ~1e3 in these models (light armatures
+// beside an 8 kg torso), so its relative float error is about 1e3 eps = 1.2e-4 at worst (measured:
+// at most 0.2 of this tolerance, humanoid).
+TEST_P(SmoothStep, FloatMatchesMjStep) {
+  OwnedModel m = smooth_model(GetParam());
+  const auto states = states_of(m.get(), 48, 3);
+  const auto [wq, wv] = compare_step<float>(m.get(), states, Tol{1e-6, 1e-6, 1e-6, 1e-6, 1e-4});
+  std::printf("%s float  %s\n%s float  %s\n", GetParam(), describe("qpos", wq).c_str(), GetParam(),
+              describe("qvel", wv).c_str());
+  EXPECT_LE(wq.ratio, 1.0) << describe("qpos", wq);
+  EXPECT_LE(wv.ratio, 1.0) << describe("qvel", wv);
+}
+
+// Many steps in one launch (a task's frame skip) are those steps one at a time.
+TEST(Physics, SubstepsInOneLaunchAreSingleSteps) {
+  OwnedModel m = smooth_model("ant.xml");
+  const auto states = states_of(m.get(), 8, 4);
+  Batch<float> a(from_mujoco<float>(m.get(), "ant"), 8), b(from_mujoco<float>(m.get(), "ant"), 8);
+  for (Batch<float>* x : {&a, &b}) {
+    auto hq = Kokkos::create_mirror_view(x->qpos), hv = Kokkos::create_mirror_view(x->qvel),
+         hc = Kokkos::create_mirror_view(x->ctrl);
+    for (int i = 0; i < 8; ++i)
+      put<float>(x->qpos, i, states[i].qpos, hq), put<float>(x->qvel, i, states[i].qvel, hv),
+          put<float>(x->ctrl, i, states[i].ctrl, hc);
+    Kokkos::deep_copy(x->qpos, hq), Kokkos::deep_copy(x->qvel, hv), Kokkos::deep_copy(x->ctrl, hc);
+  }
+  ExecSpace space;
+  a.step(space, 5);
+  for (int s = 0; s < 5; ++s) b.step(space, 1);
+  space.fence();
+  auto qa = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.qpos),
+       qb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.qpos);
+  auto va = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.qvel),
+       vb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.qvel);
+  for (int i = 0; i < 8; ++i) {
+    for (int k = 0; k < m->nq; ++k) EXPECT_EQ(qa(i, k), qb(i, k)) << i << " " << k;
+    for (int k = 0; k < m->nv; ++k) EXPECT_EQ(va(i, k), vb(i, k)) << i << " " << k;
+  }
+}
+
+/// The message of the InputError from_mujoco throws for `m`, or "" if it accepts it.
+std::string refusal(const mjModel* m) {
+  try {
+    from_mujoco<float>(m, "the model");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// What the pipeline does not compute is refused with one line naming it, never run wrong.
+TEST(Physics, RefusesWhatItDoesNotCompute) {
+  auto ant = envs::mujoco::load_model("ant.xml", "");
+  EXPECT_NE(refusal(ant.get()).find("the constraint solver"), std::string::npos) << refusal(ant.get());
+  OwnedModel swimmer = smooth_model("swimmer.xml");
+  EXPECT_NE(refusal(swimmer.get()).find("fluid forces"), std::string::npos) << refusal(swimmer.get());
+  OwnedModel implicit = smooth_model("ant.xml");
+  implicit->opt.integrator = mjINT_IMPLICITFAST;
+  EXPECT_NE(refusal(implicit.get()).find("integrator 3"), std::string::npos) << refusal(implicit.get());
+  OwnedModel ok = smooth_model("ant.xml");
+  EXPECT_EQ(refusal(ok.get()), "");
+  const std::string msg = refusal(swimmer.get());
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+  EXPECT_NE(msg.find("'the model'"), std::string::npos) << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(Gymnasium, SmoothStep,
+                         ::testing::Values("ant.xml", "ant.xml:euler", "humanoid.xml", "humanoid.xml:euler",
+                                           "half_cheetah.xml", "hopper.xml", "walker2d.xml", "inverted_pendulum.xml",
+                                           "inverted_double_pendulum.xml", "reacher.xml", "pusher.xml"));
+
+}  // namespace
+}  // namespace gmi::physics
