@@ -40,7 +40,7 @@ void Batch<T>::forward(const ExecSpace& space) {
   Kokkos::parallel_for(
       "gmi::physics::Batch::forward", Range(space, 0, n_), KOKKOS_LAMBDA(const int i) {
         const EnvRef<T> e{row(qp, i), row(qv, i), row(c, i), row(ws, i)};
-        physics::forward(m, e, T(0));
+        physics::forward(m, e);
       });
 }
 

@@ -3,7 +3,7 @@
 /// \brief One time step of one env: MuJoCo's semi-implicit Euler (velocity first, then positions
 /// with the new velocity; joint damping implicit) or its 4-stage Runge-Kutta, whose stages each
 /// run the whole forward dynamics.
-#include "kernels/physics/smooth.hpp"
+#include "kernels/physics/solver.hpp"
 
 namespace gmi::physics {
 
@@ -28,8 +28,14 @@ KOKKOS_INLINE_FUNCTION void integrate_pos(const Model<T>& m, const Strided<T>& q
 template <class T>
 KOKKOS_INLINE_FUNCTION void euler_step(const Model<T>& m, const EnvRef<T>& e) {
   const T h = m.timestep;
-  forward(m, e, m.implicit_damping ? h : T(0));
+  forward(m, e);
   const auto qacc = e.at(m.layout.qacc);
+  if (m.implicit_damping) {  // (M + h D) qacc = qfrc_smooth + qfrc_constraint
+    const auto qfrc = e.at(m.layout.qfrc), fc = e.at(m.layout.qfrc_constraint);
+    for (int i = 0; i < m.nv; ++i) qacc[i] = qfrc[i] + fc[i];
+    factor(m, e, h);
+    solve(m, e, qacc);
+  }
   for (int i = 0; i < m.nv; ++i) e.qvel[i] += h * qacc[i];
   integrate_pos(m, e.qpos, e.qpos, e.qvel, h);
 }
@@ -66,7 +72,7 @@ KOKKOS_INLINE_FUNCTION void rk4_step(const Model<T>& m, const EnvRef<T>& e) {
   const T c[4] = {T(0), h / 2, h / 2, h};
   const T w[4] = {T(1) / 6, T(1) / 3, T(1) / 3, T(1) / 6};
   for (int s = 0; s < 4; ++s) {
-    forward(m, e, T(0));
+    forward(m, e);
     for (int j = 0; j < m.njnt; ++j) {  // k_s from the stage's velocity and k_{s-1}
       const int d = m.jnt_dofadr(j);
       if (m.jnt_type(j) == kFree) {

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <mujoco/mujoco.h>
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "kernels/core/error.hpp"
@@ -36,7 +38,8 @@ struct Refuse {
   }
 };
 
-bool any_nonzero(const mjtNum* a, std::size_t n) {
+bool any_nonzero(const mjtNum* a, mjtSize n0) {
+  const std::size_t n = std::size_t(n0);
   for (std::size_t i = 0; i < n; ++i)
     if (a[i] != 0) return true;
   return false;
@@ -46,8 +49,15 @@ void check_options(const mjModel* m, const Refuse& refuse) {
   const mjOption& o = m->opt;
   if (o.integrator != mjINT_EULER && o.integrator != mjINT_RK4)
     refuse(fmt::format("integrator {} (Euler and RK4 are)", o.integrator));
-  if (!(o.disableflags & mjDSBL_CONSTRAINT))
-    refuse("the constraint solver (contacts, limits); disable it (mjDSBL_CONSTRAINT) to run the smooth dynamics");
+  const bool on = !(o.disableflags & mjDSBL_CONSTRAINT);
+  if (on && !(o.disableflags & mjDSBL_CONTACT))
+    refuse("contact (disable contacts, mjDSBL_CONTACT, or the constraint solver, mjDSBL_CONSTRAINT, to run the rest)");
+  if (on && m->neq > 0 && !(o.disableflags & mjDSBL_EQUALITY)) refuse("an equality constraint");
+  if (on && !(o.disableflags & mjDSBL_FRICTIONLOSS) &&
+      (any_nonzero(m->dof_frictionloss, m->nv) || any_nonzero(m->tendon_frictionloss, m->ntendon)))
+    refuse("friction loss");
+  if (on && o.noslip_iterations > 0) refuse("the noslip solver");
+  if (on && (o.enableflags & mjENBL_DIAGEXACT)) refuse("the exact constraint diagonal (mjENBL_DIAGEXACT)");
   if (o.density != 0 || o.viscosity != 0 || any_nonzero(o.wind, 3)) refuse("fluid forces (density, viscosity, wind)");
   if (o.enableflags & mjENBL_SLEEP) refuse("sleeping");
   if (m->nmocap > 0) refuse("a mocap body");
@@ -76,6 +86,63 @@ void check_joints(const mjModel* m, const Refuse& refuse) {
     if (any_nonzero(m->dof_dampingpoly + mjNPOLY * i, mjNPOLY)) refuse(fmt::format("dof {}'s nonlinear damping", i));
 }
 
+/// Stiffness K and damping B of a row's reference acceleration from solref and solimp (in place:
+/// solref and solimp made safe as MuJoCo makes them: one format, time constant at least two time
+/// steps, impedances within [1e-4, 0.9999]).
+std::pair<double, double> reference_gains(const mjModel* m, double* solref, double* solimp) {
+  if ((solref[0] > 0) != (solref[1] > 0)) solref[0] = 0.02, solref[1] = 1;  // mixed format: MuJoCo's default
+  if (!(m->opt.disableflags & mjDSBL_REFSAFE) && solref[0] > 0) solref[0] = std::max(solref[0], 2 * m->opt.timestep);
+  for (int k : {0, 1, 3}) solimp[k] = std::min(mjMAXIMP, std::max(mjMINIMP, solimp[k]));
+  solimp[2] = std::max(0.0, solimp[2]);
+  solimp[4] = std::max(1.0, solimp[4]);
+  const double dmax = solimp[1];
+  const double K = solref[0] > 0 ? 1 / std::max(mjMINVAL, dmax * dmax * solref[0] * solref[0] * solref[1] * solref[1])
+                                 : -solref[0] / std::max(mjMINVAL, dmax * dmax);
+  const double B = solref[1] > 0 ? 2 / std::max(mjMINVAL, dmax * solref[0]) : -solref[1] / std::max(mjMINVAL, dmax);
+  return {K, B};
+}
+
+/// The limits of joints and fixed tendons as rows' sources (Model::lim_*).
+template <class T>
+void add_limits(const mjModel* m, Model<T>& d, const Refuse& refuse) {
+  std::vector<int> termadr, termnum, qposadr, dof;
+  std::vector<T> coef, range, margin, diag, K, B, solimp;
+  auto source = [&](double lo, double hi, double mg, double dA, const mjtNum* sref, const mjtNum* simp) {
+    double r[2] = {sref[0], sref[1]}, i[5] = {simp[0], simp[1], simp[2], simp[3], simp[4]};
+    const auto [k, b] = reference_gains(m, r, i);
+    range.push_back(T(lo)), range.push_back(T(hi)), margin.push_back(T(mg)), diag.push_back(T(dA));
+    K.push_back(T(k)), B.push_back(T(b));
+    for (double v : i) solimp.push_back(T(v));
+  };
+  if (!(m->opt.disableflags & mjDSBL_LIMIT)) {
+    for (int j = 0; j < m->njnt; ++j) {
+      if (!m->jnt_limited[j]) continue;  // free and ball joints are refused before
+      termadr.push_back(int(qposadr.size())), termnum.push_back(1);
+      qposadr.push_back(m->jnt_qposadr[j]), dof.push_back(m->jnt_dofadr[j]), coef.push_back(T(1));
+      source(m->jnt_range[2 * j], m->jnt_range[2 * j + 1], m->jnt_margin[j], m->dof_invweight0[m->jnt_dofadr[j]],
+             m->jnt_solref + mjNREF * j, m->jnt_solimp + mjNIMP * j);
+    }
+    for (int t = 0; t < m->ntendon; ++t) {
+      if (!m->tendon_limited[t]) continue;
+      termadr.push_back(int(qposadr.size())), termnum.push_back(m->tendon_num[t]);
+      for (int w = m->tendon_adr[t]; w < m->tendon_adr[t] + m->tendon_num[t]; ++w) {
+        if (m->wrap_type[w] != mjWRAP_JOINT) refuse(fmt::format("tendon {}'s limit on a spatial tendon", t));
+        const int j = m->wrap_objid[w];
+        qposadr.push_back(m->jnt_qposadr[j]), dof.push_back(m->jnt_dofadr[j]), coef.push_back(T(m->wrap_prm[w]));
+      }
+      source(m->tendon_range[2 * t], m->tendon_range[2 * t + 1], m->tendon_margin[t], m->tendon_invweight0[t],
+             m->tendon_solref_lim + mjNREF * t, m->tendon_solimp_lim + mjNIMP * t);
+    }
+  }
+  d.nlim = int(termadr.size());
+  d.lim_termadr = upload("lim_termadr", termadr), d.lim_termnum = upload("lim_termnum", termnum);
+  d.term_qposadr = upload("term_qposadr", qposadr), d.term_dof = upload("term_dof", dof);
+  d.term_coef = upload("term_coef", coef), d.lim_range = upload("lim_range", range);
+  d.lim_margin = upload("lim_margin", margin), d.lim_diag = upload("lim_diag", diag);
+  d.lim_K = upload("lim_K", K), d.lim_B = upload("lim_B", B), d.lim_solimp = upload("lim_solimp", solimp);
+  d.nefc_max = 2 * d.nlim;
+}
+
 void check_actuators(const mjModel* m, const Refuse& refuse) {
   for (int u = 0; u < m->nu; ++u) {
     const int j = m->actuator_trnid[2 * u];
@@ -95,7 +162,7 @@ void check_actuators(const mjModel* m, const Refuse& refuse) {
 }
 
 /// Scratch offsets for one env of `m`.
-Layout layout_of(int nbody, int njnt, int nq, int nv, int nM) {
+Layout layout_of(int nbody, int njnt, int nq, int nv, int nM, int nefc) {
   Layout L;
   int at = 0;
   auto take = [&](int& field, int n) { field = at, at += n; };
@@ -103,7 +170,10 @@ Layout layout_of(int nbody, int njnt, int nq, int nv, int nM) {
   take(L.ximat, 9 * nbody), take(L.subtree_com, 3 * nbody), take(L.cinert, 10 * nbody), take(L.crb, 10 * nbody);
   take(L.cvel, 6 * nbody), take(L.cacc, 6 * nbody), take(L.cfrc, 6 * nbody);
   take(L.xanchor, 3 * njnt), take(L.xaxis, 3 * njnt);
-  take(L.cdof, 6 * nv), take(L.cdof_dot, 6 * nv), take(L.qfrc, nv), take(L.qacc, nv), take(L.mass, nM);
+  take(L.cdof, 6 * nv), take(L.cdof_dot, 6 * nv), take(L.qfrc, nv), take(L.qacc, nv), take(L.qacc_smooth, nv);
+  take(L.qfrc_constraint, nv), take(L.mass, nM), take(L.mass_lu, nM);
+  take(L.efc_J, nefc * nv), take(L.efc_aref, nefc), take(L.efc_D, nefc), take(L.efc_jar, nefc), take(L.efc_jdx, nefc);
+  take(L.nefc, 1), take(L.hess, nv * nv), take(L.grad, nv), take(L.dx, nv), take(L.mdx, nv);
   take(L.qpos0, nq), take(L.qvel0, nv), take(L.vel_sum, nv), take(L.acc_sum, nv), take(L.stage_rate, nv);
   L.size = at;
   return L;
@@ -183,7 +253,10 @@ Model<T> from_mujoco(const mjModel_* mm, const std::string& name) {
   d.act_ctrlrange = upload<T>("act_ctrlrange", m->actuator_ctrlrange, 2 * nu);
   d.act_forcerange = upload<T>("act_forcerange", m->actuator_forcerange, 2 * nu);
 
-  d.layout = layout_of(d.nbody, d.njnt, d.nq, d.nv, d.nM);
+  add_limits(m, d, refuse);
+  d.constraints = !(dis & mjDSBL_CONSTRAINT) && d.nefc_max > 0;
+  d.iterations = m->opt.iterations, d.tolerance = T(m->opt.tolerance), d.meaninertia = T(m->stat.meaninertia);
+  d.layout = layout_of(d.nbody, d.njnt, d.nq, d.nv, d.nM, d.nefc_max);
   return d;
 }
 

@@ -24,8 +24,12 @@ struct Layout {
       cfrc = 0;
   // per joint (3, 3)
   int xanchor = 0, xaxis = 0;
-  // per dof (6, 6, 1, 1) and the mass matrix (nM)
-  int cdof = 0, cdof_dot = 0, qfrc = 0, qacc = 0, mass = 0;
+  // per dof (6, 6, 1, 1, 1, 1), the mass matrix and its factor (nM each)
+  int cdof = 0, cdof_dot = 0, qfrc = 0, qacc = 0, qacc_smooth = 0, qfrc_constraint = 0, mass = 0, mass_lu = 0;
+  // constraint rows (nefc_max each; J nefc_max x nv), their count (1), and the solver's dense
+  // Hessian (nv x nv), gradient, step and M times the step (nv each)
+  int efc_J = 0, efc_aref = 0, efc_D = 0, efc_jar = 0, efc_jdx = 0, nefc = 0;
+  int hess = 0, grad = 0, dx = 0, mdx = 0;
   // the integrator: start-of-step state (nq, nv), RK4's weighted sums of position rates and
   // accelerations and its stage's position rate (nv each)
   int qpos0 = 0, qvel0 = 0, vel_sum = 0, acc_sum = 0, stage_rate = 0;
@@ -47,6 +51,11 @@ struct Model {
   Integrator integrator = Integrator::kEuler;
   bool implicit_damping = false;  ///< Euler: joint damping integrated implicitly (MuJoCo's default)
   bool clamp_ctrl = true, spring = true, damper = true, actuation = true;
+  bool constraints = false;  ///< any constraint row can exist (the solver runs)
+  // the solver: MuJoCo's iteration limit and tolerance, on gradients scaled by 1 / (meaninertia nv)
+  int iterations = 100;
+  T tolerance = 1e-8, meaninertia = 1;
+  int nefc_max = 0;  ///< rows an env can have at once
 
   // bodies
   View<int> body_parent, body_root, body_jntadr, body_jntnum, body_dofadr, body_dofnum;
@@ -61,6 +70,13 @@ struct Model {
   // actuators: force = gain ctrl + bias0 + bias1 length + bias2 velocity on one joint's dof
   View<int> act_dof, act_qposadr, act_ctrllimited, act_forcelimited;
   View<T> act_gear, act_ctrlrange, act_forcerange, act_gain, act_bias;
+
+  // limits (a limited hinge or slide joint, or a limited fixed tendon): value = sum of coef qpos
+  // over its terms, range [lo, hi], margin, approximate inverse inertia, the reference's stiffness
+  // K and damping B (from solref, timestep-safe), solimp (5 numbers)
+  int nlim = 0;
+  View<int> lim_termadr, lim_termnum, term_qposadr, term_dof;
+  View<T> term_coef, lim_range, lim_margin, lim_diag, lim_K, lim_B, lim_solimp;
 
   Layout layout;
 };

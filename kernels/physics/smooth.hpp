@@ -225,11 +225,12 @@ KOKKOS_INLINE_FUNCTION void passive_and_actuation(const Model<T>& m, const EnvRe
   }
 }
 
-/// M <- L^T D L in place (Featherstone's LTDL: the tree's sparsity, no fill-in), after adding
-/// `diag_scale` times dof damping to the diagonal (Euler's implicit damping; 0 otherwise).
+/// mass_lu <- L^T D L of M plus `diag_scale` times dof damping on the diagonal (Euler's implicit
+/// damping; 0 otherwise): Featherstone's LTDL, the tree's sparsity, no fill-in.  M stays as it is.
 template <class T>
 KOKKOS_INLINE_FUNCTION void factor(const Model<T>& m, const EnvRef<T>& e, T diag_scale) {
-  const auto M = e.at(m.layout.mass);
+  const auto M = e.at(m.layout.mass_lu), M0 = e.at(m.layout.mass);
+  for (int k = 0; k < m.nM; ++k) M[k] = M0[k];
   if (diag_scale != T(0))
     for (int i = 0; i < m.nv; ++i) M[m.dof_madr(i)] += diag_scale * m.dof_damping(i);
   for (int k = m.nv - 1; k >= 0; --k) {
@@ -249,7 +250,7 @@ KOKKOS_INLINE_FUNCTION void factor(const Model<T>& m, const EnvRef<T>& e, T diag
 /// x <- (L^T D L)^-1 x, with the factor from factor().
 template <class T>
 KOKKOS_INLINE_FUNCTION void solve(const Model<T>& m, const EnvRef<T>& e, const Strided<T>& x) {
-  const auto M = e.at(m.layout.mass);
+  const auto M = e.at(m.layout.mass_lu);
   for (int i = m.nv - 1; i >= 0; --i) {
     int up = 1;
     for (int j = m.dof_parent(i); j >= 0; j = m.dof_parent(j), ++up) x[j] -= M[m.dof_madr(i) + up] * x[i];
@@ -261,18 +262,33 @@ KOKKOS_INLINE_FUNCTION void solve(const Model<T>& m, const EnvRef<T>& e, const S
   }
 }
 
-/// Smooth forward dynamics at (qpos, qvel, ctrl): qacc = M^-1 (passive + actuator - bias), with
-/// `damping_dt` times the dof damping added to M (the Euler integrator's implicit damping).
+/// y <- M x (M symmetric, kept as each dof's row up its ancestors).
 template <class T>
-KOKKOS_INLINE_FUNCTION void forward(const Model<T>& m, const EnvRef<T>& e, T damping_dt) {
+KOKKOS_INLINE_FUNCTION void mul_mass(const Model<T>& m, const EnvRef<T>& e, const Strided<T>& x, const Strided<T>& y) {
+  const auto M = e.at(m.layout.mass);
+  for (int i = 0; i < m.nv; ++i) y[i] = M[m.dof_madr(i)] * x[i];
+  for (int i = 0; i < m.nv; ++i) {
+    int up = 1;
+    for (int j = m.dof_parent(i); j >= 0; j = m.dof_parent(j), ++up) {
+      const T mij = M[m.dof_madr(i) + up];
+      y[i] += mij * x[j];
+      y[j] += mij * x[i];
+    }
+  }
+}
+
+/// Smooth forward dynamics at (qpos, qvel, ctrl): qfrc = passive + actuator - bias and
+/// qacc_smooth = M^-1 qfrc.
+template <class T>
+KOKKOS_INLINE_FUNCTION void smooth_forward(const Model<T>& m, const EnvRef<T>& e) {
   kinematics(m, e);
   com_pos(m, e);
   crb(m, e);
   rne_bias(m, e);
   passive_and_actuation(m, e);
-  const auto qfrc = e.at(m.layout.qfrc), qacc = e.at(m.layout.qacc);
+  const auto qfrc = e.at(m.layout.qfrc), qacc = e.at(m.layout.qacc_smooth);
   for (int i = 0; i < m.nv; ++i) qacc[i] = qfrc[i];
-  factor(m, e, damping_dt);
+  factor(m, e, T(0));
   solve(m, e, qacc);
 }
 
