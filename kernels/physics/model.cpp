@@ -50,8 +50,11 @@ void check_options(const mjModel* m, const Refuse& refuse) {
   if (o.integrator != mjINT_EULER && o.integrator != mjINT_RK4)
     refuse(fmt::format("integrator {} (Euler and RK4 are)", o.integrator));
   const bool on = !(o.disableflags & mjDSBL_CONSTRAINT);
-  if (on && !(o.disableflags & mjDSBL_CONTACT))
-    refuse("contact (disable contacts, mjDSBL_CONTACT, or the constraint solver, mjDSBL_CONSTRAINT, to run the rest)");
+  if (on && !(o.disableflags & mjDSBL_CONTACT)) {
+    if (m->npair > 0 || m->nexclude > 0) refuse("an explicit contact pair or exclusion");
+    if (o.cone != mjCONE_PYRAMIDAL) refuse("the elliptic friction cone");
+    if (o.enableflags & mjENBL_OVERRIDE) refuse("overridden contact parameters");
+  }
   if (on && m->neq > 0 && !(o.disableflags & mjDSBL_EQUALITY)) refuse("an equality constraint");
   if (on && !(o.disableflags & mjDSBL_FRICTIONLOSS) &&
       (any_nonzero(m->dof_frictionloss, m->nv) || any_nonzero(m->tendon_frictionloss, m->ntendon)))
@@ -143,6 +146,80 @@ void add_limits(const mjModel* m, Model<T>& d, const Refuse& refuse) {
   d.nefc_max = 2 * d.nlim;
 }
 
+/// The candidate collision pairs, as MuJoCo's broad phase filters them before any geometry: two
+/// bodies welded apart, not both without dofs, not parent and child (unless filtering is off or
+/// one is the world), contype of one matching conaffinity of the other; the plane first.
+template <class T>
+void add_pairs(const mjModel* m, Model<T>& d, const Refuse& refuse) {
+  std::vector<int> g1s, g2s, types, condims;
+  std::vector<T> friction, margin, K, B, solimp, tran;
+  const int dis = m->opt.disableflags;
+  const bool on = !(dis & mjDSBL_CONSTRAINT) && !(dis & mjDSBL_CONTACT);
+  for (int a = 0; on && a < m->ngeom; ++a)
+    for (int b = a + 1; b < m->ngeom; ++b) {
+      const int w1 = m->body_weldid[m->geom_bodyid[a]], w2 = m->body_weldid[m->geom_bodyid[b]];
+      if (w1 == w2 || (m->body_dofnum[w1] == 0 && m->body_dofnum[w2] == 0)) continue;
+      if (!(dis & mjDSBL_FILTERPARENT) && w1 != 0 && w2 != 0 &&
+          (w1 == m->body_weldid[m->body_parentid[w2]] || w2 == m->body_weldid[m->body_parentid[w1]]))
+        continue;
+      if (!(m->geom_contype[a] & m->geom_conaffinity[b]) && !(m->geom_contype[b] & m->geom_conaffinity[a])) continue;
+      int g1 = a, g2 = b;
+      if (m->geom_type[g1] > m->geom_type[g2]) std::swap(g1, g2);
+      const int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
+      if (t1 != mjGEOM_PLANE || (t2 != mjGEOM_SPHERE && t2 != mjGEOM_CAPSULE))
+        refuse(fmt::format("collision between geoms {} and {} (types {} and {}; plane-sphere and plane-capsule are)",
+                           g1, g2, t1, t2));
+      // parameters mixed as MuJoCo mixes them: the higher priority wins, else condim max,
+      // solref/solimp weighted by solmix, friction max
+      const int pr1 = m->geom_priority[g1], pr2 = m->geom_priority[g2];
+      int condim;
+      double sref[2], simp[5], fri[3];
+      if (pr1 != pr2) {
+        const int g = pr1 > pr2 ? g1 : g2;
+        condim = m->geom_condim[g];
+        for (int k = 0; k < 2; ++k) sref[k] = m->geom_solref[mjNREF * g + k];
+        for (int k = 0; k < 5; ++k) simp[k] = m->geom_solimp[mjNIMP * g + k];
+        for (int k = 0; k < 3; ++k) fri[k] = m->geom_friction[3 * g + k];
+      } else {
+        condim = std::max(m->geom_condim[g1], m->geom_condim[g2]);
+        const double s1 = m->geom_solmix[g1], s2 = m->geom_solmix[g2];
+        const double mix = (s1 >= mjMINVAL && s2 >= mjMINVAL) ? s1 / (s1 + s2)
+                           : (s1 < mjMINVAL && s2 < mjMINVAL) ? 0.5
+                           : (s1 < mjMINVAL)                  ? 0.0
+                                                              : 1.0;
+        const mjtNum *r1 = m->geom_solref + mjNREF * g1, *r2 = m->geom_solref + mjNREF * g2;
+        for (int k = 0; k < 2; ++k)
+          sref[k] = (r1[0] > 0 && r2[0] > 0) ? mix * r1[k] + (1 - mix) * r2[k] : std::min(r1[k], r2[k]);
+        for (int k = 0; k < 5; ++k)
+          simp[k] = mix * m->geom_solimp[mjNIMP * g1 + k] + (1 - mix) * m->geom_solimp[mjNIMP * g2 + k];
+        for (int k = 0; k < 3; ++k) fri[k] = std::max(m->geom_friction[3 * g1 + k], m->geom_friction[3 * g2 + k]);
+      }
+      if (condim != 1 && condim != 3) refuse(fmt::format("condim {} of geoms {} and {} (1 and 3 are)", condim, g1, g2));
+      if (m->geom_gap[g1] + m->geom_gap[g2] != 0) refuse(fmt::format("a contact gap (geoms {} and {})", g1, g2));
+      if (m->geom_adhesion[g1] != 0 || m->geom_adhesion[g2] != 0) refuse("adhesion");
+      const auto [k, bgain] = reference_gains(m, sref, simp);
+      g1s.push_back(g1), g2s.push_back(g2), condims.push_back(condim);
+      types.push_back(t2 == mjGEOM_SPHERE ? 0 : 1);
+      friction.push_back(T(std::max(mjMINMU, fri[0]))), friction.push_back(T(std::max(mjMINMU, fri[0])));
+      margin.push_back(T(m->geom_margin[g1] + m->geom_margin[g2]));
+      K.push_back(T(k)), B.push_back(T(bgain));
+      for (double v : simp) solimp.push_back(T(v));
+      tran.push_back(T(m->body_invweight0[2 * m->geom_bodyid[g1]] + m->body_invweight0[2 * m->geom_bodyid[g2]]));
+      d.nefc_max += (t2 == mjGEOM_SPHERE ? 1 : 2) * (condim == 1 ? 1 : 4);
+    }
+  d.npair = int(g1s.size());
+  d.ngeom = int(m->ngeom);
+  d.impratio = T(m->opt.impratio);
+  d.geom_body = upload<int>("geom_body", m->geom_bodyid, m->ngeom);
+  d.geom_pos = upload<T>("geom_pos", m->geom_pos, 3 * m->ngeom);
+  d.geom_quat = upload<T>("geom_quat", m->geom_quat, 4 * m->ngeom);
+  d.geom_size = upload<T>("geom_size", m->geom_size, 3 * m->ngeom);
+  d.pair_g1 = upload("pair_g1", g1s), d.pair_g2 = upload("pair_g2", g2s), d.pair_type = upload("pair_type", types);
+  d.pair_condim = upload("pair_condim", condims), d.pair_friction = upload("pair_friction", friction);
+  d.pair_margin = upload("pair_margin", margin), d.pair_K = upload("pair_K", K), d.pair_B = upload("pair_B", B);
+  d.pair_solimp = upload("pair_solimp", solimp), d.pair_tran = upload("pair_tran", tran);
+}
+
 void check_actuators(const mjModel* m, const Refuse& refuse) {
   for (int u = 0; u < m->nu; ++u) {
     const int j = m->actuator_trnid[2 * u];
@@ -162,14 +239,14 @@ void check_actuators(const mjModel* m, const Refuse& refuse) {
 }
 
 /// Scratch offsets for one env of `m`.
-Layout layout_of(int nbody, int njnt, int nq, int nv, int nM, int nefc) {
+Layout layout_of(int nbody, int njnt, int ngeom, int nq, int nv, int nM, int nefc) {
   Layout L;
   int at = 0;
   auto take = [&](int& field, int n) { field = at, at += n; };
   take(L.xpos, 3 * nbody), take(L.xquat, 4 * nbody), take(L.xmat, 9 * nbody), take(L.xipos, 3 * nbody);
   take(L.ximat, 9 * nbody), take(L.subtree_com, 3 * nbody), take(L.cinert, 10 * nbody), take(L.crb, 10 * nbody);
   take(L.cvel, 6 * nbody), take(L.cacc, 6 * nbody), take(L.cfrc, 6 * nbody);
-  take(L.xanchor, 3 * njnt), take(L.xaxis, 3 * njnt);
+  take(L.xanchor, 3 * njnt), take(L.xaxis, 3 * njnt), take(L.geom_xpos, 3 * ngeom), take(L.geom_xmat, 9 * ngeom);
   take(L.cdof, 6 * nv), take(L.cdof_dot, 6 * nv), take(L.qfrc, nv), take(L.qacc, nv), take(L.qacc_smooth, nv);
   take(L.qfrc_constraint, nv), take(L.mass, nM), take(L.mass_lu, nM);
   take(L.efc_J, nefc * nv), take(L.efc_aref, nefc), take(L.efc_D, nefc), take(L.efc_jar, nefc), take(L.efc_jdx, nefc);
@@ -254,9 +331,10 @@ Model<T> from_mujoco(const mjModel_* mm, const std::string& name) {
   d.act_forcerange = upload<T>("act_forcerange", m->actuator_forcerange, 2 * nu);
 
   add_limits(m, d, refuse);
+  add_pairs(m, d, refuse);
   d.constraints = !(dis & mjDSBL_CONSTRAINT) && d.nefc_max > 0;
   d.iterations = m->opt.iterations, d.tolerance = T(m->opt.tolerance), d.meaninertia = T(m->stat.meaninertia);
-  d.layout = layout_of(d.nbody, d.njnt, d.nq, d.nv, d.nM, d.nefc_max);
+  d.layout = layout_of(d.nbody, d.njnt, d.ngeom, d.nq, d.nv, d.nM, d.nefc_max);
   return d;
 }
 

@@ -22,8 +22,8 @@ struct Layout {
   // per body (3, 4, 9, 3, 9, 3, 10, 10, 6, 6, 6 numbers)
   int xpos = 0, xquat = 0, xmat = 0, xipos = 0, ximat = 0, subtree_com = 0, cinert = 0, crb = 0, cvel = 0, cacc = 0,
       cfrc = 0;
-  // per joint (3, 3)
-  int xanchor = 0, xaxis = 0;
+  // per joint (3, 3); per geom (3, 9)
+  int xanchor = 0, xaxis = 0, geom_xpos = 0, geom_xmat = 0;
   // per dof (6, 6, 1, 1, 1, 1), the mass matrix and its factor (nM each)
   int cdof = 0, cdof_dot = 0, qfrc = 0, qacc = 0, qacc_smooth = 0, qfrc_constraint = 0, mass = 0, mass_lu = 0;
   // constraint rows (nefc_max each; J nefc_max x nv), their count (1), and the solver's dense
@@ -77,6 +77,15 @@ struct Model {
   int nlim = 0;
   View<int> lim_termadr, lim_termnum, term_qposadr, term_dof;
   View<T> term_coef, lim_range, lim_margin, lim_diag, lim_K, lim_B, lim_solimp;
+
+  // geoms (all of the model's; only those of collision pairs are moved) and the candidate
+  // collision pairs: geom 1 (a plane) and geom 2, the narrow phase (PairType), condim (1 or 3),
+  // friction along the two tangents, margin, reference K and B, solimp, and the sum of the two
+  // bodies' translational inverse weights (MuJoCo's approximate inverse inertia of a contact)
+  int ngeom = 0, npair = 0;
+  T impratio = 1;
+  View<int> geom_body, pair_g1, pair_g2, pair_type, pair_condim;
+  View<T> geom_pos, geom_quat, geom_size, pair_friction, pair_margin, pair_K, pair_B, pair_solimp, pair_tran;
 
   Layout layout;
 };

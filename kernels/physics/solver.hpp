@@ -7,7 +7,7 @@
 /// so its minimiser is one point whatever the method: MuJoCo's solvers stop within their tolerance
 /// of it, this one when a full Newton step keeps the active set (the exact minimiser of a
 /// piecewise quadratic) or its gradient is at rounding level.
-#include "kernels/physics/constraint.hpp"
+#include "kernels/physics/collision.hpp"
 
 namespace gmi::physics {
 
@@ -59,7 +59,7 @@ KOKKOS_INLINE_FUNCTION void line_slope(const Strided<T>& jar, const Strided<T>& 
 /// The step a > 0 minimising the cost along dx: the root of the increasing, piecewise-linear
 /// phi'(a), by Newton steps kept inside a bracket (bisection where a step leaves it).
 template <class T>
-constexpr T epsilon() {
+KOKKOS_FORCEINLINE_FUNCTION constexpr T epsilon() {
   return sizeof(T) == 4 ? T(1.1920929e-7) : T(2.220446049250313e-16);
 }
 
@@ -166,7 +166,7 @@ KOKKOS_INLINE_FUNCTION void forward(const Model<T>& m, const EnvRef<T>& e) {
   smooth_forward(m, e);
   const Layout& L = m.layout;
   const auto qacc = e.at(L.qacc), qs = e.at(L.qacc_smooth), fc = e.at(L.qfrc_constraint);
-  const int nefc = m.constraints ? make_limits(m, e, 0) : 0;
+  const int nefc = m.constraints ? make_contacts(m, e, make_limits(m, e, 0)) : 0;
   e.ws[L.nefc] = T(nefc);
   if (nefc == 0) {
     for (int k = 0; k < m.nv; ++k) qacc[k] = qs[k], fc[k] = T(0);

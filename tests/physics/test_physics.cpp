@@ -27,13 +27,15 @@ using OwnedModel = std::unique_ptr<mjModel, ModelDeleter>;
 
 /// Gymnasium's model named by `spec`: "ant.xml", then options after colons: "euler" (its
 /// integrator replaced by Euler), "limits" (contacts off, limits and the rest of the constraint
-/// solver on; without it the whole constraint solver is off).
+/// solver on), "full" (the model as it is: contacts and limits); with neither the whole
+/// constraint solver is off.
 OwnedModel smooth_model(const std::string& spec) {
   const auto colon = spec.find(':');
   auto shared = envs::mujoco::load_model(spec.substr(0, colon), "");
   OwnedModel m(mj_copyModel(nullptr, shared.get()));
   const std::string opts = colon == std::string::npos ? "" : spec.substr(colon);
-  m->opt.disableflags |= opts.find(":limits") != std::string::npos ? mjDSBL_CONTACT : mjDSBL_CONSTRAINT;
+  if (opts.find(":full") == std::string::npos)
+    m->opt.disableflags |= opts.find(":limits") != std::string::npos ? mjDSBL_CONTACT : mjDSBL_CONSTRAINT;
   if (opts.find(":euler") != std::string::npos) m->opt.integrator = mjINT_EULER;
   return m;
 }
@@ -254,27 +256,33 @@ std::string refusal(const mjModel* m) {
 
 // What the pipeline does not compute is refused with one line naming it, never run wrong.
 TEST(Physics, RefusesWhatItDoesNotCompute) {
-  auto ant = envs::mujoco::load_model("ant.xml", "");
-  EXPECT_NE(refusal(ant.get()).find("contact"), std::string::npos) << refusal(ant.get());
+  auto humanoid = envs::mujoco::load_model("humanoid.xml", "");  // capsules against capsules
+  EXPECT_NE(refusal(humanoid.get()).find("collision between geoms"), std::string::npos) << refusal(humanoid.get());
+  OwnedModel elliptic = smooth_model("ant.xml:full");
+  elliptic->opt.cone = mjCONE_ELLIPTIC;
+  EXPECT_NE(refusal(elliptic.get()).find("elliptic"), std::string::npos) << refusal(elliptic.get());
   OwnedModel swimmer = smooth_model("swimmer.xml");
   EXPECT_NE(refusal(swimmer.get()).find("fluid forces"), std::string::npos) << refusal(swimmer.get());
   OwnedModel implicit = smooth_model("ant.xml");
   implicit->opt.integrator = mjINT_IMPLICITFAST;
   EXPECT_NE(refusal(implicit.get()).find("integrator 3"), std::string::npos) << refusal(implicit.get());
-  OwnedModel ok = smooth_model("ant.xml");
-  EXPECT_EQ(refusal(ok.get()), "");
+  for (const char* spec : {"ant.xml", "ant.xml:full", "humanoid.xml:limits"}) {
+    OwnedModel ok = smooth_model(spec);
+    EXPECT_EQ(refusal(ok.get()), "") << spec;
+  }
   const std::string msg = refusal(swimmer.get());
   EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
   EXPECT_NE(msg.find("'the model'"), std::string::npos) << msg;
 }
 
 INSTANTIATE_TEST_SUITE_P(Gymnasium, SmoothStep,
-                         ::testing::Values("ant.xml", "ant.xml:euler", "ant.xml:limits", "ant.xml:limits:euler",
-                                           "humanoid.xml", "humanoid.xml:euler", "humanoid.xml:limits",
-                                           "half_cheetah.xml:limits", "hopper.xml:limits", "walker2d.xml:limits",
-                                           "reacher.xml:limits", "half_cheetah.xml", "hopper.xml", "walker2d.xml",
-                                           "inverted_pendulum.xml", "inverted_double_pendulum.xml", "reacher.xml",
-                                           "pusher.xml"));
+                         ::testing::Values("ant.xml:full", "ant.xml:full:euler", "walker2d.xml:full",
+                                           "half_cheetah.xml:full", "ant.xml", "ant.xml:euler", "ant.xml:limits",
+                                           "ant.xml:limits:euler", "humanoid.xml", "humanoid.xml:euler",
+                                           "humanoid.xml:limits", "half_cheetah.xml:limits", "hopper.xml:limits",
+                                           "walker2d.xml:limits", "reacher.xml:limits", "half_cheetah.xml",
+                                           "hopper.xml", "walker2d.xml", "inverted_pendulum.xml",
+                                           "inverted_double_pendulum.xml", "reacher.xml", "pusher.xml"));
 
 }  // namespace
 }  // namespace gmi::physics

@@ -1,0 +1,143 @@
+#pragma once
+/// \file
+/// \brief Contacts of one env, as MuJoCo makes them (Computation: "Collision detection",
+/// "Contact"): every candidate geom pair of the model (filtered once on the host by contype,
+/// conaffinity, weld and parent rules, model.cpp) is tested each step; a contact closer than its
+/// margin becomes constraint rows: one (the normal) for condim 1, four pyramid facets
+/// J_n +- mu_k J_tk for condim 3, each with the contact's reference acceleration and softness.
+///
+/// Narrow phase so far: plane-sphere and plane-capsule (a capsule is its two end spheres), the
+/// pairs of MuJoCo's locomotion models against their floor.
+#include "kernels/physics/constraint.hpp"
+
+namespace gmi::physics {
+
+enum PairType : int { kPlaneSphere = 0, kPlaneCapsule = 1 };
+
+/// World poses of the geoms of collision pairs: geom_xpos, geom_xmat from their bodies.
+template <class T>
+KOKKOS_INLINE_FUNCTION void geom_poses(const Model<T>& m, const EnvRef<T>& e) {
+  const Layout& L = m.layout;
+  const auto xpos = e.at(L.xpos), xmat = e.at(L.xmat), gpos = e.at(L.geom_xpos), gmat = e.at(L.geom_xmat);
+  for (int g = 0; g < m.ngeom; ++g) {
+    const int b = m.geom_body(g);
+    const Mat3<T> r = load_mat(xmat, b);
+    store3(gpos, g, load3(xpos, b) + r * Vec3<T>{{m.geom_pos(3 * g), m.geom_pos(3 * g + 1), m.geom_pos(3 * g + 2)}});
+    store_mat(gmat, g,
+              r * to_mat(Quat<T>{m.geom_quat(4 * g), m.geom_quat(4 * g + 1), m.geom_quat(4 * g + 2),
+                                 m.geom_quat(4 * g + 3)}));
+  }
+}
+
+/// row <- the translational Jacobian of the point p fixed to body b (velocity of p = row qvel),
+/// added with weight w (the dofs of b's chain only).
+template <class T>
+KOKKOS_INLINE_FUNCTION void add_point_jacobian(const Model<T>& m, const EnvRef<T>& e, int b, const Vec3<T>& p, T w,
+                                               const Strided<T>& jx, const Strided<T>& jy, const Strided<T>& jz) {
+  while (b > 0 && m.body_dofnum(b) == 0) b = m.body_parent(b);
+  if (b == 0) return;
+  const Vec3<T> off = p - load3(e.at(m.layout.subtree_com), m.body_root(b));
+  const auto cdof = e.at(m.layout.cdof);
+  for (int d = m.body_dofadr(b) + m.body_dofnum(b) - 1; d >= 0; d = m.dof_parent(d)) {
+    const Spatial<T> c = load6(cdof, d);
+    const Vec3<T> v = c.l + cross(c.a, off);
+    jx[d] += w * v[0], jy[d] += w * v[1], jz[d] += w * v[2];
+  }
+}
+
+/// The contact frame from its normal and an optional tangent hint (zero: none), as MuJoCo
+/// completes it: the hint (else world y, or z if the normal is close to y) made orthogonal to
+/// the normal, and their cross product.
+template <class T>
+KOKKOS_INLINE_FUNCTION void contact_frame(const Vec3<T>& n, Vec3<T> t, Vec3<T>& t1, Vec3<T>& t2) {
+  if (dot(t, t) < T(0.25)) t = (n[1] < T(0.5) && n[1] > T(-0.5)) ? Vec3<T>{{0, 1, 0}} : Vec3<T>{{0, 0, 1}};
+  t = t - dot(n, t) * n;
+  const T len = math::sqrt(dot(t, t));
+  t1 = len > T(1e-15) ? (T(1) / len) * t : Vec3<T>{{1, 0, 0}};
+  t2 = cross(n, t1);
+}
+
+/// Rows of one contact between the geoms of pair `p` at `pos` with normal `n` (from geom 1 to
+/// geom 2), depth `dist`, tangent hint `hint`; from row `row` on; returns the next free row.
+template <class T>
+KOKKOS_INLINE_FUNCTION int contact_rows(const Model<T>& m, const EnvRef<T>& e, int p, const Vec3<T>& pos,
+                                        const Vec3<T>& n, T dist, const Vec3<T>& hint, int row) {
+  const Layout& L = m.layout;
+  const int nv = m.nv;
+  const auto J = e.at(L.efc_J), aref = e.at(L.efc_aref), D = e.at(L.efc_D);
+  // the point's relative Jacobian (body 2 minus body 1) in world axes, in the solver's scratch
+  const auto jx = e.at(L.grad), jy = e.at(L.dx), jz = e.at(L.mdx);
+  for (int k = 0; k < nv; ++k) jx[k] = jy[k] = jz[k] = T(0);
+  add_point_jacobian(m, e, m.geom_body(m.pair_g2(p)), pos, T(1), jx, jy, jz);
+  add_point_jacobian(m, e, m.geom_body(m.pair_g1(p)), pos, T(-1), jx, jy, jz);
+  Vec3<T> t1, t2;
+  contact_frame(n, hint, t1, t2);
+  const T margin = m.pair_margin(p);
+  T solimp[5];
+  for (int k = 0; k < 5; ++k) solimp[k] = m.pair_solimp(5 * p + k);
+  const T imp = impedance(solimp, dist, margin);
+  const T tran = m.pair_tran(p), mu0 = m.pair_friction(2 * p);
+  const int condim = m.pair_condim(p);
+  // R = (1 - imp) / imp * A, A = tran for the normal; for a pyramid A = tran (1 + mu0^2) and then
+  // every facet gets 2 mu^2 R with mu = mu0 / sqrt(impratio) (the elliptic cone's friction match)
+  T R = (T(1) - imp) * (condim == 1 ? tran : tran * (T(1) + mu0 * mu0)) / imp;
+  R = R > T(1e-15) ? R : T(1e-15);
+  if (condim > 1) R = T(2) * mu0 * mu0 * (R / m.impratio);
+  const T K = m.pair_K(p), B = m.pair_B(p);
+  const int rows = condim == 1 ? 1 : 4;
+  for (int r = 0; r < rows; ++r) {
+    // facet r: normal + s mu_k tangent_k, k = r / 2, s = +1 for even r
+    const Vec3<T> t = (r / 2 == 0) ? t1 : t2;
+    const T mu = condim == 1 ? T(0) : (r % 2 == 0 ? T(1) : T(-1)) * m.pair_friction(2 * p + r / 2);
+    const Vec3<T> dirn = n + mu * t;
+    T vel = 0;
+    for (int k = 0; k < nv; ++k) {
+      const T j = dirn[0] * jx[k] + dirn[1] * jy[k] + dirn[2] * jz[k];
+      J[(row + r) * nv + k] = j;
+      vel += j * e.qvel[k];
+    }
+    D[row + r] = T(1) / R;
+    aref[row + r] = -B * vel - K * imp * (dist - margin);
+  }
+  return row + rows;
+}
+
+/// A sphere of radius `rad` at `c` against the plane of geom g1 (its z axis the normal): rows if
+/// the sphere is closer than the pair's margin.
+template <class T>
+KOKKOS_INLINE_FUNCTION int plane_sphere(const Model<T>& m, const EnvRef<T>& e, int p, const Vec3<T>& c, T rad,
+                                        const Vec3<T>& hint, int row) {
+  const Layout& L = m.layout;
+  const int g1 = m.pair_g1(p);
+  const Vec3<T> n = column(load_mat(e.at(L.geom_xmat), g1), 2);
+  const T cdist = dot(c - load3(e.at(L.geom_xpos), g1), n);
+  const T dist = cdist - rad;
+  if (!(dist < m.pair_margin(p))) return row;  // detected within margin + gap, included below margin
+  const Vec3<T> pos = c - (dist / 2 + rad) * n;
+  return contact_rows(m, e, p, pos, n, dist, hint, row);
+}
+
+/// Rows of every contact of the env's candidate pairs, from row `row` on; returns the next free row.
+template <class T>
+KOKKOS_INLINE_FUNCTION int make_contacts(const Model<T>& m, const EnvRef<T>& e, int row) {
+  if (m.npair == 0) return row;
+  geom_poses(m, e);
+  const Layout& L = m.layout;
+  const auto gpos = e.at(L.geom_xpos), gmat = e.at(L.geom_xmat);
+  for (int p = 0; p < m.npair; ++p) {
+    const int g2 = m.pair_g2(p);
+    const Vec3<T> c = load3(gpos, g2);
+    const T rad = m.geom_size(3 * g2);
+    if (m.pair_type(p) == kPlaneSphere) {
+      row = plane_sphere(m, e, p, c, rad, zero3<T>(), row);
+    } else {  // capsule: its two end spheres, frames aligned with its axis
+      const Vec3<T> axis = column(load_mat(gmat, g2), 2);
+      const Vec3<T> seg = m.geom_size(3 * g2 + 1) * axis;
+      row = plane_sphere(m, e, p, c + seg, rad, axis, row);
+      row = plane_sphere(m, e, p, c - seg, rad, axis, row);
+    }
+  }
+  return row;
+}
+
+}  // namespace gmi::physics
