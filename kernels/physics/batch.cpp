@@ -20,6 +20,7 @@ Batch<T>::Batch(Model<T> model, int n) : model_(std::move(model)), n_(n) {
   qvel = Array("gmi::physics::qvel", n, m.nv);
   ctrl = Array("gmi::physics::ctrl", n, m.nu);
   scratch = Array("gmi::physics::scratch", n, m.layout.size);
+  cfrc_ext = Array("gmi::physics::cfrc_ext", n, 6 * m.nbody);
 }
 
 template <class T>
@@ -41,6 +42,17 @@ void Batch<T>::forward(const ExecSpace& space) {
       "gmi::physics::Batch::forward", Range(space, 0, n_), KOKKOS_LAMBDA(const int i) {
         const EnvRef<T> e{row(qp, i), row(qv, i), row(c, i), row(ws, i)};
         physics::forward(m, e);
+      });
+}
+
+template <class T>
+void Batch<T>::external_forces(const ExecSpace& space) {
+  const Model<T> m = model_;
+  const Array qp = qpos, qv = qvel, c = ctrl, ws = scratch, out = cfrc_ext;
+  Kokkos::parallel_for(
+      "gmi::physics::Batch::external_forces", Range(space, 0, n_), KOKKOS_LAMBDA(const int i) {
+        const EnvRef<T> e{row(qp, i), row(qv, i), row(c, i), row(ws, i)};
+        contact_forces(m, e, row(out, i));
       });
 }
 

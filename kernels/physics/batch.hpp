@@ -22,8 +22,13 @@ class Batch {
   /// The smooth forward dynamics at the current state, leaving qacc and every intermediate in
   /// scratch (what the step-by-step checks read).
   void forward(const ExecSpace& space);
+  /// cfrc_ext <- every body's external (contact) force after the last step or forward, as MuJoCo's
+  /// mj_rnePostConstraint leaves it (6 numbers per body: torque, force about its tree's centre of
+  /// mass).
+  void external_forces(const ExecSpace& space);
 
   Array qpos, qvel, ctrl;
+  Array cfrc_ext;  ///< (env, 6 nbody), by external_forces()
   Array scratch;  ///< (env, Layout offset)
 
  private:

@@ -85,6 +85,16 @@ KOKKOS_INLINE_FUNCTION int contact_rows(const Model<T>& m, const EnvRef<T>& e, i
   if (condim > 1) R = T(2) * mu0 * mu0 * (R / m.impratio);
   const T K = m.pair_K(p), B = m.pair_B(p);
   const int rows = condim == 1 ? 1 : 4;
+  {  // the contact's record, for the forces it exerts (contact_forces)
+    const int c = int(e.ws[L.ncon]);
+    e.ws[L.ncon] = T(c + 1);
+    const Strided<T> rec = e.at(L.contacts + c * ContactRecord::kSize);
+    rec[ContactRecord::kRow] = T(row), rec[ContactRecord::kCondim] = T(condim);
+    rec[ContactRecord::kBody1] = T(m.geom_body(m.pair_g1(p))), rec[ContactRecord::kBody2] = T(m.geom_body(m.pair_g2(p)));
+    for (int k = 0; k < 3; ++k)
+      rec[ContactRecord::kPos + k] = pos[k], rec[ContactRecord::kNormal + k] = n[k], rec[ContactRecord::kTangent + k] = t1[k];
+    rec[ContactRecord::kMu] = m.pair_friction(2 * p), rec[ContactRecord::kMu + 1] = m.pair_friction(2 * p + 1);
+  }
   for (int r = 0; r < rows; ++r) {
     // facet r: normal + s mu_k tangent_k, k = r / 2, s = +1 for even r
     const Vec3<T> t = (r / 2 == 0) ? t1 : t2;
@@ -120,6 +130,7 @@ KOKKOS_INLINE_FUNCTION int plane_sphere(const Model<T>& m, const EnvRef<T>& e, i
 /// Rows of every contact of the env's candidate pairs, from row `row` on; returns the next free row.
 template <class T>
 KOKKOS_INLINE_FUNCTION int make_contacts(const Model<T>& m, const EnvRef<T>& e, int row) {
+  e.ws[m.layout.ncon] = T(0);
   if (m.npair == 0) return row;
   geom_poses(m, e);
   const Layout& L = m.layout;
@@ -138,6 +149,39 @@ KOKKOS_INLINE_FUNCTION int make_contacts(const Model<T>& m, const EnvRef<T>& e, 
     }
   }
   return row;
+}
+
+/// cfrc_ext, as MuJoCo's mj_rnePostConstraint computes it after a step: every body's external
+/// force from the contacts of the last forward pass (for RK4, its last stage), as (torque; force)
+/// about the centre of mass of the body's tree, from the rows' forces f = -D min(jar, 0) (a
+/// pyramid's facets decoded into normal sum(f) and tangents mu_k (f_2k - f_2k+1)); the world's
+/// stays zero.  `out` holds 6 numbers per body.
+template <class T>
+KOKKOS_INLINE_FUNCTION void contact_forces(const Model<T>& m, const EnvRef<T>& e, const Strided<T>& out) {
+  const Layout& L = m.layout;
+  for (int k = 0; k < 6 * m.nbody; ++k) out[k] = T(0);
+  if (!m.constraints) return;
+  const auto D = e.at(L.efc_D), jar = e.at(L.efc_jar), com = e.at(L.subtree_com);
+  const int ncon = int(e.ws[L.ncon]);
+  for (int c = 0; c < ncon; ++c) {
+    const Strided<T> rec = e.at(L.contacts + c * ContactRecord::kSize);
+    const int row = int(rec[ContactRecord::kRow]), condim = int(rec[ContactRecord::kCondim]);
+    T f[4] = {0, 0, 0, 0};
+    for (int r = 0; r < (condim == 1 ? 1 : 4); ++r) f[r] = jar[row + r] < T(0) ? -D[row + r] * jar[row + r] : T(0);
+    const Vec3<T> n{{rec[ContactRecord::kNormal], rec[ContactRecord::kNormal + 1], rec[ContactRecord::kNormal + 2]}};
+    const Vec3<T> t1{{rec[ContactRecord::kTangent], rec[ContactRecord::kTangent + 1], rec[ContactRecord::kTangent + 2]}};
+    const Vec3<T> pos{{rec[ContactRecord::kPos], rec[ContactRecord::kPos + 1], rec[ContactRecord::kPos + 2]}};
+    Vec3<T> F = (f[0] + f[1] + f[2] + f[3]) * n;
+    if (condim > 1)
+      F = F + (rec[ContactRecord::kMu] * (f[0] - f[1])) * t1 + (rec[ContactRecord::kMu + 1] * (f[2] - f[3])) * cross(n, t1);
+    for (int side = 0; side < 2; ++side) {
+      const int b = int(rec[side == 0 ? ContactRecord::kBody1 : ContactRecord::kBody2]);
+      if (b == 0) continue;
+      const T s = side == 0 ? T(-1) : T(1);
+      const Vec3<T> torque = cross(pos - load3(com, m.body_root(b)), F);
+      for (int k = 0; k < 3; ++k) out[6 * b + k] += s * torque[k], out[6 * b + 3 + k] += s * F[k];
+    }
+  }
 }
 
 }  // namespace gmi::physics

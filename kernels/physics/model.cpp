@@ -206,6 +206,7 @@ void add_pairs(const mjModel* m, Model<T>& d, const Refuse& refuse) {
       for (double v : simp) solimp.push_back(T(v));
       tran.push_back(T(m->body_invweight0[2 * m->geom_bodyid[g1]] + m->body_invweight0[2 * m->geom_bodyid[g2]]));
       d.nefc_max += (t2 == mjGEOM_SPHERE ? 1 : 2) * (condim == 1 ? 1 : 4);
+      d.ncon_max += t2 == mjGEOM_SPHERE ? 1 : 2;
     }
   d.npair = int(g1s.size());
   d.ngeom = int(m->ngeom);
@@ -239,7 +240,7 @@ void check_actuators(const mjModel* m, const Refuse& refuse) {
 }
 
 /// Scratch offsets for one env of `m`.
-Layout layout_of(int nbody, int njnt, int ngeom, int nq, int nv, int nM, int nefc) {
+Layout layout_of(int nbody, int njnt, int ngeom, int nq, int nv, int nM, int nefc, int ncon) {
   Layout L;
   int at = 0;
   auto take = [&](int& field, int n) { field = at, at += n; };
@@ -250,7 +251,7 @@ Layout layout_of(int nbody, int njnt, int ngeom, int nq, int nv, int nM, int nef
   take(L.cdof, 6 * nv), take(L.cdof_dot, 6 * nv), take(L.qfrc, nv), take(L.qacc, nv), take(L.qacc_smooth, nv);
   take(L.qfrc_constraint, nv), take(L.mass, nM), take(L.mass_lu, nM);
   take(L.efc_J, nefc * nv), take(L.efc_aref, nefc), take(L.efc_D, nefc), take(L.efc_jar, nefc), take(L.efc_jdx, nefc);
-  take(L.nefc, 1), take(L.hess, nv * nv), take(L.grad, nv), take(L.dx, nv), take(L.mdx, nv);
+  take(L.nefc, 1), take(L.contacts, ncon * ContactRecord::kSize), take(L.ncon, 1), take(L.hess, nv * nv), take(L.grad, nv), take(L.dx, nv), take(L.mdx, nv);
   take(L.qpos0, nq), take(L.qvel0, nv), take(L.vel_sum, nv), take(L.acc_sum, nv), take(L.stage_rate, nv);
   L.size = at;
   return L;
@@ -334,7 +335,7 @@ Model<T> from_mujoco(const mjModel_* mm, const std::string& name) {
   add_pairs(m, d, refuse);
   d.constraints = !(dis & mjDSBL_CONSTRAINT) && d.nefc_max > 0;
   d.iterations = m->opt.iterations, d.tolerance = T(m->opt.tolerance), d.meaninertia = T(m->stat.meaninertia);
-  d.layout = layout_of(d.nbody, d.njnt, d.ngeom, d.nq, d.nv, d.nM, d.nefc_max);
+  d.layout = layout_of(d.nbody, d.njnt, d.ngeom, d.nq, d.nv, d.nM, d.nefc_max, d.ncon_max);
   return d;
 }
 

@@ -17,6 +17,14 @@ namespace gmi::physics {
 enum JointType : int { kFree = 0, kBall = 1, kSlide = 2, kHinge = 3 };
 enum class Integrator : int { kEuler = 0, kRK4 = 1 };
 
+/// One contact's record in an env's scratch (offsets within it): first constraint row, condim,
+/// the two bodies, position, frame (normal and first tangent; the second is their cross product),
+/// friction along the tangents.
+struct ContactRecord {
+  static constexpr int kRow = 0, kCondim = 1, kBody1 = 2, kBody2 = 3, kPos = 4, kNormal = 7, kTangent = 10, kMu = 13;
+  static constexpr int kSize = 15;
+};
+
 /// Offsets (in elements) of each quantity in one env's scratch block.
 struct Layout {
   // per body (3, 4, 9, 3, 9, 3, 10, 10, 6, 6, 6 numbers)
@@ -29,6 +37,8 @@ struct Layout {
   // constraint rows (nefc_max each; J nefc_max x nv), their count (1), and the solver's dense
   // Hessian (nv x nv), gradient, step and M times the step (nv each)
   int efc_J = 0, efc_aref = 0, efc_D = 0, efc_jar = 0, efc_jdx = 0, nefc = 0;
+  // contacts (ncon_max records of kContactRecord numbers, ContactRecord's fields) and their count
+  int contacts = 0, ncon = 0;
   int hess = 0, grad = 0, dx = 0, mdx = 0;
   // the integrator: start-of-step state (nq, nv), RK4's weighted sums of position rates and
   // accelerations and its stage's position rate (nv each)
@@ -56,6 +66,7 @@ struct Model {
   int iterations = 100;
   T tolerance = 1e-8, meaninertia = 1;
   int nefc_max = 0;  ///< rows an env can have at once
+  int ncon_max = 0;  ///< contacts an env can have at once
 
   // bodies
   View<int> body_parent, body_root, body_jntadr, body_jntnum, body_dofadr, body_dofnum;

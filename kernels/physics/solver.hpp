@@ -166,6 +166,7 @@ KOKKOS_INLINE_FUNCTION void forward(const Model<T>& m, const EnvRef<T>& e) {
   smooth_forward(m, e);
   const Layout& L = m.layout;
   const auto qacc = e.at(L.qacc), qs = e.at(L.qacc_smooth), fc = e.at(L.qfrc_constraint);
+  e.ws[L.ncon] = T(0);
   const int nefc = m.constraints ? make_contacts(m, e, make_limits(m, e, 0)) : 0;
   e.ws[L.nefc] = T(nefc);
   if (nefc == 0) {

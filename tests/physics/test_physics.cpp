@@ -45,8 +45,9 @@ struct State {
   std::vector<double> qpos, qvel, ctrl;
 };
 
-/// `count` states: resets with noise, then every 7th state along random-action trajectories.
-std::vector<State> states_of(const mjModel* m, int count, unsigned seed) {
+/// `count` states: resets with noise, then every 7th state along random-action trajectories, from
+/// step `first` of each on (later states: an Ant that has landed on the floor).
+std::vector<State> states_of(const mjModel* m, int count, unsigned seed, int first = 0) {
   std::mt19937_64 g(seed);
   std::uniform_real_distribution<double> u(-1, 1);
   mjData* d = mj_makeData(m);
@@ -56,13 +57,13 @@ std::vector<State> states_of(const mjModel* m, int count, unsigned seed) {
     for (int i = 0; i < m->nq; ++i) d->qpos[i] += 0.1 * u(g);
     for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.5 * u(g);
     mj_normalizeQuat(m, d->qpos);
-    for (int t = 0; t < 60 && int(out.size()) < count; ++t) {
+    for (int t = 0; t < first + 60 && int(out.size()) < count; ++t) {
       for (int k = 0; k < m->nu; ++k) {
         const double lo = m->actuator_ctrllimited[k] ? m->actuator_ctrlrange[2 * k] : -1;
         const double hi = m->actuator_ctrllimited[k] ? m->actuator_ctrlrange[2 * k + 1] : 1;
         d->ctrl[k] = lo + (hi - lo) * 0.5 * (u(g) + 1.0) * 1.2 - 0.1 * (hi - lo);  // some beyond the range
       }
-      if (t % 7 == 0)
+      if (t >= first && t % 7 == 0)
         out.push_back(State{{d->qpos, d->qpos + m->nq}, {d->qvel, d->qvel + m->nv}, {d->ctrl, d->ctrl + m->nu}});
       mj_step(m, d);
     }
@@ -242,6 +243,53 @@ TEST(Physics, SubstepsInOneLaunchAreSingleSteps) {
     for (int k = 0; k < m->nq; ++k) EXPECT_EQ(qa(i, k), qb(i, k)) << i << " " << k;
     for (int k = 0; k < m->nv; ++k) EXPECT_EQ(va(i, k), vb(i, k)) << i << " " << k;
   }
+}
+
+// Contact forces after a step (what the tasks observe and pay for) are mj_rnePostConstraint's
+// cfrc_ext after mj_step: Ant standing on the floor, RK4 (forces of the step's last stage) and Euler.
+template <class T>
+void check_external_forces(const char* spec, double atol, double rtol) {
+  OwnedModel m = exact_model(spec);
+  const auto states = states_of(m.get(), 96, 5, 60);
+  const int n = int(states.size());
+  Batch<T> batch(from_mujoco<T>(m.get(), "ant"), n);
+  auto hq = Kokkos::create_mirror_view(batch.qpos), hv = Kokkos::create_mirror_view(batch.qvel),
+       hc = Kokkos::create_mirror_view(batch.ctrl);
+  for (int i = 0; i < n; ++i)
+    put<T>(batch.qpos, i, states[i].qpos, hq), put<T>(batch.qvel, i, states[i].qvel, hv),
+        put<T>(batch.ctrl, i, states[i].ctrl, hc);
+  Kokkos::deep_copy(batch.qpos, hq), Kokkos::deep_copy(batch.qvel, hv), Kokkos::deep_copy(batch.ctrl, hc);
+  ExecSpace space;
+  batch.step(space, 1);
+  batch.external_forces(space);
+  space.fence();
+  auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.cfrc_ext);
+  mjData* d = mj_makeData(m.get());
+  Worst w;
+  int touching = 0;
+  for (int i = 0; i < n; ++i) {
+    mj_resetData(m.get(), d);
+    std::copy(states[i].qpos.begin(), states[i].qpos.end(), d->qpos);
+    std::copy(states[i].qvel.begin(), states[i].qvel.end(), d->qvel);
+    std::copy(states[i].ctrl.begin(), states[i].ctrl.end(), d->ctrl);
+    mj_step(m.get(), d);
+    mj_rnePostConstraint(m.get(), d);
+    touching += d->ncon > 0;
+    for (int k = 0; k < 6 * m->nbody; ++k) w.see(f(i, k), d->cfrc_ext[k], atol, rtol, i, k);
+  }
+  mj_deleteData(d);
+  std::printf("%s %s  %s (%d of %d states touching)\n", spec, sizeof(T) == 8 ? "double" : "float",
+              describe("cfrc_ext", w).c_str(), touching, n);
+  EXPECT_GE(touching, n / 8);  // a random-action Ant touches the floor in about a quarter of its states
+  EXPECT_LE(w.ratio, 1.0) << describe("cfrc_ext", w);
+}
+
+TEST(Physics, ExternalForcesAreMjRnePostConstraints) {
+  check_external_forces<double>("ant.xml:full", 1e-7, 1e-7);
+  check_external_forces<double>("ant.xml:full:euler", 1e-7, 1e-7);
+  // float: a contact force is D times a violation, so its error is the acceleration's relative
+  // error (1e-4 of the tolerances above) scaled by the force
+  check_external_forces<float>("ant.xml:full", 1e-3, 1e-3);
 }
 
 /// The message of the InputError from_mujoco throws for `m`, or "" if it accepts it.
