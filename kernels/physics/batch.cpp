@@ -23,15 +23,25 @@ Batch<T>::Batch(Model<T> model, int n) : model_(std::move(model)), n_(n) {
   cfrc_ext = Array("gmi::physics::cfrc_ext", n, 6 * m.nbody);
 }
 
+/// `substeps` steps of every env in one kernel, compiled with or without the constraint code.
+template <class T, bool kConstraints>
+void step_kernel(const ExecSpace& space, const Model<T>& m, const typename Batch<T>::Array& qp,
+                 const typename Batch<T>::Array& qv, const typename Batch<T>::Array& c,
+                 const typename Batch<T>::Array& ws, int n, int substeps) {
+  Kokkos::parallel_for(
+      kConstraints ? "gmi::physics::Batch::step" : "gmi::physics::Batch::step_smooth", Range(space, 0, n),
+      KOKKOS_LAMBDA(const int i) {
+        const EnvRef<T> e{row(qp, i), row(qv, i), row(c, i), row(ws, i)};
+        for (int s = 0; s < substeps; ++s) physics::step<T, kConstraints>(m, e);
+      });
+}
+
 template <class T>
 void Batch<T>::step(const ExecSpace& space, int substeps) {
-  const Model<T> m = model_;
-  const Array qp = qpos, qv = qvel, c = ctrl, ws = scratch;
-  Kokkos::parallel_for(
-      "gmi::physics::Batch::step", Range(space, 0, n_), KOKKOS_LAMBDA(const int i) {
-        const EnvRef<T> e{row(qp, i), row(qv, i), row(c, i), row(ws, i)};
-        for (int s = 0; s < substeps; ++s) physics::step(m, e);
-      });
+  if (model_.constraints)
+    step_kernel<T, true>(space, model_, qpos, qvel, ctrl, scratch, n_, substeps);
+  else
+    step_kernel<T, false>(space, model_, qpos, qvel, ctrl, scratch, n_, substeps);
 }
 
 template <class T>

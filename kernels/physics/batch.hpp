@@ -29,7 +29,7 @@ class Batch {
 
   Array qpos, qvel, ctrl;
   Array cfrc_ext;  ///< (env, 6 nbody), by external_forces()
-  Array scratch;  ///< (env, Layout offset)
+  Array scratch;   ///< (env, Layout offset)
 
  private:
   Model<T> model_;

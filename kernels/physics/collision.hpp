@@ -6,13 +6,14 @@
 /// margin becomes constraint rows: one (the normal) for condim 1, four pyramid facets
 /// J_n +- mu_k J_tk for condim 3, each with the contact's reference acceleration and softness.
 ///
-/// Narrow phase so far: plane-sphere and plane-capsule (a capsule is its two end spheres), the
-/// pairs of MuJoCo's locomotion models against their floor.
+/// Narrow phase: plane-sphere, plane-capsule (a capsule is its two end spheres), sphere-sphere,
+/// sphere-capsule and capsule-capsule (closest points of the segments; two contacts where the axes
+/// are parallel), the geoms of MuJoCo's locomotion models.
 #include "kernels/physics/constraint.hpp"
 
 namespace gmi::physics {
 
-enum PairType : int { kPlaneSphere = 0, kPlaneCapsule = 1 };
+enum PairType : int { kPlaneSphere = 0, kPlaneCapsule = 1, kSphereSphere = 2, kSphereCapsule = 3, kCapsuleCapsule = 4 };
 
 /// World poses of the geoms of collision pairs: geom_xpos, geom_xmat from their bodies.
 template <class T>
@@ -90,9 +91,11 @@ KOKKOS_INLINE_FUNCTION int contact_rows(const Model<T>& m, const EnvRef<T>& e, i
     e.ws[L.ncon] = T(c + 1);
     const Strided<T> rec = e.at(L.contacts + c * ContactRecord::kSize);
     rec[ContactRecord::kRow] = T(row), rec[ContactRecord::kCondim] = T(condim);
-    rec[ContactRecord::kBody1] = T(m.geom_body(m.pair_g1(p))), rec[ContactRecord::kBody2] = T(m.geom_body(m.pair_g2(p)));
+    rec[ContactRecord::kBody1] = T(m.geom_body(m.pair_g1(p))),
+    rec[ContactRecord::kBody2] = T(m.geom_body(m.pair_g2(p)));
     for (int k = 0; k < 3; ++k)
-      rec[ContactRecord::kPos + k] = pos[k], rec[ContactRecord::kNormal + k] = n[k], rec[ContactRecord::kTangent + k] = t1[k];
+      rec[ContactRecord::kPos + k] = pos[k], rec[ContactRecord::kNormal + k] = n[k],
+                                rec[ContactRecord::kTangent + k] = t1[k];
     rec[ContactRecord::kMu] = m.pair_friction(2 * p), rec[ContactRecord::kMu + 1] = m.pair_friction(2 * p + 1);
   }
   for (int r = 0; r < rows; ++r) {
@@ -127,6 +130,67 @@ KOKKOS_INLINE_FUNCTION int plane_sphere(const Model<T>& m, const EnvRef<T>& e, i
   return contact_rows(m, e, p, pos, n, dist, hint, row);
 }
 
+/// Two spheres (radius r1 at c1 on geom 1, r2 at c2 on geom 2): rows if closer than the margin;
+/// the normal from c1 to c2 (where the centres coincide: the cross product of the geoms' z axes).
+template <class T>
+KOKKOS_INLINE_FUNCTION int sphere_sphere(const Model<T>& m, const EnvRef<T>& e, int p, const Vec3<T>& c1, T r1,
+                                         const Vec3<T>& z1, const Vec3<T>& c2, T r2, const Vec3<T>& z2, int row) {
+  Vec3<T> n = c2 - c1;
+  const T len = math::sqrt(dot(n, n));
+  const T dist = len - r1 - r2;
+  if (!(dist < m.pair_margin(p))) return row;
+  if (len < T(1e-15)) {
+    n = cross(z1, z2);
+    const T l = math::sqrt(dot(n, n));
+    n = l > T(1e-15) ? (T(1) / l) * n : Vec3<T>{{1, 0, 0}};
+  } else {
+    n = (T(1) / len) * n;
+  }
+  return contact_rows(m, e, p, c1 + (r1 + dist / 2) * n, n, dist, zero3<T>(), row);
+}
+
+/// The point of the segment c + x a, x in [-1, 1] (a the scaled axis), and the projection's clip.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T clip1(T x) {
+  return x < T(-1) ? T(-1) : (x > T(1) ? T(1) : x);
+}
+
+/// Two capsules (segments c1 + x1 a1, c2 + x2 a2 with a the axis times the half length): the
+/// spheres at the segments' closest points; where the axes are parallel, at the ends' projections
+/// (up to two contacts), as MuJoCo does.
+template <class T>
+KOKKOS_INLINE_FUNCTION int capsule_capsule(const Model<T>& m, const EnvRef<T>& e, int p, const Vec3<T>& c1,
+                                           const Vec3<T>& z1, T r1, T h1, const Vec3<T>& c2, const Vec3<T>& z2, T r2,
+                                           T h2, int row) {
+  const Vec3<T> a1 = h1 * z1, a2 = h2 * z2, dif = c1 - c2;
+  const T ma = dot(a1, a1), mb = -dot(a1, a2), mc = dot(a2, a2), u = -dot(a1, dif), v = dot(a2, dif);
+  const T det = ma * mc - mb * mb;
+  if (math::fabs(det) >= T(1e-15)) {
+    T x1 = (mc * u - mb * v) / det, x2 = (ma * v - mb * u) / det;
+    if (x1 > T(1)) {
+      x1 = 1, x2 = (v - mb) / mc;
+    } else if (x1 < T(-1)) {
+      x1 = -1, x2 = (v + mb) / mc;
+    }
+    if (x2 > T(1)) {
+      x2 = 1, x1 = clip1((u - mb) / ma);
+    } else if (x2 < T(-1)) {
+      x2 = -1, x1 = clip1((u + mb) / ma);
+    }
+    return sphere_sphere(m, e, p, c1 + x1 * a1, r1, z1, c2 + x2 * a2, r2, z2, row);
+  }
+  // parallel: the ends of capsule 1 against their projections on capsule 2, then, while fewer than
+  // two contacts, the ends of capsule 2 against theirs on capsule 1
+  const int start = row;
+  row = sphere_sphere(m, e, p, c1 + a1, r1, z1, c2 + clip1((v - mb) / mc) * a2, r2, z2, row);
+  row = sphere_sphere(m, e, p, c1 - a1, r1, z1, c2 + clip1((v + mb) / mc) * a2, r2, z2, row);
+  const int per = m.pair_condim(p) == 1 ? 1 : 4;
+  if (row - start >= 2 * per) return row;
+  row = sphere_sphere(m, e, p, c1 + clip1((u - mb) / ma) * a1, r1, z1, c2 + a2, r2, z2, row);
+  if (row - start >= 2 * per) return row;
+  return sphere_sphere(m, e, p, c1 + clip1((u + mb) / ma) * a1, r1, z1, c2 - a2, r2, z2, row);
+}
+
 /// Rows of every contact of the env's candidate pairs, from row `row` on; returns the next free row.
 template <class T>
 KOKKOS_INLINE_FUNCTION int make_contacts(const Model<T>& m, const EnvRef<T>& e, int row) {
@@ -136,16 +200,29 @@ KOKKOS_INLINE_FUNCTION int make_contacts(const Model<T>& m, const EnvRef<T>& e, 
   const Layout& L = m.layout;
   const auto gpos = e.at(L.geom_xpos), gmat = e.at(L.geom_xmat);
   for (int p = 0; p < m.npair; ++p) {
-    const int g2 = m.pair_g2(p);
-    const Vec3<T> c = load3(gpos, g2);
-    const T rad = m.geom_size(3 * g2);
-    if (m.pair_type(p) == kPlaneSphere) {
-      row = plane_sphere(m, e, p, c, rad, zero3<T>(), row);
-    } else {  // capsule: its two end spheres, frames aligned with its axis
-      const Vec3<T> axis = column(load_mat(gmat, g2), 2);
-      const Vec3<T> seg = m.geom_size(3 * g2 + 1) * axis;
-      row = plane_sphere(m, e, p, c + seg, rad, axis, row);
-      row = plane_sphere(m, e, p, c - seg, rad, axis, row);
+    const int g1 = m.pair_g1(p), g2 = m.pair_g2(p);
+    const Vec3<T> c = load3(gpos, g2), z = column(load_mat(gmat, g2), 2);
+    const T rad = m.geom_size(3 * g2), half = m.geom_size(3 * g2 + 1);
+    switch (m.pair_type(p)) {
+      case kPlaneSphere:
+        row = plane_sphere(m, e, p, c, rad, zero3<T>(), row);
+        break;
+      case kPlaneCapsule:  // its two end spheres, frames aligned with its axis
+        row = plane_sphere(m, e, p, c + half * z, rad, z, row);
+        row = plane_sphere(m, e, p, c - half * z, rad, z, row);
+        break;
+      default: {
+        const Vec3<T> c1 = load3(gpos, g1), z1 = column(load_mat(gmat, g1), 2);
+        const T r1 = m.geom_size(3 * g1);
+        if (m.pair_type(p) == kSphereSphere) {
+          row = sphere_sphere(m, e, p, c1, r1, z1, c, rad, z, row);
+        } else if (m.pair_type(p) == kSphereCapsule) {  // the sphere against the capsule's nearest point
+          const T x = dot(z, c1 - c);
+          row = sphere_sphere(m, e, p, c1, r1, z1, c + (x < -half ? -half : (x > half ? half : x)) * z, rad, z, row);
+        } else {
+          row = capsule_capsule(m, e, p, c1, z1, r1, m.geom_size(3 * g1 + 1), c, z, rad, half, row);
+        }
+      }
     }
   }
   return row;
@@ -169,11 +246,13 @@ KOKKOS_INLINE_FUNCTION void contact_forces(const Model<T>& m, const EnvRef<T>& e
     T f[4] = {0, 0, 0, 0};
     for (int r = 0; r < (condim == 1 ? 1 : 4); ++r) f[r] = jar[row + r] < T(0) ? -D[row + r] * jar[row + r] : T(0);
     const Vec3<T> n{{rec[ContactRecord::kNormal], rec[ContactRecord::kNormal + 1], rec[ContactRecord::kNormal + 2]}};
-    const Vec3<T> t1{{rec[ContactRecord::kTangent], rec[ContactRecord::kTangent + 1], rec[ContactRecord::kTangent + 2]}};
+    const Vec3<T> t1{
+        {rec[ContactRecord::kTangent], rec[ContactRecord::kTangent + 1], rec[ContactRecord::kTangent + 2]}};
     const Vec3<T> pos{{rec[ContactRecord::kPos], rec[ContactRecord::kPos + 1], rec[ContactRecord::kPos + 2]}};
     Vec3<T> F = (f[0] + f[1] + f[2] + f[3]) * n;
     if (condim > 1)
-      F = F + (rec[ContactRecord::kMu] * (f[0] - f[1])) * t1 + (rec[ContactRecord::kMu + 1] * (f[2] - f[3])) * cross(n, t1);
+      F = F + (rec[ContactRecord::kMu] * (f[0] - f[1])) * t1 +
+          (rec[ContactRecord::kMu + 1] * (f[2] - f[3])) * cross(n, t1);
     for (int side = 0; side < 2; ++side) {
       const int b = int(rec[side == 0 ? ContactRecord::kBody1 : ContactRecord::kBody2]);
       if (b == 0) continue;

@@ -25,10 +25,10 @@ KOKKOS_INLINE_FUNCTION void integrate_pos(const Model<T>& m, const Strided<T>& q
   }
 }
 
-template <class T>
+template <class T, bool kConstraints>
 KOKKOS_INLINE_FUNCTION void euler_step(const Model<T>& m, const EnvRef<T>& e) {
   const T h = m.timestep;
-  forward(m, e);
+  forward<T, kConstraints>(m, e);
   const auto qacc = e.at(m.layout.qacc);
   if (m.implicit_damping) {  // (M + h D) qacc = qfrc_smooth + qfrc_constraint
     const auto qfrc = e.at(m.layout.qfrc), fc = e.at(m.layout.qfrc_constraint);
@@ -61,7 +61,7 @@ KOKKOS_INLINE_FUNCTION Vec3<T> dexp_inv(const Vec3<T>& u, const Vec3<T>& w) {
 /// exponential map, and each stage's body angular velocity w_s becomes the rate of the stage's
 /// rotation vector u_s = c_s h k_{s-1} through k_s = dexp_inv(u_s, w_s) (Runge-Kutta-Munthe-Kaas),
 /// which keeps the method 4th order where stage velocities in different frames do not commute.
-template <class T>
+template <class T, bool kConstraints>
 KOKKOS_INLINE_FUNCTION void rk4_step(const Model<T>& m, const EnvRef<T>& e) {
   const Layout& L = m.layout;
   const T h = m.timestep;
@@ -72,7 +72,7 @@ KOKKOS_INLINE_FUNCTION void rk4_step(const Model<T>& m, const EnvRef<T>& e) {
   const T c[4] = {T(0), h / 2, h / 2, h};
   const T w[4] = {T(1) / 6, T(1) / 3, T(1) / 3, T(1) / 6};
   for (int s = 0; s < 4; ++s) {
-    forward(m, e);
+    forward<T, kConstraints>(m, e);
     for (int j = 0; j < m.njnt; ++j) {  // k_s from the stage's velocity and k_{s-1}
       const int d = m.jnt_dofadr(j);
       if (m.jnt_type(j) == kFree) {
@@ -93,12 +93,13 @@ KOKKOS_INLINE_FUNCTION void rk4_step(const Model<T>& m, const EnvRef<T>& e) {
   for (int i = 0; i < m.nv; ++i) e.qvel[i] = v0[i] + h * as[i];
 }
 
-template <class T>
+/// One time step; kConstraints = false: a model without constraint rows (Model::constraints).
+template <class T, bool kConstraints = true>
 KOKKOS_INLINE_FUNCTION void step(const Model<T>& m, const EnvRef<T>& e) {
   if (m.integrator == Integrator::kRK4)
-    rk4_step(m, e);
+    rk4_step<T, kConstraints>(m, e);
   else
-    euler_step(m, e);
+    euler_step<T, kConstraints>(m, e);
 }
 
 }  // namespace gmi::physics

@@ -166,9 +166,13 @@ void add_pairs(const mjModel* m, Model<T>& d, const Refuse& refuse) {
       int g1 = a, g2 = b;
       if (m->geom_type[g1] > m->geom_type[g2]) std::swap(g1, g2);
       const int t1 = m->geom_type[g1], t2 = m->geom_type[g2];
-      if (t1 != mjGEOM_PLANE || (t2 != mjGEOM_SPHERE && t2 != mjGEOM_CAPSULE))
-        refuse(fmt::format("collision between geoms {} and {} (types {} and {}; plane-sphere and plane-capsule are)",
-                           g1, g2, t1, t2));
+      const bool round2 = t2 == mjGEOM_SPHERE || t2 == mjGEOM_CAPSULE;
+      if (!round2 || (t1 != mjGEOM_PLANE && t1 != mjGEOM_SPHERE && t1 != mjGEOM_CAPSULE))
+        refuse(fmt::format("collision between geoms {} and {} (types {} and {}; planes, spheres and capsules are)", g1,
+                           g2, t1, t2));
+      const int type = t1 == mjGEOM_PLANE    ? (t2 == mjGEOM_SPHERE ? 0 : 1)
+                       : t1 == mjGEOM_SPHERE ? (t2 == mjGEOM_SPHERE ? 2 : 3)
+                                             : 4;  // PairType
       // parameters mixed as MuJoCo mixes them: the higher priority wins, else condim max,
       // solref/solimp weighted by solmix, friction max
       const int pr1 = m->geom_priority[g1], pr2 = m->geom_priority[g2];
@@ -199,14 +203,15 @@ void add_pairs(const mjModel* m, Model<T>& d, const Refuse& refuse) {
       if (m->geom_adhesion[g1] != 0 || m->geom_adhesion[g2] != 0) refuse("adhesion");
       const auto [k, bgain] = reference_gains(m, sref, simp);
       g1s.push_back(g1), g2s.push_back(g2), condims.push_back(condim);
-      types.push_back(t2 == mjGEOM_SPHERE ? 0 : 1);
+      types.push_back(type);
       friction.push_back(T(std::max(mjMINMU, fri[0]))), friction.push_back(T(std::max(mjMINMU, fri[0])));
       margin.push_back(T(m->geom_margin[g1] + m->geom_margin[g2]));
       K.push_back(T(k)), B.push_back(T(bgain));
       for (double v : simp) solimp.push_back(T(v));
       tran.push_back(T(m->body_invweight0[2 * m->geom_bodyid[g1]] + m->body_invweight0[2 * m->geom_bodyid[g2]]));
-      d.nefc_max += (t2 == mjGEOM_SPHERE ? 1 : 2) * (condim == 1 ? 1 : 4);
-      d.ncon_max += t2 == mjGEOM_SPHERE ? 1 : 2;
+      const int most = (type == 1 || type == 4) ? 2 : 1;  // contacts a pair can make at once
+      d.nefc_max += most * (condim == 1 ? 1 : 4);
+      d.ncon_max += most;
     }
   d.npair = int(g1s.size());
   d.ngeom = int(m->ngeom);
@@ -251,7 +256,8 @@ Layout layout_of(int nbody, int njnt, int ngeom, int nq, int nv, int nM, int nef
   take(L.cdof, 6 * nv), take(L.cdof_dot, 6 * nv), take(L.qfrc, nv), take(L.qacc, nv), take(L.qacc_smooth, nv);
   take(L.qfrc_constraint, nv), take(L.mass, nM), take(L.mass_lu, nM);
   take(L.efc_J, nefc * nv), take(L.efc_aref, nefc), take(L.efc_D, nefc), take(L.efc_jar, nefc), take(L.efc_jdx, nefc);
-  take(L.nefc, 1), take(L.contacts, ncon * ContactRecord::kSize), take(L.ncon, 1), take(L.hess, nv * nv), take(L.grad, nv), take(L.dx, nv), take(L.mdx, nv);
+  take(L.nefc, 1), take(L.contacts, ncon * ContactRecord::kSize), take(L.ncon, 1), take(L.hess, nv * nv),
+      take(L.grad, nv), take(L.dx, nv), take(L.mdx, nv);
   take(L.qpos0, nq), take(L.qvel0, nv), take(L.vel_sum, nv), take(L.acc_sum, nv), take(L.stage_rate, nv);
   L.size = at;
   return L;

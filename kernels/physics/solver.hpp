@@ -160,20 +160,22 @@ KOKKOS_INLINE_FUNCTION void solve_constraints(const Model<T>& m, const EnvRef<T>
 }
 
 /// Forward dynamics: the smooth part, then the constraint rows and the solver; leaves qacc and
-/// qfrc_constraint.
-template <class T>
+/// qfrc_constraint.  kConstraints = false compiles the smooth part alone (a kernel for models
+/// without constraints keeps its registers, and so its occupancy, to itself).
+template <class T, bool kConstraints = true>
 KOKKOS_INLINE_FUNCTION void forward(const Model<T>& m, const EnvRef<T>& e) {
   smooth_forward(m, e);
   const Layout& L = m.layout;
   const auto qacc = e.at(L.qacc), qs = e.at(L.qacc_smooth), fc = e.at(L.qfrc_constraint);
   e.ws[L.ncon] = T(0);
-  const int nefc = m.constraints ? make_contacts(m, e, make_limits(m, e, 0)) : 0;
+  int nefc = 0;
+  if constexpr (kConstraints) nefc = m.constraints ? make_contacts(m, e, make_limits(m, e, 0)) : 0;
   e.ws[L.nefc] = T(nefc);
   if (nefc == 0) {
     for (int k = 0; k < m.nv; ++k) qacc[k] = qs[k], fc[k] = T(0);
     return;
   }
-  solve_constraints(m, e, nefc);
+  if constexpr (kConstraints) solve_constraints(m, e, nefc);
 }
 
 }  // namespace gmi::physics

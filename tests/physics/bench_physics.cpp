@@ -1,5 +1,5 @@
 // Throughput of the device physics pipeline: `bench_physics [--json FILE] [--seconds S]` steps
-// Gymnasium's Ant as it is (contacts, limits) and Ant and Humanoid with the constraint solver off
+// Gymnasium's Ant and Humanoid as they are (contacts, limits) and with the constraint solver off
 // (the smooth dynamics) at 4096 and 65536 envs with random controls from the initial pose, a task's frame skip of time
 // steps per env step in one launch, and prints env-steps/s and time-steps/s (a JSON list with --json).  Not a test:
 // timings are reported, never asserted.
@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
       const char* xml;
       bool full;
     };
-    for (const Case& c : {Case{"ant.xml", true}, Case{"ant.xml", false}, Case{"humanoid.xml", false}})
+    for (const Case& c :
+         {Case{"ant.xml", true}, Case{"ant.xml", false}, Case{"humanoid.xml", true}, Case{"humanoid.xml", false}})
       for (int n : {4096, 65536}) {
         rows.push_back(run(c.xml, c.full, 5, n, seconds));
         const Row& r = rows.back();

@@ -89,7 +89,8 @@ struct Worst {
 
 /// Tolerances for one step: |error| <= atol + rtol |reference|, and for velocities also
 /// + dv times the state's largest velocity change in the step (the part an acceleration error
-/// scales with).
+/// scales with); positions, which move by the time step times the new velocities, also + h dv
+/// times that change.
 struct Tol {
   double qpos_atol, qpos_rtol, qvel_atol, qvel_rtol, dv = 0;
 };
@@ -112,18 +113,25 @@ std::pair<Worst, Worst> compare_step(const mjModel* m, const std::vector<State>&
   Kokkos::deep_copy(hq, batch.qpos), Kokkos::deep_copy(hv, batch.qvel);
   mjData* d = mj_makeData(m);
   Worst wq, wv;
+  int touching = 0;
   for (int i = 0; i < n; ++i) {
     mj_resetData(m, d);
     std::copy(states[i].qpos.begin(), states[i].qpos.end(), d->qpos);
     std::copy(states[i].qvel.begin(), states[i].qvel.end(), d->qvel);
     std::copy(states[i].ctrl.begin(), states[i].ctrl.end(), d->ctrl);
     mj_step(m, d);
+    touching += d->ncon > 0;
     double dv = 0;
     for (int k = 0; k < m->nv; ++k) dv = std::max(dv, std::fabs(d->qvel[k] - states[i].qvel[k]));
-    for (int k = 0; k < m->nq; ++k) wq.see(hq(i, k), d->qpos[k], tol.qpos_atol, tol.qpos_rtol, i, k);
+    const double pos_dv = m->opt.timestep * tol.dv * dv;  // positions move by h times the new velocity
+    for (int k = 0; k < m->nq; ++k) wq.see(hq(i, k), d->qpos[k], tol.qpos_atol + pos_dv, tol.qpos_rtol, i, k);
     for (int k = 0; k < m->nv; ++k) wv.see(hv(i, k), d->qvel[k], tol.qvel_atol + tol.dv * dv, tol.qvel_rtol, i, k);
   }
   mj_deleteData(d);
+  if (!(m->opt.disableflags & (mjDSBL_CONSTRAINT | mjDSBL_CONTACT))) {
+    std::printf("  %d of %d states with contacts after the step\n", touching, n);
+    EXPECT_GE(touching, n / 8) << "too few states exercise contacts";
+  }
   return {wq, wv};
 }
 
@@ -169,6 +177,14 @@ std::vector<Worst> compare_forward(const mjModel* m, const std::vector<State>& s
   return w;
 }
 
+/// Where a model's sampled states start along their trajectories: with contacts ("full"), after
+/// 1.2 s of simulated time, by when the bodies have fallen onto the floor.
+int first_step(const std::string& spec) {
+  if (spec.find(":full") == std::string::npos) return 0;
+  OwnedModel m = smooth_model(spec);
+  return int(1.2 / m->opt.timestep);
+}
+
 class SmoothStep : public ::testing::TestWithParam<const char*> {};
 
 /// The model for the double-precision checks: a model with MuJoCo's PGS solver (Humanoid) gets
@@ -183,7 +199,7 @@ OwnedModel exact_model(const std::string& spec) {
 // Double precision: the same computation as MuJoCo's up to rounding, so the step agrees to 1e-9.
 TEST_P(SmoothStep, DoubleMatchesMjStep) {
   OwnedModel m = exact_model(GetParam());
-  const auto states = states_of(m.get(), 48, 1);
+  const auto states = states_of(m.get(), 48, 1, first_step(GetParam()));
   const auto [wq, wv] = compare_step<double>(m.get(), states, Tol{1e-9, 1e-9, 1e-9, 1e-9});
   std::printf("%s double  %s\n%s double  %s\n", GetParam(), describe("qpos", wq).c_str(), GetParam(),
               describe("qvel", wv).c_str());
@@ -193,7 +209,7 @@ TEST_P(SmoothStep, DoubleMatchesMjStep) {
 
 TEST_P(SmoothStep, DoubleForwardMatchesMjForward) {
   OwnedModel m = exact_model(GetParam());
-  const auto states = states_of(m.get(), 48, 2);
+  const auto states = states_of(m.get(), 48, 2, first_step(GetParam()));
   const auto w = compare_forward<double>(m.get(), states, 1e-9, 1e-9);
   const char* what[] = {"xpos", "qfrc_smooth", "qacc_smooth", "qacc", "qfrc_constraint"};
   for (int k = 0; k < 5; ++k) {
@@ -203,14 +219,15 @@ TEST_P(SmoothStep, DoubleForwardMatchesMjForward) {
 }
 
 // Single precision, what the pipeline runs on the GPU.  Positions: 1e-6 (1 + |q|), about 8 float
-// ulps, since a step adds h v (small) to q and rounds a few times.  Velocities: 1e-6 (1 + |v|) for
+// ulps, since a step adds h v (small) to q and rounds a few times, plus h times the velocities'
+// allowance below for the velocity they move with.  Velocities: 1e-6 (1 + |v|) for
 // the same roundings, plus 1e-4 of the step's largest velocity change: that change is h qacc, and
 // qacc solves M qacc = f with M's condition number up to ~1e3 in these models (light armatures
 // beside an 8 kg torso), so its relative float error is about 1e3 eps = 1.2e-4 at worst (measured:
 // at most 0.2 of this tolerance, humanoid).
 TEST_P(SmoothStep, FloatMatchesMjStep) {
   OwnedModel m = smooth_model(GetParam());
-  const auto states = states_of(m.get(), 48, 3);
+  const auto states = states_of(m.get(), 48, 3, first_step(GetParam()));
   const auto [wq, wv] = compare_step<float>(m.get(), states, Tol{1e-6, 1e-6, 1e-6, 1e-6, 1e-4});
   std::printf("%s float  %s\n%s float  %s\n", GetParam(), describe("qpos", wq).c_str(), GetParam(),
               describe("qvel", wv).c_str());
@@ -304,8 +321,9 @@ std::string refusal(const mjModel* m) {
 
 // What the pipeline does not compute is refused with one line naming it, never run wrong.
 TEST(Physics, RefusesWhatItDoesNotCompute) {
-  auto humanoid = envs::mujoco::load_model("humanoid.xml", "");  // capsules against capsules
-  EXPECT_NE(refusal(humanoid.get()).find("collision between geoms"), std::string::npos) << refusal(humanoid.get());
+  OwnedModel boxes = smooth_model("ant.xml:full");  // a box against the floor
+  boxes->geom_type[1] = mjGEOM_BOX;
+  EXPECT_NE(refusal(boxes.get()).find("collision between geoms"), std::string::npos) << refusal(boxes.get());
   OwnedModel elliptic = smooth_model("ant.xml:full");
   elliptic->opt.cone = mjCONE_ELLIPTIC;
   EXPECT_NE(refusal(elliptic.get()).find("elliptic"), std::string::npos) << refusal(elliptic.get());
@@ -314,7 +332,7 @@ TEST(Physics, RefusesWhatItDoesNotCompute) {
   OwnedModel implicit = smooth_model("ant.xml");
   implicit->opt.integrator = mjINT_IMPLICITFAST;
   EXPECT_NE(refusal(implicit.get()).find("integrator 3"), std::string::npos) << refusal(implicit.get());
-  for (const char* spec : {"ant.xml", "ant.xml:full", "humanoid.xml:limits"}) {
+  for (const char* spec : {"ant.xml", "ant.xml:full", "humanoid.xml:limits", "humanoid.xml:full"}) {
     OwnedModel ok = smooth_model(spec);
     EXPECT_EQ(refusal(ok.get()), "") << spec;
   }
@@ -324,12 +342,12 @@ TEST(Physics, RefusesWhatItDoesNotCompute) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Gymnasium, SmoothStep,
-                         ::testing::Values("ant.xml:full", "ant.xml:full:euler", "walker2d.xml:full",
-                                           "half_cheetah.xml:full", "ant.xml", "ant.xml:euler", "ant.xml:limits",
-                                           "ant.xml:limits:euler", "humanoid.xml", "humanoid.xml:euler",
-                                           "humanoid.xml:limits", "half_cheetah.xml:limits", "hopper.xml:limits",
-                                           "walker2d.xml:limits", "reacher.xml:limits", "half_cheetah.xml",
-                                           "hopper.xml", "walker2d.xml", "inverted_pendulum.xml",
+                         ::testing::Values("ant.xml:full", "ant.xml:full:euler", "walker2d.xml:full", "hopper.xml:full",
+                                           "humanoid.xml:full", "half_cheetah.xml:full", "ant.xml", "ant.xml:euler",
+                                           "ant.xml:limits", "ant.xml:limits:euler", "humanoid.xml",
+                                           "humanoid.xml:euler", "humanoid.xml:limits", "half_cheetah.xml:limits",
+                                           "hopper.xml:limits", "walker2d.xml:limits", "reacher.xml:limits",
+                                           "half_cheetah.xml", "hopper.xml", "walker2d.xml", "inverted_pendulum.xml",
                                            "inverted_double_pendulum.xml", "reacher.xml", "pusher.xml"));
 
 }  // namespace
