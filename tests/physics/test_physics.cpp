@@ -77,6 +77,21 @@ void put(typename Batch<T>::Array v, int i, const std::vector<double>& x, typena
   for (std::size_t k = 0; k < x.size(); ++k) h(i, k) = T(x[k]);
 }
 
+/// A batch of `m`, one env per state, set to the states.
+template <class T>
+Batch<T> batch_at(const mjModel* m, const std::vector<State>& states) {
+  const int n = int(states.size());
+  Batch<T> batch(from_mujoco<T>(m, "test"), n);
+  auto hq = Kokkos::create_mirror_view(batch.qpos), hv = Kokkos::create_mirror_view(batch.qvel),
+       hc = Kokkos::create_mirror_view(batch.ctrl);
+  for (int i = 0; i < n; ++i) {
+    put<T>(batch.qpos, i, states[i].qpos, hq), put<T>(batch.qvel, i, states[i].qvel, hv);
+    put<T>(batch.ctrl, i, states[i].ctrl, hc);
+  }
+  Kokkos::deep_copy(batch.qpos, hq), Kokkos::deep_copy(batch.qvel, hv), Kokkos::deep_copy(batch.ctrl, hc);
+  return batch;
+}
+
 /// The largest |a - b| / (atol + rtol |b|) over all entries: <= 1 passes.
 struct Worst {
   double ratio = 0, a = 0, b = 0;
@@ -99,18 +114,12 @@ struct Tol {
 template <class T>
 std::pair<Worst, Worst> compare_step(const mjModel* m, const std::vector<State>& states, const Tol& tol) {
   const int n = int(states.size());
-  Batch<T> batch(from_mujoco<T>(m, "test"), n);
-  auto hq = Kokkos::create_mirror_view(batch.qpos), hv = Kokkos::create_mirror_view(batch.qvel),
-       hc = Kokkos::create_mirror_view(batch.ctrl);
-  for (int i = 0; i < n; ++i) {
-    put<T>(batch.qpos, i, states[i].qpos, hq), put<T>(batch.qvel, i, states[i].qvel, hv);
-    put<T>(batch.ctrl, i, states[i].ctrl, hc);
-  }
-  Kokkos::deep_copy(batch.qpos, hq), Kokkos::deep_copy(batch.qvel, hv), Kokkos::deep_copy(batch.ctrl, hc);
+  Batch<T> batch = batch_at<T>(m, states);
   ExecSpace space;
   batch.step(space, 1);
   space.fence();
-  Kokkos::deep_copy(hq, batch.qpos), Kokkos::deep_copy(hv, batch.qvel);
+  auto hq = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.qpos);
+  auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.qvel);
   mjData* d = mj_makeData(m);
   Worst wq, wv;
   int touching = 0;
@@ -146,14 +155,7 @@ std::string describe(const char* what, const Worst& w) {
 template <class T>
 std::vector<Worst> compare_forward(const mjModel* m, const std::vector<State>& states, double atol, double rtol) {
   const int n = int(states.size());
-  Batch<T> batch(from_mujoco<T>(m, "test"), n);
-  auto hq = Kokkos::create_mirror_view(batch.qpos), hv = Kokkos::create_mirror_view(batch.qvel),
-       hc = Kokkos::create_mirror_view(batch.ctrl);
-  for (int i = 0; i < n; ++i) {
-    put<T>(batch.qpos, i, states[i].qpos, hq), put<T>(batch.qvel, i, states[i].qvel, hv);
-    put<T>(batch.ctrl, i, states[i].ctrl, hc);
-  }
-  Kokkos::deep_copy(batch.qpos, hq), Kokkos::deep_copy(batch.qvel, hv), Kokkos::deep_copy(batch.ctrl, hc);
+  Batch<T> batch = batch_at<T>(m, states);
   ExecSpace space;
   batch.forward(space);
   space.fence();
@@ -239,15 +241,7 @@ TEST_P(SmoothStep, FloatMatchesMjStep) {
 TEST(Physics, SubstepsInOneLaunchAreSingleSteps) {
   OwnedModel m = smooth_model("ant.xml");
   const auto states = states_of(m.get(), 8, 4);
-  Batch<float> a(from_mujoco<float>(m.get(), "ant"), 8), b(from_mujoco<float>(m.get(), "ant"), 8);
-  for (Batch<float>* x : {&a, &b}) {
-    auto hq = Kokkos::create_mirror_view(x->qpos), hv = Kokkos::create_mirror_view(x->qvel),
-         hc = Kokkos::create_mirror_view(x->ctrl);
-    for (int i = 0; i < 8; ++i)
-      put<float>(x->qpos, i, states[i].qpos, hq), put<float>(x->qvel, i, states[i].qvel, hv),
-          put<float>(x->ctrl, i, states[i].ctrl, hc);
-    Kokkos::deep_copy(x->qpos, hq), Kokkos::deep_copy(x->qvel, hv), Kokkos::deep_copy(x->ctrl, hc);
-  }
+  Batch<float> a = batch_at<float>(m.get(), states), b = batch_at<float>(m.get(), states);
   ExecSpace space;
   a.step(space, 5);
   for (int s = 0; s < 5; ++s) b.step(space, 1);
@@ -269,13 +263,7 @@ void check_external_forces(const char* spec, double atol, double rtol) {
   OwnedModel m = exact_model(spec);
   const auto states = states_of(m.get(), 96, 5, 60);
   const int n = int(states.size());
-  Batch<T> batch(from_mujoco<T>(m.get(), "ant"), n);
-  auto hq = Kokkos::create_mirror_view(batch.qpos), hv = Kokkos::create_mirror_view(batch.qvel),
-       hc = Kokkos::create_mirror_view(batch.ctrl);
-  for (int i = 0; i < n; ++i)
-    put<T>(batch.qpos, i, states[i].qpos, hq), put<T>(batch.qvel, i, states[i].qvel, hv),
-        put<T>(batch.ctrl, i, states[i].ctrl, hc);
-  Kokkos::deep_copy(batch.qpos, hq), Kokkos::deep_copy(batch.qvel, hv), Kokkos::deep_copy(batch.ctrl, hc);
+  Batch<T> batch = batch_at<T>(m.get(), states);
   ExecSpace space;
   batch.step(space, 1);
   batch.external_forces(space);
