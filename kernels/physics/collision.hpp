@@ -165,7 +165,9 @@ KOKKOS_INLINE_FUNCTION int capsule_capsule(const Model<T>& m, const EnvRef<T>& e
   const Vec3<T> a1 = h1 * z1, a2 = h2 * z2, dif = c1 - c2;
   const T ma = dot(a1, a1), mb = -dot(a1, a2), mc = dot(a2, a2), u = -dot(a1, dif), v = dot(a2, dif);
   const T det = ma * mc - mb * mb;
-  if (math::fabs(det) >= T(1e-15)) {
+  // parallel below MuJoCo's 1e-15, or below rounding in float (det is then noise, not zero)
+  const T det_min = T(16) * epsilon<T>() * ma * mc;
+  if (math::fabs(det) >= (det_min > T(1e-15) ? det_min : T(1e-15))) {
     T x1 = (mc * u - mb * v) / det, x2 = (ma * v - mb * u) / det;
     if (x1 > T(1)) {
       x1 = 1, x2 = (v - mb) / mc;

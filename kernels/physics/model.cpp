@@ -64,6 +64,12 @@ void check_options(const mjModel* m, const Refuse& refuse) {
   if (o.density != 0 || o.viscosity != 0 || any_nonzero(o.wind, 3)) refuse("fluid forces (density, viscosity, wind)");
   if (o.enableflags & mjENBL_SLEEP) refuse("sleeping");
   if (m->nmocap > 0) refuse("a mocap body");
+  if (m->nplugin > 0) refuse("a plugin");
+  if (m->nflex > 0) refuse("a flex");
+  if (m->flg_surfacevel) refuse("a geom's surface velocity");
+  if (o.disableactuator != 0) refuse("disabled actuator groups (opt.disableactuator)");
+  if (o.enableflags & mjENBL_SPECULATIVE) refuse("speculative contacts");
+  if (any_nonzero(m->tendon_armature, m->ntendon)) refuse("tendon armature");
   if (m->na > 0) refuse("actuator activation state");
   if (any_nonzero(m->body_gravcomp, m->nbody)) refuse("gravity compensation");
   for (int t = 0; t < m->ntendon; ++t)
@@ -227,6 +233,7 @@ void add_pairs(const mjModel* m, Model<T>& d, const Refuse& refuse) {
 }
 
 void check_actuators(const mjModel* m, const Refuse& refuse) {
+  if (m->nactuator != m->nu) refuse("actuators with other than one control each");
   for (int u = 0; u < m->nu; ++u) {
     const int j = m->actuator_trnid[2 * u];
     if (m->actuator_trntype[u] != mjTRN_JOINT || m->jnt_type[j] == mjJNT_FREE || m->jnt_type[j] == mjJNT_BALL)
@@ -235,7 +242,9 @@ void check_actuators(const mjModel* m, const Refuse& refuse) {
     if (m->actuator_gaintype[u] != mjGAIN_FIXED) refuse(fmt::format("actuator {}'s gain type", u));
     if (m->actuator_biastype[u] != mjBIAS_NONE && m->actuator_biastype[u] != mjBIAS_AFFINE)
       refuse(fmt::format("actuator {}'s bias type", u));
-    if (m->actuator_ctrlnum[u] != 1 || m->actuator_ctrladr[u] != u) refuse(fmt::format("actuator {}'s controls", u));
+    if (m->actuator_ctrlnum[u] != 1 || m->actuator_ctrladr[u] != u || m->actuator_outnum[u] != 1 ||
+        m->actuator_outadr[u] != u)
+      refuse(fmt::format("actuator {}'s controls or outputs (one each, in order, are)", u));
     if (m->actuator_damping[u] != 0 || m->actuator_armature[u] != 0 || m->actuator_delay[u] != 0 ||
         any_nonzero(m->actuator_dampingpoly + mjNPOLY * u, mjNPOLY))
       refuse(fmt::format("actuator {}'s damping, armature or delay", u));

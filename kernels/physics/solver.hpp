@@ -59,11 +59,6 @@ KOKKOS_INLINE_FUNCTION void line_slope(const Strided<T>& jar, const Strided<T>& 
 /// The step a > 0 minimising the cost along dx: the root of the increasing, piecewise-linear
 /// phi'(a), by Newton steps kept inside a bracket (bisection where a step leaves it).
 template <class T>
-KOKKOS_FORCEINLINE_FUNCTION constexpr T epsilon() {
-  return sizeof(T) == 4 ? T(1.1920929e-7) : T(2.220446049250313e-16);
-}
-
-template <class T>
 KOKKOS_INLINE_FUNCTION T line_search(const Strided<T>& jar, const Strided<T>& jdx, const Strided<T>& D, int nefc, T a0,
                                      T a1) {
   T lo = 0, hi = -1, a = 1;  // hi < 0: no upper bracket yet
@@ -112,6 +107,8 @@ KOKKOS_INLINE_FUNCTION void solve_constraints(const Model<T>& m, const EnvRef<T>
     // gradient M (x - qs) + J^T D min(jar, 0), Hessian M + J_active^T D J_active
     for (int k = 0; k < nv; ++k) dx[k] = x[k] - qs[k];
     mul_mass(m, e, dx, g);
+    T cost = 0;  // 1/2 (x - qs)^T M (x - qs) + sum over active rows of 1/2 D jar^2
+    for (int k = 0; k < nv; ++k) cost += T(0.5) * dx[k] * g[k];
     for (int k = 0; k < nv * nv; ++k) H[k] = T(0);
     for (int i = 0; i < nv; ++i) {
       int up = 0;
@@ -120,6 +117,7 @@ KOKKOS_INLINE_FUNCTION void solve_constraints(const Model<T>& m, const EnvRef<T>
     for (int r = 0; r < nefc; ++r) {
       if (!(jar[r] < T(0))) continue;
       const T f = D[r] * jar[r];
+      cost += T(0.5) * f * jar[r];
       for (int i = 0; i < nv; ++i) {
         const T ji = J[r * nv + i];
         if (ji == T(0)) continue;
@@ -130,7 +128,7 @@ KOKKOS_INLINE_FUNCTION void solve_constraints(const Model<T>& m, const EnvRef<T>
     T gnorm = 0;
     for (int k = 0; k < nv; ++k) gnorm += g[k] * g[k];
     if (scale * math::sqrt(gnorm) < m.tolerance) break;
-    if (!cholesky(H, nv)) break;
+    if (!cholesky(H, nv)) break;  // not positive in rounding: keep the iterate (M alone is)
     for (int k = 0; k < nv; ++k) dx[k] = -g[k];
     cholesky_solve(H, nv, dx);
     // line search along dx: phi'(a) = dx^T M (x - qs) + a dx^T M dx + rows
@@ -144,8 +142,17 @@ KOKKOS_INLINE_FUNCTION void solve_constraints(const Model<T>& m, const EnvRef<T>
     }
     const T a = line_search(jar, jdx, D, nefc, a0, a1);
     bool same_active = true;
-    for (int r = 0; r < nefc; ++r) same_active = same_active && ((jar[r] < T(0)) == (jar[r] + a * jdx[r] < T(0)));
+    T decrease = -(a * a0 + T(0.5) * a * a * a1);  // the cost's decrease along the step
+    for (int r = 0; r < nefc; ++r) {
+      const T before = jar[r] < T(0) ? jar[r] : T(0), v = jar[r] + a * jdx[r], after = v < T(0) ? v : T(0);
+      decrease -= T(0.5) * D[r] * (after * after - before * before);
+      same_active = same_active && ((jar[r] < T(0)) == (v < T(0)));
+    }
     for (int k = 0; k < nv; ++k) x[k] += a * dx[k];
+    // MuJoCo's test on the scaled improvement, with a floor at the cost's rounding in float
+    // (there pyramid facets with almost no force can flip in and out forever)
+    const T floor = T(16) * epsilon<T>() * cost;
+    if (scale * decrease < m.tolerance || decrease <= floor) break;
     // a full Newton step that keeps the active set lands on the minimiser of the quadratic piece it
     // stays on, which is the minimiser (the line search returns 1 up to rounding there)
     if (same_active && math::fabs(a - T(1)) < T(1e-3)) break;

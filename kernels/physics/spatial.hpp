@@ -80,6 +80,12 @@ KOKKOS_FORCEINLINE_FUNCTION void store6(const Strided<T>& s, int k, const Spatia
   store3(s, 2 * k, v.a), store3(s, 2 * k + 1, v.l);
 }
 
+/// Machine epsilon of float or double.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION constexpr T epsilon() {
+  return sizeof(T) == 4 ? T(1.1920929e-7) : T(2.220446049250313e-16);
+}
+
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T clamp(T x, T lo, T hi) {
   return x < lo ? lo : (x > hi ? hi : x);

@@ -237,22 +237,25 @@ TEST_P(SmoothStep, FloatMatchesMjStep) {
   EXPECT_LE(wv.ratio, 1.0) << describe("qvel", wv);
 }
 
-// Many steps in one launch (a task's frame skip) are those steps one at a time.
+// Many steps in one launch (a task's frame skip) are those steps one at a time, with and without
+// contacts.
 TEST(Physics, SubstepsInOneLaunchAreSingleSteps) {
-  OwnedModel m = smooth_model("ant.xml");
-  const auto states = states_of(m.get(), 8, 4);
-  Batch<float> a = batch_at<float>(m.get(), states), b = batch_at<float>(m.get(), states);
-  ExecSpace space;
-  a.step(space, 5);
-  for (int s = 0; s < 5; ++s) b.step(space, 1);
-  space.fence();
-  auto qa = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.qpos),
-       qb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.qpos);
-  auto va = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.qvel),
-       vb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.qvel);
-  for (int i = 0; i < 8; ++i) {
-    for (int k = 0; k < m->nq; ++k) EXPECT_EQ(qa(i, k), qb(i, k)) << i << " " << k;
-    for (int k = 0; k < m->nv; ++k) EXPECT_EQ(va(i, k), vb(i, k)) << i << " " << k;
+  for (const char* spec : {"ant.xml", "ant.xml:full"}) {
+    OwnedModel m = smooth_model(spec);
+    const auto states = states_of(m.get(), 8, 4, first_step(spec));
+    Batch<float> a = batch_at<float>(m.get(), states), b = batch_at<float>(m.get(), states);
+    ExecSpace space;
+    a.step(space, 5);
+    for (int s = 0; s < 5; ++s) b.step(space, 1);
+    space.fence();
+    auto qa = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.qpos),
+         qb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.qpos);
+    auto va = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.qvel),
+         vb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.qvel);
+    for (int i = 0; i < 8; ++i) {
+      for (int k = 0; k < m->nq; ++k) EXPECT_EQ(qa(i, k), qb(i, k)) << spec << " " << i << " " << k;
+      for (int k = 0; k < m->nv; ++k) EXPECT_EQ(va(i, k), vb(i, k)) << spec << " " << i << " " << k;
+    }
   }
 }
 
@@ -261,7 +264,7 @@ TEST(Physics, SubstepsInOneLaunchAreSingleSteps) {
 template <class T>
 void check_external_forces(const char* spec, double atol, double rtol) {
   OwnedModel m = exact_model(spec);
-  const auto states = states_of(m.get(), 96, 5, 60);
+  const auto states = states_of(m.get(), 96, 5, first_step(spec));
   const int n = int(states.size());
   Batch<T> batch = batch_at<T>(m.get(), states);
   ExecSpace space;
@@ -295,6 +298,7 @@ TEST(Physics, ExternalForcesAreMjRnePostConstraints) {
   // float: a contact force is D times a violation, so its error is the acceleration's relative
   // error (1e-4 of the tolerances above) scaled by the force
   check_external_forces<float>("ant.xml:full", 1e-3, 1e-3);
+  check_external_forces<double>("humanoid.xml:full", 1e-7, 1e-7);  // capsules against capsules too
 }
 
 /// The message of the InputError from_mujoco throws for `m`, or "" if it accepts it.
@@ -324,6 +328,15 @@ TEST(Physics, RefusesWhatItDoesNotCompute) {
     OwnedModel ok = smooth_model(spec);
     EXPECT_EQ(refusal(ok.get()), "") << spec;
   }
+  OwnedModel groups = smooth_model("ant.xml:full");
+  groups->opt.disableactuator = 1;
+  EXPECT_NE(refusal(groups.get()).find("disabled actuator groups"), std::string::npos) << refusal(groups.get());
+  OwnedModel armature = smooth_model("humanoid.xml:full");
+  armature->tendon_armature[0] = 0.1;
+  EXPECT_NE(refusal(armature.get()).find("tendon armature"), std::string::npos) << refusal(armature.get());
+  OwnedModel speculative = smooth_model("ant.xml:full");
+  speculative->opt.enableflags |= mjENBL_SPECULATIVE;
+  EXPECT_NE(refusal(speculative.get()).find("speculative"), std::string::npos) << refusal(speculative.get());
   const std::string msg = refusal(swimmer.get());
   EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
   EXPECT_NE(msg.find("'the model'"), std::string::npos) << msg;
