@@ -23,10 +23,8 @@ KOKKOS_INLINE_FUNCTION void geom_poses(const Model<T>& m, const EnvRef<T>& e) {
   for (int g = 0; g < m.ngeom; ++g) {
     const int b = m.geom_body(g);
     const Mat3<T> r = load_mat(xmat, b);
-    store3(gpos, g, load3(xpos, b) + r * Vec3<T>{{m.geom_pos(3 * g), m.geom_pos(3 * g + 1), m.geom_pos(3 * g + 2)}});
-    store_mat(gmat, g,
-              r * to_mat(Quat<T>{m.geom_quat(4 * g), m.geom_quat(4 * g + 1), m.geom_quat(4 * g + 2),
-                                 m.geom_quat(4 * g + 3)}));
+    store3(gpos, g, load3(xpos, b) + r * load3(m.geom_pos, g));
+    store_mat(gmat, g, r * to_mat(load_quat(m.geom_quat, 4 * g)));
   }
 }
 
@@ -74,15 +72,12 @@ KOKKOS_INLINE_FUNCTION int contact_rows(const Model<T>& m, const EnvRef<T>& e, i
   Vec3<T> t1, t2;
   contact_frame(n, hint, t1, t2);
   const T margin = m.pair_margin(p);
-  T solimp[5];
-  for (int k = 0; k < 5; ++k) solimp[k] = m.pair_solimp(5 * p + k);
-  const T imp = impedance(solimp, dist, margin);
+  const T imp = impedance(&m.pair_solimp(5 * p), dist, margin);
   const T tran = m.pair_tran(p), mu0 = m.pair_friction(2 * p);
   const int condim = m.pair_condim(p);
   // R = (1 - imp) / imp * A, A = tran for the normal; for a pyramid A = tran (1 + mu0^2) and then
   // every facet gets 2 mu^2 R with mu = mu0 / sqrt(impratio) (the elliptic cone's friction match)
-  T R = (T(1) - imp) * (condim == 1 ? tran : tran * (T(1) + mu0 * mu0)) / imp;
-  R = R > T(1e-15) ? R : T(1e-15);
+  T R = regulariser(imp, condim == 1 ? tran : tran * (T(1) + mu0 * mu0));
   if (condim > 1) R = T(2) * mu0 * mu0 * (R / m.impratio);
   const T K = m.pair_K(p), B = m.pair_B(p);
   const int rows = condim == 1 ? 1 : 4;
@@ -93,9 +88,8 @@ KOKKOS_INLINE_FUNCTION int contact_rows(const Model<T>& m, const EnvRef<T>& e, i
     rec[ContactRecord::kRow] = T(row), rec[ContactRecord::kCondim] = T(condim);
     rec[ContactRecord::kBody1] = T(m.geom_body(m.pair_g1(p))),
     rec[ContactRecord::kBody2] = T(m.geom_body(m.pair_g2(p)));
-    for (int k = 0; k < 3; ++k)
-      rec[ContactRecord::kPos + k] = pos[k], rec[ContactRecord::kNormal + k] = n[k],
-                                rec[ContactRecord::kTangent + k] = t1[k];
+    store3(rec.at(ContactRecord::kPos), 0, pos), store3(rec.at(ContactRecord::kNormal), 0, n);
+    store3(rec.at(ContactRecord::kTangent), 0, t1);
     rec[ContactRecord::kMu] = m.pair_friction(2 * p), rec[ContactRecord::kMu + 1] = m.pair_friction(2 * p + 1);
   }
   for (int r = 0; r < rows; ++r) {
@@ -110,7 +104,7 @@ KOKKOS_INLINE_FUNCTION int contact_rows(const Model<T>& m, const EnvRef<T>& e, i
       vel += j * e.qvel[k];
     }
     D[row + r] = T(1) / R;
-    aref[row + r] = -B * vel - K * imp * (dist - margin);
+    aref[row + r] = reference(K, B, imp, vel, dist, margin);
   }
   return row + rows;
 }
@@ -149,10 +143,10 @@ KOKKOS_INLINE_FUNCTION int sphere_sphere(const Model<T>& m, const EnvRef<T>& e, 
   return contact_rows(m, e, p, c1 + (r1 + dist / 2) * n, n, dist, zero3<T>(), row);
 }
 
-/// The point of the segment c + x a, x in [-1, 1] (a the scaled axis), and the projection's clip.
+/// x clipped to [-1, 1] (a position along a capsule's segment, in half lengths).
 template <class T>
-KOKKOS_FORCEINLINE_FUNCTION T clip1(T x) {
-  return x < T(-1) ? T(-1) : (x > T(1) ? T(1) : x);
+KOKKOS_FORCEINLINE_FUNCTION T clamp1(T x) {
+  return clamp(x, T(-1), T(1));
 }
 
 /// Two capsules (segments c1 + x1 a1, c2 + x2 a2 with a the axis times the half length): the
@@ -175,22 +169,22 @@ KOKKOS_INLINE_FUNCTION int capsule_capsule(const Model<T>& m, const EnvRef<T>& e
       x1 = -1, x2 = (v + mb) / mc;
     }
     if (x2 > T(1)) {
-      x2 = 1, x1 = clip1((u - mb) / ma);
+      x2 = 1, x1 = clamp1((u - mb) / ma);
     } else if (x2 < T(-1)) {
-      x2 = -1, x1 = clip1((u + mb) / ma);
+      x2 = -1, x1 = clamp1((u + mb) / ma);
     }
     return sphere_sphere(m, e, p, c1 + x1 * a1, r1, z1, c2 + x2 * a2, r2, z2, row);
   }
   // parallel: the ends of capsule 1 against their projections on capsule 2, then, while fewer than
   // two contacts, the ends of capsule 2 against theirs on capsule 1
   const int start = row;
-  row = sphere_sphere(m, e, p, c1 + a1, r1, z1, c2 + clip1((v - mb) / mc) * a2, r2, z2, row);
-  row = sphere_sphere(m, e, p, c1 - a1, r1, z1, c2 + clip1((v + mb) / mc) * a2, r2, z2, row);
+  row = sphere_sphere(m, e, p, c1 + a1, r1, z1, c2 + clamp1((v - mb) / mc) * a2, r2, z2, row);
+  row = sphere_sphere(m, e, p, c1 - a1, r1, z1, c2 + clamp1((v + mb) / mc) * a2, r2, z2, row);
   const int per = m.pair_condim(p) == 1 ? 1 : 4;
   if (row - start >= 2 * per) return row;
-  row = sphere_sphere(m, e, p, c1 + clip1((u - mb) / ma) * a1, r1, z1, c2 + a2, r2, z2, row);
+  row = sphere_sphere(m, e, p, c1 + clamp1((u - mb) / ma) * a1, r1, z1, c2 + a2, r2, z2, row);
   if (row - start >= 2 * per) return row;
-  return sphere_sphere(m, e, p, c1 + clip1((u + mb) / ma) * a1, r1, z1, c2 - a2, r2, z2, row);
+  return sphere_sphere(m, e, p, c1 + clamp1((u + mb) / ma) * a1, r1, z1, c2 - a2, r2, z2, row);
 }
 
 /// Rows of every contact of the env's candidate pairs, from row `row` on; returns the next free row.
@@ -220,7 +214,7 @@ KOKKOS_INLINE_FUNCTION int make_contacts(const Model<T>& m, const EnvRef<T>& e, 
           row = sphere_sphere(m, e, p, c1, r1, z1, c, rad, z, row);
         } else if (m.pair_type(p) == kSphereCapsule) {  // the sphere against the capsule's nearest point
           const T x = dot(z, c1 - c);
-          row = sphere_sphere(m, e, p, c1, r1, z1, c + (x < -half ? -half : (x > half ? half : x)) * z, rad, z, row);
+          row = sphere_sphere(m, e, p, c1, r1, z1, c + clamp(x, -half, half) * z, rad, z, row);
         } else {
           row = capsule_capsule(m, e, p, c1, z1, r1, m.geom_size(3 * g1 + 1), c, z, rad, half, row);
         }
@@ -246,11 +240,9 @@ KOKKOS_INLINE_FUNCTION void contact_forces(const Model<T>& m, const EnvRef<T>& e
     const Strided<T> rec = e.at(L.contacts + c * ContactRecord::kSize);
     const int row = int(rec[ContactRecord::kRow]), condim = int(rec[ContactRecord::kCondim]);
     T f[4] = {0, 0, 0, 0};
-    for (int r = 0; r < (condim == 1 ? 1 : 4); ++r) f[r] = jar[row + r] < T(0) ? -D[row + r] * jar[row + r] : T(0);
-    const Vec3<T> n{{rec[ContactRecord::kNormal], rec[ContactRecord::kNormal + 1], rec[ContactRecord::kNormal + 2]}};
-    const Vec3<T> t1{
-        {rec[ContactRecord::kTangent], rec[ContactRecord::kTangent + 1], rec[ContactRecord::kTangent + 2]}};
-    const Vec3<T> pos{{rec[ContactRecord::kPos], rec[ContactRecord::kPos + 1], rec[ContactRecord::kPos + 2]}};
+    for (int r = 0; r < (condim == 1 ? 1 : 4); ++r) f[r] = row_force(D, jar, row + r);
+    const Vec3<T> n = load3(rec.at(ContactRecord::kNormal), 0), t1 = load3(rec.at(ContactRecord::kTangent), 0),
+                  pos = load3(rec.at(ContactRecord::kPos), 0);
     Vec3<T> F = (f[0] + f[1] + f[2] + f[3]) * n;
     if (condim > 1)
       F = F + (rec[ContactRecord::kMu] * (f[0] - f[1])) * t1 +

@@ -40,6 +40,25 @@ KOKKOS_INLINE_FUNCTION T impedance(const T* solimp, T pos, T margin) {
   return solimp[0] + y * (solimp[1] - solimp[0]);
 }
 
+/// A row's R = (1 - imp) / imp * A (A its approximate inverse inertia), at least 1e-15.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T regulariser(T imp, T A) {
+  const T r = (T(1) - imp) * A / imp;
+  return r > T(1e-15) ? r : T(1e-15);
+}
+
+/// A row's reference acceleration -B (J v) - K imp (pos - margin).
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T reference(T K, T B, T imp, T jv, T pos, T margin) {
+  return -B * jv - K * imp * (pos - margin);
+}
+
+/// The force of row r at the residual jar (J qacc - aref): -D jar where the row is active, else 0.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T row_force(const Strided<T>& D, const Strided<T>& jar, int r) {
+  return jar[r] < T(0) ? -D[r] * jar[r] : T(0);
+}
+
 /// Limit rows for the violated sides of every limited joint and fixed tendon (value within its
 /// margin of a range end), from row `row` on; returns the next free row.
 template <class T>
@@ -53,8 +72,6 @@ KOKKOS_INLINE_FUNCTION int make_limits(const Model<T>& m, const EnvRef<T>& e, in
       vel += m.term_coef(t) * e.qvel[m.term_dof(t)];
     }
     const T margin = m.lim_margin(s);
-    T solimp[5];
-    for (int k = 0; k < 5; ++k) solimp[k] = m.lim_solimp(5 * s + k);
     for (int side = -1; side <= 1; side += 2) {
       const T dist = side < 0 ? value - m.lim_range(2 * s) : m.lim_range(2 * s + 1) - value;
       if (!(dist < margin)) continue;
@@ -62,11 +79,9 @@ KOKKOS_INLINE_FUNCTION int make_limits(const Model<T>& m, const EnvRef<T>& e, in
       for (int k = 0; k < m.nv; ++k) J[row * m.nv + k] = T(0);
       for (int t = m.lim_termadr(s); t < m.lim_termadr(s) + m.lim_termnum(s); ++t)
         J[row * m.nv + m.term_dof(t)] += sign * m.term_coef(t);
-      const T imp = impedance(solimp, dist, margin);
-      const T r = (T(1) - imp) * m.lim_diag(s) / imp;
-      const T R = r > T(1e-15) ? r : T(1e-15);
-      D[row] = T(1) / R;
-      aref[row] = -m.lim_B(s) * sign * vel - m.lim_K(s) * imp * (dist - margin);
+      const T imp = impedance(&m.lim_solimp(5 * s), dist, margin);
+      D[row] = T(1) / regulariser(imp, m.lim_diag(s));
+      aref[row] = reference(m.lim_K(s), m.lim_B(s), imp, sign * vel, dist, margin);
       ++row;
     }
   }

@@ -16,9 +16,7 @@ KOKKOS_INLINE_FUNCTION void integrate_pos(const Model<T>& m, const Strided<T>& q
     const int a = m.jnt_qposadr(j), v = m.jnt_dofadr(j);
     if (m.jnt_type(j) == kFree) {
       for (int k = 0; k < 3; ++k) qpos[a + k] = qpos0[a + k] + dt * vel[v + k];
-      const Quat<T> q = integrate(Quat<T>{qpos0[a + 3], qpos0[a + 4], qpos0[a + 5], qpos0[a + 6]},
-                                  Vec3<T>{{vel[v + 3], vel[v + 4], vel[v + 5]}}, dt);
-      store_quat(qpos, a + 3, q);
+      store_quat(qpos, a + 3, integrate(load_quat(qpos0, a + 3), load3(vel.at(v + 3), 0), dt));
     } else {
       qpos[a] = qpos0[a] + dt * vel[v];
     }
@@ -77,9 +75,8 @@ KOKKOS_INLINE_FUNCTION void rk4_step(const Model<T>& m, const EnvRef<T>& e) {
       const int d = m.jnt_dofadr(j);
       if (m.jnt_type(j) == kFree) {
         for (int i = d; i < d + 3; ++i) k[i] = e.qvel[i];
-        const Vec3<T> u = c[s] * Vec3<T>{{k[d + 3], k[d + 4], k[d + 5]}};
-        const Vec3<T> r = dexp_inv(s == 0 ? zero3<T>() : u, Vec3<T>{{e.qvel[d + 3], e.qvel[d + 4], e.qvel[d + 5]}});
-        for (int i = 0; i < 3; ++i) k[d + 3 + i] = r[i];
+        const Vec3<T> u = c[s] * load3(k.at(d + 3), 0);  // k still holds stage s-1's rate
+        store3(k.at(d + 3), 0, dexp_inv(s == 0 ? zero3<T>() : u, load3(e.qvel.at(d + 3), 0)));
       } else {
         k[d] = e.qvel[d];
       }

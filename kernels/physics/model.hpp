@@ -32,11 +32,11 @@ struct Layout {
       cfrc = 0;
   // per joint (3, 3); per geom (3, 9)
   int xanchor = 0, xaxis = 0, geom_xpos = 0, geom_xmat = 0;
-  // per dof (6, 6, 1, 1, 1, 1), the mass matrix and its factor (nM each)
-  int cdof = 0, cdof_dot = 0, qfrc = 0, qacc = 0, qacc_smooth = 0, qfrc_constraint = 0, mass = 0, mass_lu = 0;
-  // constraint rows (nefc_max each; J nefc_max x nv), their count (1), and the solver's dense
-  // Hessian (nv x nv), gradient, step and M times the step (nv each)
-  int efc_J = 0, efc_aref = 0, efc_D = 0, efc_jar = 0, efc_jdx = 0, nefc = 0;
+  // per dof (6, 1, 1, 1, 1), the mass matrix and its factor (nM each)
+  int cdof = 0, qfrc = 0, qacc = 0, qacc_smooth = 0, qfrc_constraint = 0, mass = 0, mass_lu = 0;
+  // constraint rows (nefc_max each; J nefc_max x nv), and the solver's dense Hessian (nv x nv),
+  // gradient, step and M times the step (nv each)
+  int efc_J = 0, efc_aref = 0, efc_D = 0, efc_jar = 0, efc_jdx = 0;
   // contacts (ncon_max records of kContactRecord numbers, ContactRecord's fields) and their count
   int contacts = 0, ncon = 0;
   int hess = 0, grad = 0, dx = 0, mdx = 0;

@@ -35,18 +35,16 @@ KOKKOS_INLINE_FUNCTION void kinematics(const Model<T>& m, const EnvRef<T>& e) {
     Quat<T> q;
     if (nj > 0 && m.jnt_type(j0) == kFree) {  // world pose straight from qpos (a child of the world)
       const int a = m.jnt_qposadr(j0);
-      pos = Vec3<T>{{e.qpos[a], e.qpos[a + 1], e.qpos[a + 2]}};
-      q = normalized(Quat<T>{e.qpos[a + 3], e.qpos[a + 4], e.qpos[a + 5], e.qpos[a + 6]});
+      pos = load3(e.qpos.at(a), 0);
+      q = normalized(load_quat(e.qpos, a + 3));
       store3(xanchor, j0, pos);
       store3(xaxis, j0, Vec3<T>{{T(0), T(0), T(1)}});
     } else {
       const Mat3<T> rp = load_mat(xmat, p);
-      pos = load3(xpos, p) + rp * Vec3<T>{{m.body_pos(3 * b), m.body_pos(3 * b + 1), m.body_pos(3 * b + 2)}};
-      q = load_quat(xquat, 4 * p) *
-          Quat<T>{m.body_quat(4 * b), m.body_quat(4 * b + 1), m.body_quat(4 * b + 2), m.body_quat(4 * b + 3)};
+      pos = load3(xpos, p) + rp * load3(m.body_pos, b);
+      q = load_quat(xquat, 4 * p) * load_quat(m.body_quat, 4 * b);
       for (int j = j0; j < j0 + nj; ++j) {
-        const Vec3<T> jp{{m.jnt_pos(3 * j), m.jnt_pos(3 * j + 1), m.jnt_pos(3 * j + 2)}};
-        const Vec3<T> ja{{m.jnt_axis(3 * j), m.jnt_axis(3 * j + 1), m.jnt_axis(3 * j + 2)}};
+        const Vec3<T> jp = load3(m.jnt_pos, j), ja = load3(m.jnt_axis, j);
         const int a = m.jnt_qposadr(j);
         const T dq = e.qpos[a] - m.qpos0(a);
         const Mat3<T> r = to_mat(q);
@@ -66,10 +64,8 @@ KOKKOS_INLINE_FUNCTION void kinematics(const Model<T>& m, const EnvRef<T>& e) {
     store3(xpos, b, pos);
     store_quat(xquat, 4 * b, q);
     store_mat(xmat, b, r);
-    store3(xipos, b, pos + r * Vec3<T>{{m.body_ipos(3 * b), m.body_ipos(3 * b + 1), m.body_ipos(3 * b + 2)}});
-    store_mat(ximat, b,
-              r * to_mat(Quat<T>{m.body_iquat(4 * b), m.body_iquat(4 * b + 1), m.body_iquat(4 * b + 2),
-                                 m.body_iquat(4 * b + 3)}));
+    store3(xipos, b, pos + r * load3(m.body_ipos, b));
+    store_mat(ximat, b, r * to_mat(load_quat(m.body_iquat, 4 * b)));
   }
 }
 
@@ -91,7 +87,7 @@ KOKKOS_INLINE_FUNCTION void com_pos(const Model<T>& m, const EnvRef<T>& e) {
     const T mass = m.body_mass(b);
     const Vec3<T> d = load3(xipos, b) - load3(com, m.body_root(b));
     const Mat3<T> r = load_mat(ximat, b);
-    const Vec3<T> in{{m.body_inertia(3 * b), m.body_inertia(3 * b + 1), m.body_inertia(3 * b + 2)}};
+    const Vec3<T> in = load3(m.body_inertia, b);
     // R diag(in) R^T + m (|d|^2 E - d d^T)
     T I[3][3];
     const T dd = dot(d, d);
@@ -134,12 +130,6 @@ KOKKOS_INLINE_FUNCTION void com_pos(const Model<T>& m, const EnvRef<T>& e) {
   }
 }
 
-/// Index of M(i, j), j = i or an ancestor dof of i: rows run from the dof up its ancestors.
-template <class T>
-KOKKOS_FORCEINLINE_FUNCTION int m_index(const Model<T>& m, int i, int depth_up) {
-  return m.dof_madr(i) + depth_up;
-}
-
 /// Joint-space inertia by composite rigid bodies, plus armature on the diagonal.
 template <class T>
 KOKKOS_INLINE_FUNCTION void crb(const Model<T>& m, const EnvRef<T>& e) {
@@ -154,7 +144,7 @@ KOKKOS_INLINE_FUNCTION void crb(const Model<T>& m, const EnvRef<T>& e) {
   for (int i = 0; i < m.nv; ++i) {
     const Spatial<T> f = inertia_times(crbs, m.dof_body(i), load6(cdof, i));
     int up = 0;
-    for (int j = i; j >= 0; j = m.dof_parent(j)) M[m_index(m, i, up++)] = dot(load6(cdof, j), f);
+    for (int j = i; j >= 0; j = m.dof_parent(j)) M[m.dof_madr(i) + up++] = dot(load6(cdof, j), f);
     M[m.dof_madr(i)] += m.dof_armature(i);
   }
 }
@@ -164,8 +154,8 @@ KOKKOS_INLINE_FUNCTION void crb(const Model<T>& m, const EnvRef<T>& e) {
 template <class T>
 KOKKOS_INLINE_FUNCTION void rne_bias(const Model<T>& m, const EnvRef<T>& e) {
   const Layout& L = m.layout;
-  const auto cdof = e.at(L.cdof), cdof_dot = e.at(L.cdof_dot), cvel = e.at(L.cvel), cacc = e.at(L.cacc),
-             cfrc = e.at(L.cfrc), cinert = e.at(L.cinert), qfrc = e.at(L.qfrc);
+  const auto cdof = e.at(L.cdof), cvel = e.at(L.cvel), cacc = e.at(L.cacc), cfrc = e.at(L.cfrc),
+             cinert = e.at(L.cinert), qfrc = e.at(L.qfrc);
   store6(cvel, 0, Spatial<T>{zero3<T>(), zero3<T>()});
   store6(cacc, 0, Spatial<T>{zero3<T>(), Vec3<T>{{-m.gravity[0], -m.gravity[1], -m.gravity[2]}}});
   for (int b = 1; b < m.nbody; ++b) {
@@ -181,9 +171,7 @@ KOKKOS_INLINE_FUNCTION void rne_bias(const Model<T>& m, const EnvRef<T>& e) {
         if (type == kFree && d == d0 + 3) {  // the translation's velocity first
           for (int t = d0; t < d0 + 3; ++t) v = v + e.qvel[t] * load6(cdof, t);
         }
-        const Spatial<T> cd = cross_motion(v, load6(cdof, d));
-        store6(cdof_dot, d, cd);
-        a = a + e.qvel[d] * cd;
+        a = a + e.qvel[d] * cross_motion(v, load6(cdof, d));  // the axis's rate times its velocity
       }
       for (int d = (type == kFree ? d0 + 3 : d0); d < d0 + n; ++d) v = v + e.qvel[d] * load6(cdof, d);
     }

@@ -160,9 +160,9 @@ KOKKOS_INLINE_FUNCTION void solve_constraints(const Model<T>& m, const EnvRef<T>
   residuals(m, e, x, nefc);
   for (int k = 0; k < nv; ++k) fc[k] = T(0);
   for (int r = 0; r < nefc; ++r) {
-    if (!(jar[r] < T(0))) continue;
-    const T f = -D[r] * jar[r];
-    for (int k = 0; k < nv; ++k) fc[k] += f * J[r * nv + k];
+    const T f = row_force(D, jar, r);
+    if (f != T(0))
+      for (int k = 0; k < nv; ++k) fc[k] += f * J[r * nv + k];
   }
 }
 
@@ -174,10 +174,8 @@ KOKKOS_INLINE_FUNCTION void forward(const Model<T>& m, const EnvRef<T>& e) {
   smooth_forward(m, e);
   const Layout& L = m.layout;
   const auto qacc = e.at(L.qacc), qs = e.at(L.qacc_smooth), fc = e.at(L.qfrc_constraint);
-  e.ws[L.ncon] = T(0);
-  int nefc = 0;
+  int nefc = 0;  // make_contacts counts the contacts (contact_forces reads them only with constraints)
   if constexpr (kConstraints) nefc = m.constraints ? make_contacts(m, e, make_limits(m, e, 0)) : 0;
-  e.ws[L.nefc] = T(nefc);
   if (nefc == 0) {
     for (int k = 0; k < m.nv; ++k) qacc[k] = qs[k], fc[k] = T(0);
     return;

@@ -71,6 +71,15 @@ template <class T>
 KOKKOS_FORCEINLINE_FUNCTION void store_mat(const Strided<T>& s, int k, const Mat3<T>& r) {
   for (int i = 0; i < 9; ++i) s[9 * k + i] = r.m[i];
 }
+/// The same loads from a model's flat device array (element index k of 3; quaternion at offset k).
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION Vec3<T> load3(const Kokkos::View<T*, MemSpace>& v, int k) {
+  return Vec3<T>{{v(3 * k), v(3 * k + 1), v(3 * k + 2)}};
+}
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION Quat<T> load_quat(const Kokkos::View<T*, MemSpace>& v, int k) {
+  return Quat<T>{v(k), v(k + 1), v(k + 2), v(k + 3)};
+}
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION Spatial<T> load6(const Strided<T>& s, int k) {
   return Spatial<T>{load3(s, 2 * k), load3(s, 2 * k + 1)};
