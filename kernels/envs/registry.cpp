@@ -24,6 +24,7 @@
 #include "kernels/envs/mujoco/mujoco_vec_env.hpp"
 #include "kernels/envs/mujoco/swimmer.hpp"
 #include "kernels/envs/mujoco/walker2d.hpp"
+#include "kernels/envs/physics/ant.hpp"
 #endif
 
 namespace gmi::envs {
@@ -92,11 +93,38 @@ Entry mujoco_task(const char* name) {
   return e;
 }
 #define GMI_MUJOCO_TASK(Task, name) mujoco_task<mujoco::Task>(name)
+
+/// A MuJoCo model on the device pipeline (kernels/envs/physics/), stepped by VecEnv<Env>.
+template <class Env>
+Entry physics_task(const char* name) {
+  GMI_REQUIRE(std::string(name) == Env::kName,
+              std::string("env registry: the physics line '") + name + "' names task " + Env::kName);
+  auto params = [](const EnvOverrides& o) {
+    typename Env::Params p;
+    p.kwargs = o.mujoco.kwargs;
+    p.model_path = o.mujoco.model_path;
+    if (o.max_episode_steps > 0) p.max_episode_steps = o.max_episode_steps;
+    return p;
+  };
+  Entry e;
+  e.info = {Env::kName, EnvKind::physics, ""};
+  e.spec = [params](const EnvOverrides& o) { return Env::spec(params(o)); };
+  e.make = [params](int n, std::uint64_t seed, std::uint64_t offset, const EnvOverrides& o) {
+    return std::unique_ptr<VecEnvBase>(new VecEnv<Env>(n, seed, offset, params(o)));
+  };
+  e.check_kwargs = [](const mujoco::Kwargs& k) { Env::check_kwargs(k); };
+  return e;
+}
+#define GMI_PHYSICS_TASK(Env, name) physics_task<Env>(name)
 #else
 #define GMI_MUJOCO_TASK(Task, name)                                                                            \
   unavailable(name, EnvKind::mujoco,                                                                          \
               "this gmi_drl was built without MuJoCo (pip install mujoco gymnasium, or set MUJOCO_ROOT, then " \
               "configure again)")
+#define GMI_PHYSICS_TASK(Env, name)                                                                       \
+  unavailable(name, EnvKind::physics,                                                                    \
+              "this gmi_drl was built without MuJoCo, which reads the device tasks' models (pip install " \
+              "mujoco gymnasium, or set MUJOCO_ROOT, then configure again)")
 #endif
 
 /// A multi-agent game (kernels/envs/multiagent/), made by name by its own factory.
@@ -125,6 +153,7 @@ const std::vector<Entry>& registry() {
       GMI_MUJOCO_TASK(Humanoid, "Humanoid-v5"),
       GMI_MUJOCO_TASK(InvertedPendulum, "InvertedPendulum-v5"),
       GMI_MUJOCO_TASK(Swimmer, "Swimmer-v5"),
+      GMI_PHYSICS_TASK(DeviceAnt, "DeviceAnt-v5"),
       multi_agent(kTagGridworld),
       multi_agent(kTagContinuous),
   };
@@ -172,6 +201,7 @@ const char* kind_name(EnvKind k) {
   switch (k) {
     case EnvKind::device: return "device";
     case EnvKind::mujoco: return "mujoco";
+    case EnvKind::physics: return "physics";
     case EnvKind::multi_agent: return "multi-agent";
   }
   return "?";
@@ -253,7 +283,7 @@ bool is_mujoco(const std::string& name) {
 void check_kwargs_for(const std::string& name, const Kwargs& k) {
   const Entry* e = lookup(name);
   if (e && e->check_kwargs) return e->check_kwargs(k);
-  if (e && e->info.kind == EnvKind::mujoco) return;  // unavailable: making it says why
+  if (e && (e->info.kind == EnvKind::mujoco || e->info.kind == EnvKind::physics)) return;  // unavailable: making it says why
   k.for_each([&](const char* key, bool set) {
     if (set)
       throw InputError(std::string("env.") + key + ": " + name +

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// \brief Every environment by name: one table (registry.cpp) of the device, MuJoCo and multi-agent
-/// environments.  Adding one: its header, one line in registry.cpp, its reference entry in the
+/// \brief Every environment by name: one table (registry.cpp) of the device, MuJoCo, device-physics and
+/// multi-agent environments.  Adding one: its header, one line in registry.cpp, its reference entry in the
 /// tests (tests/envs/compare_gymnasium.py for a device environment).
 #include <cstdint>
 #include <memory>
@@ -18,9 +18,10 @@ namespace gmi::envs {
 enum class EnvKind {
   device,       ///< a header in kernels/envs/ stepped by VecEnv<Env> on the device
   mujoco,       ///< host-simulated (kernels/envs/mujoco/), behind VecEnvBase
+  physics,      ///< a MuJoCo model on the device pipeline (kernels/envs/physics/), stepped by VecEnv<Env>
   multi_agent,  ///< several roles, one policy each (kernels/envs/multiagent/)
 };
-const char* kind_name(EnvKind k);  ///< "device", "mujoco", "multi-agent"
+const char* kind_name(EnvKind k);  ///< "device", "mujoco", "physics", "multi-agent"
 
 /// One line of the registry.
 struct EnvInfo {

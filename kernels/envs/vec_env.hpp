@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -50,14 +52,24 @@ struct StateArray {
 };
 
 /// `view` copied to the host as the state array `name` (`width` values per env; fences `space`).
-/// Shared by the single- and multi-agent environments' save_state.
+/// A rank-2 (env, field) View is written env by env, whatever its layout, with its field count as
+/// the width.  Shared by the single- and multi-agent environments' save_state.
 template <class V>
 StateArray save_state_array(const ExecSpace& space, const char* name, const V& view, bool is_rng, int width = 1) {
   using T = typename V::non_const_value_type;
-  std::vector<T> host(view.extent(0));
-  Kokkos::deep_copy(space, Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()),
-                    view);
-  space.fence();
+  std::vector<T> host(view.size());
+  if constexpr (V::rank == 2) {
+    auto mirror = Kokkos::create_mirror_view(view);
+    Kokkos::deep_copy(space, mirror, view);
+    space.fence();
+    width = int(view.extent(1));
+    for (std::size_t i = 0; i < view.extent(0); ++i)
+      for (std::size_t k = 0; k < view.extent(1); ++k) host[i * width + k] = mirror(i, k);
+  } else {
+    Kokkos::deep_copy(
+        space, Kokkos::View<T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()), view);
+    space.fence();
+  }
   StateArray a{name, is_rng, std::move(host)};
   a.width = width;
   return a;
@@ -72,10 +84,19 @@ void load_state_array(const ExecSpace& space, const V& view, const char* name, c
   for (const StateArray& s : state)
     if (s.name == name) a = &s;
   const auto* v = a ? std::get_if<std::vector<T>>(&a->values) : nullptr;
-  GMI_REQUIRE(v && v->size() == view.extent(0),
+  GMI_REQUIRE(v && v->size() == view.size() && (V::rank == 1 || std::size_t(a->width) == view.extent(1)),
               std::string("environment state '") + name + "' is missing or has the wrong type or length");
-  Kokkos::deep_copy(space, view,
-                    Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v->data(), v->size()));
+  if constexpr (V::rank == 2) {
+    auto mirror = Kokkos::create_mirror_view(view);
+    const std::size_t w = view.extent(1);
+    for (std::size_t i = 0; i < view.extent(0); ++i)
+      for (std::size_t k = 0; k < w; ++k) mirror(i, k) = (*v)[i * w + k];
+    Kokkos::deep_copy(space, view, mirror);
+    space.fence();  // the mirror is freed on return
+  } else {
+    Kokkos::deep_copy(space, view,
+                      Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v->data(), v->size()));
+  }
 }
 
 /// Host-side interface; device code is reached only through the typed VecEnv<Env> below.
@@ -109,8 +130,9 @@ class VecEnvBase {
   }
   /// Wait for the oldest range queued; its results are queued to the device on `space`.
   virtual void step_wait(const ExecSpace& space) {}
-  /// Host-simulated environments: the simulator state each env is in now (MuJoCo: qpos, qvel
-  /// and mj_getState's integration state), for `gmi_drl env`.  Empty for device environments.
+  /// Environments with a simulator: the state each env is in now (host MuJoCo: qpos, qvel and
+  /// mj_getState's integration state; the device physics tasks: qpos, qvel and the forward
+  /// reward's anchor), for `gmi_drl env`.  Empty for the other device environments.
   virtual std::vector<StateArray> simulator_state() const { return {}; }
 
  protected:
@@ -206,7 +228,21 @@ class VecEnv final : public VecEnvBase {
     space.fence();
   }
 
+  /// What an environment with a simulator (Env::simulator_state(), the device physics tasks) says
+  /// its state is; empty for the others.
+  std::vector<StateArray> simulator_state() const override {
+    if constexpr (HasSimulatorState<Env>::value)
+      return env_.simulator_state();
+    else
+      return {};
+  }
+
  private:
+  template <class E, class = void>
+  struct HasSimulatorState : std::false_type {};
+  template <class E>
+  struct HasSimulatorState<E, std::void_t<decltype(std::declval<const E&>().simulator_state())>> : std::true_type {};
+
   /// f(name, view, is_rng) for the environment's arrays and the episode bookkeeping's.
   template <class F>
   void for_each_array(F&& f) const {

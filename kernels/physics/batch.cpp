@@ -5,14 +5,6 @@
 
 namespace gmi::physics {
 
-namespace {
-/// Row i of a (env, field) View, whatever its layout.
-template <class T>
-KOKKOS_FORCEINLINE_FUNCTION Strided<T> row(const Kokkos::View<T**, MemSpace>& v, int i) {
-  return Strided<T>{v.data() + std::size_t(i) * v.stride(0), int(v.stride(1))};
-}
-}  // namespace
-
 template <class T>
 Batch<T>::Batch(Model<T> model, int n) : model_(std::move(model)), n_(n) {
   const Model<T>& m = model_;

@@ -4,8 +4,15 @@
 /// (qpos, qvel, ctrl) and each env's scratch in (env, field) Views, a whole step (every
 /// integrator stage and all of its dynamics) in one kernel, no host round trip.
 #include "kernels/physics/model.hpp"
+#include "kernels/physics/spatial.hpp"
 
 namespace gmi::physics {
+
+/// Row i of an (env, field) View, whatever its layout.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION Strided<T> row(const Kokkos::View<T**, MemSpace>& v, int i) {
+  return Strided<T>{v.data() + std::size_t(i) * v.stride(0), int(v.stride(1))};
+}
 
 template <class T>
 class Batch {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Every shipped config of a host-simulated (MuJoCo) task trains one iteration as it is in the
-repository: from a clean clone after README's first command (cmake/deps-debian.sh installs MuJoCo and
+"""Every shipped config of a MuJoCo task (host-simulated, or on the device pipeline) trains one
+iteration as it is in the repository: from a clean clone after README's first command (cmake/deps-debian.sh installs MuJoCo and
 Gymnasium, whose model files the build finds at run time), `gmi_drl --config config/<file>` must
 run, with only the run's length and the thread count overridden.
 
@@ -25,7 +25,7 @@ def main():
     a = ap.parse_args()
     a.gmi, a.env_list = os.path.abspath(a.gmi), os.path.abspath(a.env_list)
     listed = subprocess.run([a.env_list], capture_output=True, text=True, check=True).stdout.splitlines()
-    host = {line.split("\t")[0] for line in listed if line.split("\t")[1:2] == ["mujoco"]}
+    host = {line.split("\t")[0] for line in listed if line.split("\t")[1:2] in (["mujoco"], ["physics"])}
     if not host:
         sys.exit("check_configs: the registry lists no MuJoCo task (a build without MuJoCo runs no such config)")
     shutil.rmtree(a.workdir, ignore_errors=True)

@@ -8,7 +8,7 @@ import sys
 
 def registered_envs(env_list, kind):
     """{name: why this build cannot run it ("" if it can)} of the registered environments of
-    `kind` ("device", "mujoco", "multi-agent"), in the registry's order."""
+    `kind` ("device", "mujoco", "physics", "multi-agent"), in the registry's order."""
     p = subprocess.run([env_list], capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"{env_list} failed with status {p.returncode}:\n{p.stderr}")

@@ -131,11 +131,13 @@ class EnvTest : public ::testing::TestWithParam<std::string> {
   int obs_dim() const { return env_spec(GetParam()).obs_dim; }
 };
 
-/// The device environments (the MuJoCo ones have their own tests: test_mujoco, compare_mujoco.py).
+/// The environments VecEnv<Env> steps on the device: hand-written ones and the MuJoCo models on the
+/// device pipeline this build runs (the host MuJoCo ones have their own tests: test_mujoco,
+/// compare_mujoco.py).
 std::vector<std::string> device_env_names() {
   std::vector<std::string> out;
   for (const EnvInfo& e : registered_envs())
-    if (e.kind == EnvKind::device) out.push_back(e.name);
+    if (e.kind == EnvKind::device || (e.kind == EnvKind::physics && e.unavailable.empty())) out.push_back(e.name);
   return out;
 }
 
@@ -170,7 +172,7 @@ TEST(EnvRegistry, OneLinePerEnvironmentWithItsKindAndWhyItCannotRun) {
     (e.kind == EnvKind::multi_agent ? multi : single).push_back(e.name);
     // Only a backend this build lacks (MuJoCo) makes an environment unavailable; its name stays
     // known and using it says why.
-    const bool runs = e.kind != EnvKind::mujoco || mujoco::available();
+    const bool runs = (e.kind != EnvKind::mujoco && e.kind != EnvKind::physics) || mujoco::available();
     EXPECT_EQ(e.unavailable.empty(), runs) << e.unavailable;
     if (!runs) {
       EXPECT_NE(e.unavailable.find("built without MuJoCo"), std::string::npos) << e.unavailable;
@@ -181,7 +183,7 @@ TEST(EnvRegistry, OneLinePerEnvironmentWithItsKindAndWhyItCannotRun) {
         EXPECT_EQ(std::string(x.what()), e.unavailable);
       }
       EXPECT_THROW(make_vec_env(e.name, 1, 0, 0), InputError);
-    } else if (e.kind == EnvKind::device) {
+    } else if (e.kind == EnvKind::device || e.kind == EnvKind::physics) {
       EXPECT_EQ(env_spec(e.name).name, e.name);
     } else if (e.kind == EnvKind::multi_agent) {
       EXPECT_EQ(multi_agent_spec(e.name, {}).name, e.name);

@@ -23,9 +23,10 @@ struct Ant {
     double reset_noise_scale = 0.1;
     bool exclude_current_positions_from_observation = true, include_cfrc_ext_in_observation = true;
   };
-  static Params params(const Kwargs& k) {
+  /// `env` names the task in errors (DeviceAnt-v5 takes these too).
+  static Params params(const Kwargs& k, const char* env = kName) {
     Params p;
-    KwargReader r(k, kName);
+    KwargReader r(k, env);
     GMI_MUJOCO_TAKE(r, p, frame_skip);
     GMI_MUJOCO_TAKE(r, p, forward_reward_weight);
     GMI_MUJOCO_TAKE(r, p, ctrl_cost_weight);

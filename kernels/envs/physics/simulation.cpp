@@ -1,0 +1,45 @@
+// The device physics tasks' shared host code (kernels/envs/physics/simulation.hpp).
+#include "kernels/envs/physics/simulation.hpp"
+
+#include <mujoco/mujoco.h>
+
+#include "kernels/core/error.hpp"
+
+namespace gmi::envs {
+
+Simulation::Simulation(const mjModel_* m, const std::string& task, int n, int skip)
+    : model(physics::from_mujoco<float>(m, task)), frame_skip(skip) {
+  const std::string p = "gmi::envs::" + task + "::";
+  qpos = Array(p + "qpos", n, model.nq);
+  qvel = Array(p + "qvel", n, model.nv);
+  cfrc_ext = Array(p + "cfrc_ext", n, 6 * model.nbody);
+  anchor = View1<float>(p + "anchor", n);
+  ctrl = Array(p + "ctrl", n, model.nu);
+  scratch = Array(p + "scratch", n, model.layout.size);
+}
+
+std::vector<StateArray> Simulation::simulator_state() const {
+  const ExecSpace space;
+  std::vector<StateArray> out;
+  for (const auto& [name, view] : {std::pair<const char*, Array>{"qpos", qpos}, {"qvel", qvel}}) {
+    StateArray a = save_state_array(space, name, view, false);
+    const auto& f = std::get<std::vector<float>>(a.values);
+    a.values = std::vector<double>(f.begin(), f.end());
+    out.push_back(std::move(a));
+  }
+  StateArray a = save_state_array(space, "anchor", anchor, false);
+  const auto& f = std::get<std::vector<float>>(a.values);
+  a.values = std::vector<double>(f.begin(), f.end());
+  out.push_back(std::move(a));
+  return out;
+}
+
+void check_model_shape(const mjModel_* m, const std::string& task, int obs_dim, int expected_obs, int act_dim) {
+  if (obs_dim != expected_obs || m->nu != act_dim)
+    throw InputError(task + ": the model has " + std::to_string(obs_dim) + " observations and " +
+                     std::to_string(m->nu) + " actuators; this device task is compiled for " +
+                     std::to_string(expected_obs) + " and " + std::to_string(act_dim) +
+                     " (env.model_path names another model)");
+}
+
+}  // namespace gmi::envs

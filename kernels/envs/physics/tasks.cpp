@@ -1,0 +1,55 @@
+// The device physics tasks' host side (kernels/envs/physics/): their keyword arguments, specs and
+// models, read as the host task of the same model reads them.
+#include <mujoco/mujoco.h>
+
+#include "kernels/core/error.hpp"
+#include "kernels/envs/mujoco/ant.hpp"
+#include "kernels/envs/mujoco/model.hpp"
+#include "kernels/envs/mujoco/mujoco_vec_env.hpp"
+#include "kernels/envs/physics/ant.hpp"
+
+namespace gmi::envs {
+
+namespace {
+/// Refuses a keyword argument that would change the observation's size, fixed at compile time.
+void refuse_shape(const std::optional<bool>& v, bool fixed, const char* key, const char* task) {
+  if (v && *v != fixed)
+    throw InputError(std::string("env.") + key + ": " + task + " observes what the default (" +
+                     (fixed ? "true" : "false") + ") gives, its size fixed at compile time; use the host task for " +
+                     "other observations");
+}
+}  // namespace
+
+void DeviceAnt::check_kwargs(const mujoco::Kwargs& k) {
+  mujoco::Ant::params(k, kName);
+  refuse_shape(k.exclude_current_positions_from_observation, true, "exclude_current_positions_from_observation", kName);
+  refuse_shape(k.include_cfrc_ext_in_observation, true, "include_cfrc_ext_in_observation", kName);
+}
+
+EnvSpec DeviceAnt::spec(const Params& p) {
+  check_kwargs(p.kwargs);
+  const mujoco::Ant task(mujoco::Ant::params(p.kwargs, kName));
+  const mujoco::ModelPtr m = mujoco::load_model(mujoco::Ant::kXml, p.model_path);
+  check_model_shape(m.get(), kName, task.obs_dim(m.get()), kObsDim, kActDim);
+  EnvSpec s = mujoco::MujocoVecEnv<mujoco::Ant>::spec_of(task, m.get(), p.max_episode_steps);
+  s.name = kName;
+  s.reward_terms.clear();  // VecEnv keeps the return only
+  return s;
+}
+
+DeviceAnt::DeviceAnt(int n, const Params& params) {
+  check_kwargs(params.kwargs);
+  const mujoco::Ant::Params p = mujoco::Ant::params(params.kwargs, kName);
+  const mujoco::ModelPtr m = mujoco::load_model(mujoco::Ant::kXml, params.model_path);
+  check_model_shape(m.get(), kName, mujoco::Ant(p).obs_dim(m.get()), kObsDim, kActDim);
+  sim = Simulation(m.get(), kName, n, p.frame_skip);
+  dt = float(m->opt.timestep * p.frame_skip);
+  forward_w = float(p.forward_reward_weight), ctrl_w = float(p.ctrl_cost_weight);
+  contact_w = float(p.contact_cost_weight), healthy = float(p.healthy_reward);
+  z_lo = float(p.healthy_z_range[0]), z_hi = float(p.healthy_z_range[1]);
+  f_lo = float(p.contact_force_range[0]), f_hi = float(p.contact_force_range[1]);
+  noise = float(p.reset_noise_scale);
+  terminate = p.terminate_when_unhealthy;
+}
+
+}  // namespace gmi::envs
