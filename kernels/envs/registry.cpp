@@ -25,6 +25,7 @@
 #include "kernels/envs/mujoco/swimmer.hpp"
 #include "kernels/envs/mujoco/walker2d.hpp"
 #include "kernels/envs/physics/ant.hpp"
+#include "kernels/envs/physics/humanoid.hpp"
 #endif
 
 namespace gmi::envs {
@@ -154,6 +155,7 @@ const std::vector<Entry>& registry() {
       GMI_MUJOCO_TASK(InvertedPendulum, "InvertedPendulum-v5"),
       GMI_MUJOCO_TASK(Swimmer, "Swimmer-v5"),
       GMI_PHYSICS_TASK(DeviceAnt, "DeviceAnt-v5"),
+      GMI_PHYSICS_TASK(DeviceHumanoid, "DeviceHumanoid-v5"),
       multi_agent(kTagGridworld),
       multi_agent(kTagContinuous),
   };

@@ -24,9 +24,10 @@ struct Humanoid {
          include_cvel_in_observation = true, include_qfrc_actuator_in_observation = true,
          include_cfrc_ext_in_observation = true;
   };
-  static Params params(const Kwargs& k) {
+  /// `env` names the task in errors (DeviceHumanoid-v5 takes these too).
+  static Params params(const Kwargs& k, const char* env = kName) {
     Params p;
-    KwargReader r(k, kName);
+    KwargReader r(k, env);
     GMI_MUJOCO_TAKE(r, p, frame_skip);
     GMI_MUJOCO_TAKE(r, p, forward_reward_weight);
     GMI_MUJOCO_TAKE(r, p, ctrl_cost_weight);

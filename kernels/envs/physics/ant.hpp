@@ -38,8 +38,7 @@ struct DeviceAnt {
 
   KOKKOS_INLINE_FUNCTION float step(int i, const float* action, bool& terminated) const {
     sim.simulate(i, action);
-    const float x = sim.body_x(i, kMainBody), x_velocity = (x - sim.anchor(i)) / dt;
-    sim.anchor(i) = x;
+    const float x_velocity = sim.forward_velocity(i, sim.body_x(i, kMainBody), dt);
     const float z = physics::row(sim.qpos, i)[2];
     const bool ok = z_lo <= z && z <= z_hi && sim.finite(i);
     const auto f = physics::row(sim.cfrc_ext, i);
@@ -57,9 +56,9 @@ struct DeviceAnt {
   KOKKOS_INLINE_FUNCTION void observe(int i, float* obs) const {
     const auto q = physics::row(sim.qpos, i), v = physics::row(sim.qvel, i), f = physics::row(sim.cfrc_ext, i);
     int o = 0;
-    for (int k = 2; k < sim.model.nq; ++k) obs[o++] = q[k];
-    for (int k = 0; k < sim.model.nv; ++k) obs[o++] = v[k];
-    for (int k = 6; k < 6 * sim.model.nbody; ++k) obs[o++] = math::clamp(f[k], f_lo, f_hi);
+    Simulation::put(obs, o, q, 2, sim.model.nq);
+    Simulation::put(obs, o, v, 0, sim.model.nv);
+    Simulation::put(obs, o, f, 6, 6 * sim.model.nbody, f_lo, f_hi);
   }
 
   template <class F>

@@ -55,7 +55,8 @@ struct Simulation {
 
   /// Gymnasium's reset noise: qpos = qpos0 + U(-s, s); qvel = U(-s, s), or s N(0, 1) with
   /// `normal_qvel`.  The draws come from the env's reset bits `r` as a key (philox blocks 0, 1, ...).
-  /// Then the kinematics of the new state (an anchor reads them) and no contact forces.
+  /// Then what mj_resetData and mj_forward leave for an observation: no control and no contact
+  /// forces; the bodies' poses, inertias about the centre of mass and velocities of the new state.
   KOKKOS_INLINE_FUNCTION void reset_noise(int i, const rng::Bits4& r, float s, bool normal_qvel) const {
     const physics::EnvRef<float> e = env(i);
     const std::uint64_t key = std::uint64_t(r.v[0]) | std::uint64_t(r.v[1]) << 32;
@@ -80,7 +81,10 @@ struct Simulation {
       e.qvel[k] = z0;
       if (k + 1 < model.nv) e.qvel[k + 1] = z1;
     }
+    for (int k = 0; k < model.nu; ++k) e.ctrl[k] = 0.0f;
     physics::kinematics(model, e);
+    physics::com_pos(model, e);
+    physics::rne_bias(model, e);
     const auto f = physics::row(cfrc_ext, i);
     for (int k = 0; k < 6 * model.nbody; ++k) f[k] = 0.0f;
   }
@@ -98,6 +102,35 @@ struct Simulation {
   /// integrator stage of a step, where mjData's xpos is after mj_step.
   KOKKOS_INLINE_FUNCTION float body_x(int i, int b) const {
     return physics::row(scratch, i)[model.layout.xpos + 3 * b];
+  }
+
+  /// The forward velocity of the step just taken, (x - anchor) / dt, and x becomes the anchor.
+  KOKKOS_INLINE_FUNCTION float forward_velocity(int i, float x, float dt) const {
+    const float v = (x - anchor(i)) / dt;
+    anchor(i) = x;
+    return v;
+  }
+
+  /// The mass-weighted centre of the bodies' inertial frames, x (Gymnasium's mass_center), after
+  /// the last kinematics.
+  KOKKOS_INLINE_FUNCTION float mass_center_x(int i) const {
+    const auto xipos = physics::row(scratch, i).at(model.layout.xipos);
+    float mass = 0.0f, x = 0.0f;
+    for (int b = 0; b < model.nbody; ++b) {
+      mass += model.body_mass(b);
+      x += model.body_mass(b) * xipos[3 * b];
+    }
+    return x / mass;
+  }
+
+  /// Appends src[from, to) to the observation at obs[o], moving o on.
+  KOKKOS_INLINE_FUNCTION static void put(float* obs, int& o, const physics::Strided<float>& src, int from, int to) {
+    for (int k = from; k < to; ++k) obs[o++] = src[k];
+  }
+  /// The same, clipped to [lo, hi].
+  KOKKOS_INLINE_FUNCTION static void put(float* obs, int& o, const physics::Strided<float>& src, int from, int to,
+                                         float lo, float hi) {
+    for (int k = from; k < to; ++k) obs[o++] = math::clamp(src[k], lo, hi);
   }
 
   /// f(name, view) for what a checkpoint keeps (the scratch is recomputed by every step).

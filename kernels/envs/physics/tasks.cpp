@@ -4,9 +4,11 @@
 
 #include "kernels/core/error.hpp"
 #include "kernels/envs/mujoco/ant.hpp"
+#include "kernels/envs/mujoco/humanoid.hpp"
 #include "kernels/envs/mujoco/model.hpp"
 #include "kernels/envs/mujoco/mujoco_vec_env.hpp"
 #include "kernels/envs/physics/ant.hpp"
+#include "kernels/envs/physics/humanoid.hpp"
 
 namespace gmi::envs {
 
@@ -18,6 +20,20 @@ void refuse_shape(const std::optional<bool>& v, bool fixed, const char* key, con
                      (fixed ? "true" : "false") + ") gives, its size fixed at compile time; use the host task for " +
                      "other observations");
 }
+
+/// The device task Env's spec: its host task's, from the same model (checked to have the shape Env
+/// is compiled for), under Env's name.
+template <class Env, class Host>
+EnvSpec device_spec(const typename Env::Params& p) {
+  Env::check_kwargs(p.kwargs);
+  const Host task(Host::params(p.kwargs, Env::kName));
+  const mujoco::ModelPtr m = mujoco::load_model(Host::kXml, p.model_path);
+  check_model_shape(m.get(), Env::kName, task.obs_dim(m.get()), Env::kObsDim, Env::kActDim);
+  EnvSpec s = mujoco::MujocoVecEnv<Host>::spec_of(task, m.get(), p.max_episode_steps);
+  s.name = Env::kName;
+  s.reward_terms.clear();  // VecEnv keeps the return only
+  return s;
+}
 }  // namespace
 
 void DeviceAnt::check_kwargs(const mujoco::Kwargs& k) {
@@ -26,16 +42,7 @@ void DeviceAnt::check_kwargs(const mujoco::Kwargs& k) {
   refuse_shape(k.include_cfrc_ext_in_observation, true, "include_cfrc_ext_in_observation", kName);
 }
 
-EnvSpec DeviceAnt::spec(const Params& p) {
-  check_kwargs(p.kwargs);
-  const mujoco::Ant task(mujoco::Ant::params(p.kwargs, kName));
-  const mujoco::ModelPtr m = mujoco::load_model(mujoco::Ant::kXml, p.model_path);
-  check_model_shape(m.get(), kName, task.obs_dim(m.get()), kObsDim, kActDim);
-  EnvSpec s = mujoco::MujocoVecEnv<mujoco::Ant>::spec_of(task, m.get(), p.max_episode_steps);
-  s.name = kName;
-  s.reward_terms.clear();  // VecEnv keeps the return only
-  return s;
-}
+EnvSpec DeviceAnt::spec(const Params& p) { return device_spec<DeviceAnt, mujoco::Ant>(p); }
 
 DeviceAnt::DeviceAnt(int n, const Params& params) {
   check_kwargs(params.kwargs);
@@ -48,6 +55,37 @@ DeviceAnt::DeviceAnt(int n, const Params& params) {
   contact_w = float(p.contact_cost_weight), healthy = float(p.healthy_reward);
   z_lo = float(p.healthy_z_range[0]), z_hi = float(p.healthy_z_range[1]);
   f_lo = float(p.contact_force_range[0]), f_hi = float(p.contact_force_range[1]);
+  noise = float(p.reset_noise_scale);
+  terminate = p.terminate_when_unhealthy;
+}
+
+void DeviceHumanoid::check_kwargs(const mujoco::Kwargs& k) {
+  mujoco::Humanoid::params(k, kName);
+  refuse_shape(k.exclude_current_positions_from_observation, true, "exclude_current_positions_from_observation", kName);
+  refuse_shape(k.include_cinert_in_observation, true, "include_cinert_in_observation", kName);
+  refuse_shape(k.include_cvel_in_observation, true, "include_cvel_in_observation", kName);
+  refuse_shape(k.include_qfrc_actuator_in_observation, true, "include_qfrc_actuator_in_observation", kName);
+  refuse_shape(k.include_cfrc_ext_in_observation, true, "include_cfrc_ext_in_observation", kName);
+}
+
+EnvSpec DeviceHumanoid::spec(const Params& p) { return device_spec<DeviceHumanoid, mujoco::Humanoid>(p); }
+
+DeviceHumanoid::DeviceHumanoid(int n, const Params& params) {
+  check_kwargs(params.kwargs);
+  const mujoco::Humanoid::Params p = mujoco::Humanoid::params(params.kwargs, kName);
+  const mujoco::ModelPtr m = mujoco::load_model(mujoco::Humanoid::kXml, params.model_path);
+  check_model_shape(m.get(), kName, mujoco::Humanoid(p).obs_dim(m.get()), kObsDim, kActDim);
+  if (m->nv != kNv) throw InputError(std::string(kName) + ": the model has " + std::to_string(m->nv) + " dofs, not 23");
+  for (int u = 0; u < m->nu; ++u)  // the observed actuator forces are computed without state
+    if (m->actuator_biasprm[mjNBIAS * u + 1] != 0 || m->actuator_biasprm[mjNBIAS * u + 2] != 0)
+      throw InputError(std::string(kName) + ": actuator " + std::to_string(u) +
+                       " has a position or velocity bias; this task observes motors' forces only");
+  sim = Simulation(m.get(), kName, n, p.frame_skip);
+  dt = float(m->opt.timestep * p.frame_skip);
+  forward_w = float(p.forward_reward_weight), ctrl_w = float(p.ctrl_cost_weight);
+  contact_w = float(p.contact_cost_weight), healthy = float(p.healthy_reward);
+  c_lo = float(p.contact_cost_range[0]), c_hi = float(p.contact_cost_range[1]);
+  z_lo = float(p.healthy_z_range[0]), z_hi = float(p.healthy_z_range[1]);
   noise = float(p.reset_noise_scale);
   terminate = p.terminate_when_unhealthy;
 }
