@@ -186,6 +186,33 @@ KOKKOS_INLINE_FUNCTION void rne_bias(const Model<T>& m, const EnvRef<T>& e) {
   for (int i = 0; i < m.nv; ++i) qfrc[i] = -dot(load6(cdof, i), load6(cfrc, m.dof_body(i)));
 }
 
+/// Control u clamped to its range (when the model clamps controls).
+template <class T>
+KOKKOS_INLINE_FUNCTION T clamped_control(const Model<T>& m, const EnvRef<T>& e, int u) {
+  const T c = e.ctrl[u];
+  return m.clamp_ctrl && m.act_ctrllimited(u) ? clamp(c, m.act_ctrlrange(2 * u), m.act_ctrlrange(2 * u + 1)) : c;
+}
+
+/// Whether the actuators use the controls: MuJoCo sets every control to zero when one of them,
+/// after clamping, is NaN or beyond 1e10 in magnitude (mjWARN_BADCTRL); the state goes on.
+template <class T>
+KOKKOS_INLINE_FUNCTION bool controls_usable(const Model<T>& m, const EnvRef<T>& e) {
+  for (int u = 0; u < m.nu; ++u)
+    if (!(math::fabs(clamped_control(m, e, u)) <= T(1e10))) return false;
+  return true;
+}
+
+/// Actuator u's force (before its gear) at control c: gain c + bias0 + bias1 length + bias2
+/// velocity, clamped to its force range.
+template <class T>
+KOKKOS_INLINE_FUNCTION T actuator_force(const Model<T>& m, const EnvRef<T>& e, int u, T c) {
+  const T gear = m.act_gear(u);
+  T f = m.act_gain(u) * c + m.act_bias(3 * u) + m.act_bias(3 * u + 1) * gear * e.qpos[m.act_qposadr(u)] +
+        m.act_bias(3 * u + 2) * gear * e.qvel[m.act_dof(u)];
+  if (m.act_forcelimited(u)) f = clamp(f, m.act_forcerange(2 * u), m.act_forcerange(2 * u + 1));
+  return f;
+}
+
 /// Adds joint springs, joint dampers and actuator forces to qfrc.
 template <class T>
 KOKKOS_INLINE_FUNCTION void passive_and_actuation(const Model<T>& m, const EnvRef<T>& e) {
@@ -201,16 +228,9 @@ KOKKOS_INLINE_FUNCTION void passive_and_actuation(const Model<T>& m, const EnvRe
   if (m.damper)
     for (int i = 0; i < m.nv; ++i) qfrc[i] -= m.dof_damping(i) * e.qvel[i];
   if (!m.actuation) return;
-  for (int u = 0; u < m.nu; ++u) {
-    T c = e.ctrl[u];
-    if (m.clamp_ctrl && m.act_ctrllimited(u)) c = clamp(c, m.act_ctrlrange(2 * u), m.act_ctrlrange(2 * u + 1));
-    const int d = m.act_dof(u);
-    const T gear = m.act_gear(u);
-    T f = m.act_gain(u) * c + m.act_bias(3 * u) + m.act_bias(3 * u + 1) * gear * e.qpos[m.act_qposadr(u)] +
-          m.act_bias(3 * u + 2) * gear * e.qvel[d];
-    if (m.act_forcelimited(u)) f = clamp(f, m.act_forcerange(2 * u), m.act_forcerange(2 * u + 1));
-    qfrc[d] += gear * f;
-  }
+  const bool usable = controls_usable(m, e);
+  for (int u = 0; u < m.nu; ++u)
+    qfrc[m.act_dof(u)] += m.act_gear(u) * actuator_force(m, e, u, usable ? clamped_control(m, e, u) : T(0));
 }
 
 /// mass_lu <- L^T D L of M plus `diag_scale` times dof damping on the diagonal (Euler's implicit

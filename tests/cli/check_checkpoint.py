@@ -37,6 +37,8 @@
   mujoco    Hopper-v5 (host-simulated) on 2 GMIs: N iterations straight == N/2 then --resume
             (simulator states and metrics, reward-term columns included, bit for bit), and ~= a
             run with env.async_halves or env.batch_size groups (to rounding)
+  physics   DeviceAnt-v5 (the device physics pipeline) on 2 GMIs: N iterations straight == N/2
+            then --resume, bit for bit; every env's qpos, qvel and contact forces in the checkpoint
 
   check_checkpoint.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
@@ -537,6 +539,23 @@ def mode_mujoco(a):
                 fail(f"{k}: training with {' '.join(sets)} differs from training in one batch")
 
 
+def mode_physics(a):
+    cfg = os.path.join(a.workdir, "ant.yaml")
+    with open(cfg, "w") as f:
+        f.write("env:\n  name: DeviceAnt-v5\n  num_envs: 4\npolicy:\n  actor_hidden: [32]\n  critic_hidden: [32]\n"
+                "ppo:\n  num_steps: 16\n  num_minibatches: 2\n  update_epochs: 2\n  normalize_obs: true\n"
+                "  normalize_reward: true\ntrain:\n  total_env_steps: 768\n  log_interval: 1\n"
+                "checkpoint:\n  interval: 3\n  keep: 10\nreduce:\n  strategy: har\n")
+    iters = 6  # 768 / (2 GMIs x 4 envs x 16 steps)
+    ref = resumed_equals_straight(a, cfg, iters)
+    with h5py.File(ckpt(ref, iters), "r") as f:
+        for k, width in [("experience/env/qpos", 15), ("experience/env/qvel", 14), ("experience/env/cfrc_ext", 84)]:
+            if k not in f or f[k].shape != (8, width):
+                fail(f"the checkpoint's {k} is not 8 envs x {width}: {f[k].shape if k in f else 'missing'}")
+        if "experience/env/anchor" not in f:
+            fail("the checkpoint has no forward-reward anchor")
+
+
 def mode_tag(a):
     cfg = os.path.join(a.workdir, "tag.yaml")
     with open(cfg, "w") as f:
@@ -560,4 +579,4 @@ def mode_tag(a):
 
 if __name__ == "__main__":
     harness.main("check_checkpoint", ["exact", "signals", "dead", "killwrite", "diskfull", "nan", "badfiles", "cadence", "layout", "finished",
-                                      "mujoco", "tag"], globals())
+                                      "mujoco", "physics", "tag"], globals())

@@ -259,6 +259,35 @@ TEST(Physics, SubstepsInOneLaunchAreSingleSteps) {
   }
 }
 
+// A bad control (NaN, or beyond 1e10 after clamping) sets every control to zero for the step, as
+// MuJoCo does (mjWARN_BADCTRL), instead of spreading NaN through the state.
+TEST(Physics, BadControlsActAsZeroAsInMuJoCo) {
+  for (const char* spec : {"ant.xml:full", "humanoid.xml:full"}) {
+    OwnedModel m = exact_model(spec);
+    auto states = states_of(m.get(), 8, 6, first_step(spec));
+    for (std::size_t i = 0; i < states.size(); ++i) states[i].ctrl[i % m->nu] = i % 2 ? NAN : -INFINITY;
+    const auto [wq, wv] = compare_step<double>(m.get(), states, Tol{1e-9, 1e-9, 1e-9, 1e-9});
+    EXPECT_LE(wq.ratio, 1.0) << spec << " " << describe("qpos", wq);
+    EXPECT_LE(wv.ratio, 1.0) << spec << " " << describe("qvel", wv);
+  }
+}
+
+// A bad position or velocity (NaN, or beyond 1e10), or one that makes a bad acceleration, resets
+// the state to qpos0 at rest with no control before the step, as mj_step does.
+TEST(Physics, BadStatesResetAsInMuJoCo) {
+  for (const char* spec : {"ant.xml:full", "ant.xml:euler", "humanoid.xml:full"}) {
+    OwnedModel m = exact_model(spec);
+    auto states = states_of(m.get(), 6, 7, first_step(spec));
+    states[0].qvel[3] = NAN;
+    states[1].qpos[0] = 2e10;
+    states[2].qvel[m->nv - 1] = 1e9;  // usable itself, but its acceleration is not
+    states[3].qpos[m->nq - 1] = -INFINITY;
+    const auto [wq, wv] = compare_step<double>(m.get(), states, Tol{1e-9, 1e-9, 1e-9, 1e-9});
+    EXPECT_LE(wq.ratio, 1.0) << spec << " " << describe("qpos", wq);
+    EXPECT_LE(wv.ratio, 1.0) << spec << " " << describe("qvel", wv);
+  }
+}
+
 // Contact forces after a step (what the tasks observe and pay for) are mj_rnePostConstraint's
 // cfrc_ext after mj_step: Ant standing on the floor, RK4 (forces of the step's last stage) and Euler.
 template <class T>

@@ -58,17 +58,14 @@ struct DeviceHumanoid {
     Simulation::put(obs, o, e.qvel, 0, m.nv);
     Simulation::put(obs, o, e.at(m.layout.cinert), 10, 10 * nb);
     Simulation::put(obs, o, e.at(m.layout.cvel), 6, 6 * nb);
-    // the actuators' joint forces of the last step (motors: gain x the clamped control, so the
-    // integrator stage they were computed at does not matter)
+    // the actuators' joint forces of the last step (motors, without position or velocity bias:
+    // the integrator stage they were computed at does not matter)
     float qa[kNv];
     for (int k = 0; k < kNv; ++k) qa[k] = 0.0f;
-    for (int u = 0; u < m.nu; ++u) {
-      float c = e.ctrl[u];
-      if (m.clamp_ctrl && m.act_ctrllimited(u)) c = math::clamp(c, m.act_ctrlrange(2 * u), m.act_ctrlrange(2 * u + 1));
-      float force = m.act_gain(u) * c + m.act_bias(3 * u);
-      if (m.act_forcelimited(u)) force = math::clamp(force, m.act_forcerange(2 * u), m.act_forcerange(2 * u + 1));
-      qa[m.act_dof(u)] += m.act_gear(u) * force;
-    }
+    const bool usable = physics::controls_usable(m, e);
+    for (int u = 0; u < m.nu; ++u)
+      qa[m.act_dof(u)] +=
+          m.act_gear(u) * physics::actuator_force(m, e, u, usable ? physics::clamped_control(m, e, u) : 0.0f);
     for (int k = 6; k < kNv; ++k) obs[o++] = qa[k];
     Simulation::put(obs, o, physics::row(sim.cfrc_ext, i), 6, 6 * nb);
   }
