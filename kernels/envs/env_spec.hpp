@@ -18,6 +18,7 @@ struct EnvSpec {
   int max_episode_steps = 0;      ///< Gymnasium TimeLimit: truncated when this many steps elapsed
   std::vector<std::string> reward_terms;  ///< names of the reward's terms (Gymnasium's info keys), if any
   double host_bytes_per_env = 0;  ///< host memory each env takes (host-simulated: MuJoCo's mjData)
+  double device_bytes_per_env = 0;  ///< device memory each env takes beyond its observation (device physics: state and scratch)
 
   bool discrete() const { return num_actions > 0; }
 };

@@ -84,8 +84,13 @@ void load_state_array(const ExecSpace& space, const V& view, const char* name, c
   for (const StateArray& s : state)
     if (s.name == name) a = &s;
   const auto* v = a ? std::get_if<std::vector<T>>(&a->values) : nullptr;
-  GMI_REQUIRE(v && v->size() == view.size() && (V::rank == 1 || std::size_t(a->width) == view.extent(1)),
-              std::string("environment state '") + name + "' is missing or has the wrong type or length");
+  const std::size_t width = V::rank == 2 ? view.extent(1) : 1;
+  if (!v || v->size() != view.size() || (V::rank == 2 && std::size_t(a->width) != width))
+    throw Error(std::string("environment state '") + name + "': " +
+                (!a   ? std::string("missing")
+                 : !v ? std::string("of another type")
+                      : std::to_string(v->size()) + " values of width " + std::to_string(a->width) + ", expected " +
+                            std::to_string(view.size()) + " of width " + std::to_string(width)));
   if constexpr (V::rank == 2) {
     auto mirror = Kokkos::create_mirror_view(view);
     const std::size_t w = view.extent(1);

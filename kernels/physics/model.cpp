@@ -265,7 +265,8 @@ Layout layout_of(int nbody, int njnt, int ngeom, int nq, int nv, int nM, int nef
   take(L.cdof, 6 * nv), take(L.qfrc, nv), take(L.qacc, nv), take(L.qacc_smooth, nv);
   take(L.qfrc_constraint, nv), take(L.mass, nM), take(L.mass_lu, nM);
   take(L.efc_J, nefc * nv), take(L.efc_aref, nefc), take(L.efc_D, nefc), take(L.efc_jar, nefc), take(L.efc_jdx, nefc);
-  take(L.contacts, ncon * ContactRecord::kSize), take(L.ncon, 1), take(L.hess, nv * nv), take(L.grad, nv),
+  take(L.contacts, ncon * ContactRecord::kSize), take(L.ncon, 1), take(L.solver_iterations, 1);
+  take(L.hess, nv * nv), take(L.grad, nv),
       take(L.dx, nv), take(L.mdx, nv);
   take(L.qpos0, nq), take(L.qvel0, nv), take(L.vel_sum, nv), take(L.acc_sum, nv), take(L.stage_rate, nv);
   L.size = at;

@@ -37,8 +37,9 @@ struct Layout {
   // constraint rows (nefc_max each; J nefc_max x nv), and the solver's dense Hessian (nv x nv),
   // gradient, step and M times the step (nv each)
   int efc_J = 0, efc_aref = 0, efc_D = 0, efc_jar = 0, efc_jdx = 0;
-  // contacts (ncon_max records of kContactRecord numbers, ContactRecord's fields) and their count
-  int contacts = 0, ncon = 0;
+  // contacts (ncon_max records of kContactRecord numbers, ContactRecord's fields) and their count;
+  // the most Newton iterations any solve took since it was last set to zero (the checks read it)
+  int contacts = 0, ncon = 0, solver_iterations = 0;
   int hess = 0, grad = 0, dx = 0, mdx = 0;
   // the integrator: start-of-step state (nq, nv), RK4's weighted sums of position rates and
   // accelerations and its stage's position rate (nv each)

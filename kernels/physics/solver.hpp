@@ -102,7 +102,8 @@ KOKKOS_INLINE_FUNCTION void solve_constraints(const Model<T>& m, const EnvRef<T>
              M = e.at(L.mass), fc = e.at(L.qfrc_constraint);
   for (int k = 0; k < nv; ++k) x[k] = qs[k];
   const T scale = T(1) / (m.meaninertia * T(nv > 1 ? nv : 1));
-  for (int it = 0; it < m.iterations; ++it) {
+  int it = 0;
+  for (; it < m.iterations; ++it) {
     residuals(m, e, x, nefc);
     // gradient M (x - qs) + J^T D min(jar, 0), Hessian M + J_active^T D J_active
     for (int k = 0; k < nv; ++k) dx[k] = x[k] - qs[k];
@@ -160,6 +161,7 @@ KOKKOS_INLINE_FUNCTION void solve_constraints(const Model<T>& m, const EnvRef<T>
     // stays on, which is the minimiser (the line search returns 1 up to rounding there)
     if (same_active && math::fabs(a - T(1)) < T(1e-3)) break;
   }
+  e.ws[L.solver_iterations] = math::max(e.ws[L.solver_iterations], T(it + 1));
   residuals(m, e, x, nefc);
   for (int k = 0; k < nv; ++k) fc[k] = T(0);
   for (int r = 0; r < nefc; ++r) {

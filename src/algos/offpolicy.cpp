@@ -78,7 +78,7 @@ MemoryNeeds replay_trainer_memory(const config::Config& cfg, const envs::EnvSpec
   MemoryNeeds m;
   m.drivers = std::move(drivers);
   const bool on_device = cfg.section<ReplayConfig>().storage == "device";
-  m.device_bytes = 4 * floats + N * (od + 16) * 8 + (on_device ? replay : 0);
+  m.device_bytes = 4 * floats + N * ((od + 16) * 8 + spec.device_bytes_per_env) + (on_device ? replay : 0);
   if (!device_is_host()) m.host_bytes = 4 * 4 * P + N * (od + 16) * 8 + N * od * 4;
   if (!on_device) m.host_bytes += replay;
   if (cfg.checkpoint.replay) m.host_bytes += replay;  // the checkpoint's copy

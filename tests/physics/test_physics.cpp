@@ -259,6 +259,34 @@ TEST(Physics, SubstepsInOneLaunchAreSingleSteps) {
   }
 }
 
+// The float solver stops on its own tests, never at the iteration limit, along 100 time steps of
+// random controls from states on the floor (the limit would mean a stopping rule that float
+// rounding never satisfies, as the old floor on the cost's rounding was).
+TEST(Physics, FloatSolverStopsBeforeItsIterationLimit) {
+  for (const char* spec : {"ant.xml:full", "humanoid.xml:full", "hopper.xml:full"}) {
+    OwnedModel m = smooth_model(spec);
+    const auto states = states_of(m.get(), 48, 8, first_step(spec));
+    Batch<float> batch = batch_at<float>(m.get(), states);
+    ExecSpace space;
+    std::mt19937 g(9);
+    std::uniform_real_distribution<float> u(-1.2f, 1.2f);
+    auto hc = Kokkos::create_mirror_view(batch.ctrl);
+    for (int t = 0; t < 20; ++t) {
+      for (int i = 0; i < batch.size(); ++i)
+        for (int k = 0; k < m->nu; ++k) hc(i, k) = u(g) * float(m->actuator_ctrlrange[2 * k + 1]);
+      Kokkos::deep_copy(batch.ctrl, hc);
+      batch.step(space, 5);
+    }
+    space.fence();
+    auto ws = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.scratch);
+    float most = 0;
+    for (int i = 0; i < batch.size(); ++i) most = std::max(most, ws(i, batch.model().layout.solver_iterations));
+    std::printf("%s float: at most %.0f Newton iterations per solve (limit %d)\n", spec, most, m->opt.iterations);
+    EXPECT_GT(most, 0.0f) << spec << ": no solve ran";
+    EXPECT_LE(most, float(m->opt.iterations)) << spec << ": a solve ran to the iteration limit";
+  }
+}
+
 // A bad control (NaN, or beyond 1e10 after clamping) sets every control to zero for the step, as
 // MuJoCo does (mjWARN_BADCTRL), instead of spreading NaN through the state.
 TEST(Physics, BadControlsActAsZeroAsInMuJoCo) {

@@ -63,7 +63,7 @@ struct DeviceHumanoid {
     float qa[kNv];
     for (int k = 0; k < kNv; ++k) qa[k] = 0.0f;
     const bool usable = physics::controls_usable(m, e);
-    for (int u = 0; u < m.nu; ++u)
+    for (int u = 0; u < m.nu && m.actuation; ++u)
       qa[m.act_dof(u)] +=
           m.act_gear(u) * physics::actuator_force(m, e, u, usable ? physics::clamped_control(m, e, u) : 0.0f);
     for (int k = 6; k < kNv; ++k) obs[o++] = qa[k];

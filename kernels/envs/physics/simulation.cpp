@@ -18,6 +18,14 @@ Simulation::Simulation(const mjModel_* m, const std::string& task, int n, int sk
   scratch = Array(p + "scratch", n, model.layout.size);
 }
 
+double Simulation::bytes_per_env(const mjModel_* m, const std::string& task) {
+  // the device model gives the scratch's layout; before Kokkos starts (a config checked at start-up)
+  // there is none to make, and nothing asks for the memory then
+  if (!Kokkos::is_initialized()) return 0;
+  const physics::Model<float> d = physics::from_mujoco<float>(m, task);
+  return 4.0 * (d.nq + d.nv + d.nu + 6 * d.nbody + 1 + d.layout.size);
+}
+
 std::vector<StateArray> Simulation::simulator_state() const {
   const ExecSpace space;
   std::vector<StateArray> out;

@@ -144,6 +144,11 @@ struct Simulation {
 
   /// qpos, qvel and the anchor of every env, in double (`gmi_drl env`'s simulator state).
   std::vector<StateArray> simulator_state() const;
+
+  /// Device memory one env of `model` takes: state, control, contact forces and the pipeline's
+  /// scratch (dense constraint Jacobians for every candidate contact: ~100 KB for Humanoid); 0
+  /// before Kokkos is initialised.
+  static double bytes_per_env(const mjModel_* model, const std::string& task);
 };
 
 /// Observation and action sizes of the model for a task whose sizes are fixed at compile time:

@@ -31,7 +31,9 @@ EnvSpec device_spec(const typename Env::Params& p) {
   check_model_shape(m.get(), Env::kName, task.obs_dim(m.get()), Env::kObsDim, Env::kActDim);
   EnvSpec s = mujoco::MujocoVecEnv<Host>::spec_of(task, m.get(), p.max_episode_steps);
   s.name = Env::kName;
-  s.reward_terms.clear();  // VecEnv keeps the return only
+  s.reward_terms.clear();    // VecEnv keeps the return only
+  s.host_bytes_per_env = 0;  // a device environment: nothing on the host (graphs capture its rollout)
+  s.device_bytes_per_env = Simulation::bytes_per_env(m.get(), Env::kName);
   return s;
 }
 }  // namespace
@@ -75,11 +77,14 @@ DeviceHumanoid::DeviceHumanoid(int n, const Params& params) {
   const mujoco::Humanoid::Params p = mujoco::Humanoid::params(params.kwargs, kName);
   const mujoco::ModelPtr m = mujoco::load_model(mujoco::Humanoid::kXml, params.model_path);
   check_model_shape(m.get(), kName, mujoco::Humanoid(p).obs_dim(m.get()), kObsDim, kActDim);
-  if (m->nv != kNv) throw InputError(std::string(kName) + ": the model has " + std::to_string(m->nv) + " dofs, not 23");
+  if (m->nv != kNv)
+    throw InputError(std::string(kName) + ": the model has " + std::to_string(m->nv) +
+                     " dofs; this device task is compiled for 23 (env.model_path names another model)");
   for (int u = 0; u < m->nu; ++u)  // the observed actuator forces are computed without state
     if (m->actuator_biasprm[mjNBIAS * u + 1] != 0 || m->actuator_biasprm[mjNBIAS * u + 2] != 0)
       throw InputError(std::string(kName) + ": actuator " + std::to_string(u) +
-                       " has a position or velocity bias; this task observes motors' forces only");
+                       " of the model has a position or velocity bias; this task observes motors' forces only "
+                       "(env.model_path names another model)");
   sim = Simulation(m.get(), kName, n, p.frame_skip);
   dt = float(m->opt.timestep * p.frame_skip);
   forward_w = float(p.forward_reward_weight), ctrl_w = float(p.ctrl_cost_weight);

@@ -110,7 +110,7 @@ MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg, const envs::EnvS
   if (layered)
     floats += B * (od + 2 * ad + L.actor_out() + 6 + (vtrace ? 2.25 : 0)) + workspace(L.actor, B) + workspace(L.critic, B);
   double bytes = 4 * floats + 2 * TN;         // + terminated, truncated
-  bytes += N * (od + 16) * 8;                 // environment state (generous)
+  bytes += N * ((od + 16) * 8 + spec.device_bytes_per_env);  // environment state (generous; device physics' scratch)
   MemoryNeeds m;
   m.drivers = {"env.num_envs", "ppo.num_steps", "policy.actor_hidden", "policy.critic_hidden"};
   m.device_bytes = bytes;
