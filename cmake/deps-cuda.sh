@@ -101,7 +101,10 @@ cuda_major="${cuda_version%%.*}"
 # nvcc_wrapper runs the nvcc on PATH (or $CUDA_ROOT/bin/nvcc): make it the one found here.
 export PATH="$(dirname "$nvcc"):$PATH"
 
-"$nvcc" --list-gpu-arch 2>/dev/null | grep -qx "compute_${arch%%:*}" \
+# (the list is read whole first: with pipefail, grep -q closing the pipe at its first match could
+# fail nvcc with SIGPIPE while it still writes, and the check with it)
+gpu_archs="$("$nvcc" --list-gpu-arch 2>/dev/null || true)"
+grep -qx "compute_${arch%%:*}" <<<"$gpu_archs" \
   || die "CUDA $cuda_version ($nvcc) cannot compile for $sm ($kokkos_arch, from $arch_from)"
 say "CUDA $cuda_version ($nvcc), architecture $kokkos_arch ($sm, from $arch_from)"
 
