@@ -30,7 +30,7 @@ import numpy as np
 import gymnasium as gym
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from env_registry import registered_envs, unmatched  # noqa: E402
+from env_registry import Report, registered_envs, unmatched  # noqa: E402
 
 RTOL = 1e-5
 ATOL = 1e-6
@@ -55,16 +55,6 @@ CASES = [
     ("Humanoid-v5", ["env.include_cinert_in_observation=false", "env.healthy_reward=2", "env.reset_noise_scale=0.05"],
      dict(include_cinert_in_observation=False, healthy_reward=2.0, reset_noise_scale=0.05)),
 ]
-
-
-class Report:
-    def __init__(self):
-        self.lines = []
-
-    def add(self, msg):
-        if len(self.lines) < MAX_REPORTED:
-            print("MISMATCH " + msg)
-        self.lines.append(msg)
 
 
 def close(a, b):
@@ -135,7 +125,7 @@ def main():
     ap.add_argument("--envs", type=int, default=3)
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
-    report = Report()
+    report = Report(MAX_REPORTED)
     tasks = registered_envs(a.env_list, "mujoco")
     for line in unmatched(tasks, {c[0] for c in CASES}, "tests/envs/compare_mujoco.py"):
         report.add(line)

@@ -61,7 +61,7 @@ import numpy as np
 import gymnasium as gym
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from env_registry import registered_envs, unmatched  # noqa: E402
+from env_registry import Report, registered_envs, unmatched  # noqa: E402
 
 ATOL = 5e-5
 RTOL = 5e-5
@@ -101,16 +101,6 @@ CASES = [
               terminate_when_unhealthy=False, healthy_z_range=(0.9, 2.1)), None, 10.0, "uniform", actions=1.5,
          limit=100),
 ]
-
-
-class Report:
-    def __init__(self):
-        self.lines = []
-
-    def add(self, msg):
-        if len(self.lines) < MAX_REPORTED:
-            print("MISMATCH " + msg)
-        self.lines.append(msg)
 
 
 def excess(ours, ref, atol, rtol, spread=0.0):
@@ -294,7 +284,7 @@ def main():
     ap.add_argument("--envs", type=int, default=8)
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
-    report = Report()
+    report = Report(MAX_REPORTED)
     tasks = registered_envs(a.env_list, "physics")
     for line in unmatched(tasks, {c.task for c in CASES}, "tests/envs/compare_physics.py"):
         report.add(line)

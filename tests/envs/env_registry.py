@@ -20,6 +20,18 @@ def registered_envs(env_list, kind):
     return envs
 
 
+class Report:
+    """Mismatch lines of a reference comparison: the first `most` printed as they come, all kept."""
+
+    def __init__(self, most=20):
+        self.lines, self.most = [], most
+
+    def add(self, msg):
+        if len(self.lines) < self.most:
+            print("MISMATCH " + msg)
+        self.lines.append(msg)
+
+
 def unmatched(registered, referenced, script):
     """One line per registered environment without a reference case in `script`, and per
     reference case naming an environment the registry does not have."""

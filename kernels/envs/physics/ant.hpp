@@ -19,13 +19,7 @@ struct DeviceAnt {
   static constexpr int kActDim = 8;
   static constexpr int kMainBody = 1;  ///< the torso: its x is the forward reward's anchor
 
-  /// What a user sets: Ant-v5's keyword arguments (env.*; those that change the observation's
-  /// size are refused), the model's location, the time limit.
-  struct Params {
-    mujoco::Kwargs kwargs;
-    std::string model_path;
-    int max_episode_steps = 1000;
-  };
+  using Params = PhysicsParams;
   /// Throws gmi::InputError naming env.<key> for a keyword argument this task does not take.
   static void check_kwargs(const mujoco::Kwargs& k);
   static EnvSpec spec(const Params& p);

@@ -20,11 +20,7 @@ struct DeviceHumanoid {
   static constexpr int kActDim = 17;
   static constexpr int kNv = 23;
 
-  struct Params {
-    mujoco::Kwargs kwargs;
-    std::string model_path;
-    int max_episode_steps = 1000;
-  };
+  using Params = PhysicsParams;
   static void check_kwargs(const mujoco::Kwargs& k);
   static EnvSpec spec(const Params& p);
   DeviceHumanoid(int n, const Params& p);

@@ -14,6 +14,7 @@
 
 #include "kernels/core/kokkos.hpp"
 #include "kernels/core/random.hpp"
+#include "kernels/envs/mujoco/options.hpp"
 #include "kernels/envs/vec_env.hpp"
 #include "kernels/physics/batch.hpp"
 #include "kernels/physics/integrator.hpp"
@@ -21,6 +22,14 @@
 struct mjModel_;
 
 namespace gmi::envs {
+
+/// What a user sets for a device physics task: its host task's keyword arguments (env.*; those
+/// that change the observation's size are refused), the model's location, the time limit.
+struct PhysicsParams {
+  mujoco::Kwargs kwargs;
+  std::string model_path;
+  int max_episode_steps = 1000;
+};
 
 struct Simulation {
   using Array = Kokkos::View<float**, MemSpace>;

@@ -21,15 +21,23 @@ void refuse_shape(const std::optional<bool>& v, bool fixed, const char* key, con
                      "other observations");
 }
 
-/// The device task Env's spec: its host task's, from the same model (checked to have the shape Env
-/// is compiled for), under Env's name.
+/// The model of the device task Env, checked to have the shape Env is compiled for, and its host
+/// task's parameters from the keyword arguments.
+template <class Env, class Host>
+mujoco::ModelPtr device_model(const typename Env::Params& p, typename Host::Params* host) {
+  Env::check_kwargs(p.kwargs);
+  *host = Host::params(p.kwargs, Env::kName);
+  mujoco::ModelPtr m = mujoco::load_model(Host::kXml, p.model_path);
+  check_model_shape(m.get(), Env::kName, Host(*host).obs_dim(m.get()), Env::kObsDim, Env::kActDim);
+  return m;
+}
+
+/// Env's spec: its host task's, from the same model, under Env's name.
 template <class Env, class Host>
 EnvSpec device_spec(const typename Env::Params& p) {
-  Env::check_kwargs(p.kwargs);
-  const Host task(Host::params(p.kwargs, Env::kName));
-  const mujoco::ModelPtr m = mujoco::load_model(Host::kXml, p.model_path);
-  check_model_shape(m.get(), Env::kName, task.obs_dim(m.get()), Env::kObsDim, Env::kActDim);
-  EnvSpec s = mujoco::MujocoVecEnv<Host>::spec_of(task, m.get(), p.max_episode_steps);
+  typename Host::Params hp;
+  const mujoco::ModelPtr m = device_model<Env, Host>(p, &hp);
+  EnvSpec s = mujoco::MujocoVecEnv<Host>::spec_of(Host(hp), m.get(), p.max_episode_steps);
   s.name = Env::kName;
   s.reward_terms.clear();    // VecEnv keeps the return only
   s.host_bytes_per_env = 0;  // a device environment: nothing on the host (graphs capture its rollout)
@@ -47,10 +55,8 @@ void DeviceAnt::check_kwargs(const mujoco::Kwargs& k) {
 EnvSpec DeviceAnt::spec(const Params& p) { return device_spec<DeviceAnt, mujoco::Ant>(p); }
 
 DeviceAnt::DeviceAnt(int n, const Params& params) {
-  check_kwargs(params.kwargs);
-  const mujoco::Ant::Params p = mujoco::Ant::params(params.kwargs, kName);
-  const mujoco::ModelPtr m = mujoco::load_model(mujoco::Ant::kXml, params.model_path);
-  check_model_shape(m.get(), kName, mujoco::Ant(p).obs_dim(m.get()), kObsDim, kActDim);
+  mujoco::Ant::Params p;
+  const mujoco::ModelPtr m = device_model<DeviceAnt, mujoco::Ant>(params, &p);
   sim = Simulation(m.get(), kName, n, p.frame_skip);
   dt = float(m->opt.timestep * p.frame_skip);
   forward_w = float(p.forward_reward_weight), ctrl_w = float(p.ctrl_cost_weight);
@@ -73,10 +79,8 @@ void DeviceHumanoid::check_kwargs(const mujoco::Kwargs& k) {
 EnvSpec DeviceHumanoid::spec(const Params& p) { return device_spec<DeviceHumanoid, mujoco::Humanoid>(p); }
 
 DeviceHumanoid::DeviceHumanoid(int n, const Params& params) {
-  check_kwargs(params.kwargs);
-  const mujoco::Humanoid::Params p = mujoco::Humanoid::params(params.kwargs, kName);
-  const mujoco::ModelPtr m = mujoco::load_model(mujoco::Humanoid::kXml, params.model_path);
-  check_model_shape(m.get(), kName, mujoco::Humanoid(p).obs_dim(m.get()), kObsDim, kActDim);
+  mujoco::Humanoid::Params p;
+  const mujoco::ModelPtr m = device_model<DeviceHumanoid, mujoco::Humanoid>(params, &p);
   if (m->nv != kNv)
     throw InputError(std::string(kName) + ": the model has " + std::to_string(m->nv) +
                      " dofs; this device task is compiled for 23 (env.model_path names another model)");
