@@ -27,9 +27,9 @@ namespace gmi::envs {
 
 /// Where one step writes.  Pointers are device memory; rows are envs (row-major [N][obs_dim]).
 struct StepOutputs {
-  float* next_obs = nullptr;       ///< [N][obs_dim] what the agent sees next (after any reset)
-  float* final_obs = nullptr;      ///< [N][obs_dim] written only for envs whose episode ended
-  float* reward = nullptr;         ///< [N]
+  float* next_obs = nullptr;           ///< [N][obs_dim] what the agent sees next (after any reset)
+  float* final_obs = nullptr;          ///< [N][obs_dim] written only for envs whose episode ended
+  float* reward = nullptr;             ///< [N]
   std::uint8_t* terminated = nullptr;  ///< [N] MDP terminal state reached (no bootstrap)
   std::uint8_t* truncated = nullptr;   ///< [N] time limit reached (bootstrap from final_obs)
 };
@@ -48,7 +48,7 @@ struct StateArray {
   std::string name;
   bool rng = false;  ///< a random-number counter (checkpoints keep it under /rng)
   std::variant<std::vector<float>, std::vector<double>, std::vector<int>, std::vector<std::uint64_t>> values;
-  int width = 1;     ///< values per env (a simulator's state vector)
+  int width = 1;  ///< values per env (a simulator's state vector)
 };
 
 /// `view` copied to the host as the state array `name` (`width` values per env; fences `space`).
@@ -85,12 +85,15 @@ void load_state_array(const ExecSpace& space, const V& view, const char* name, c
     if (s.name == name) a = &s;
   const auto* v = a ? std::get_if<std::vector<T>>(&a->values) : nullptr;
   const std::size_t width = V::rank == 2 ? view.extent(1) : 1;
-  if (!v || v->size() != view.size() || (V::rank == 2 && std::size_t(a->width) != width))
-    throw Error(std::string("environment state '") + name + "': " +
-                (!a   ? std::string("missing")
-                 : !v ? std::string("of another type")
-                      : std::to_string(v->size()) + " values of width " + std::to_string(a->width) + ", expected " +
-                            std::to_string(view.size()) + " of width " + std::to_string(width)));
+  if (!v || v->size() != view.size() || (V::rank == 2 && std::size_t(a->width) != width)) {
+    auto shape = [](std::size_t n, std::size_t w) {
+      return std::to_string(n) + " values" + (w > 1 ? " of width " + std::to_string(w) : std::string());
+    };
+    throw InputError(std::string("environment state '") + name + "': " +
+                     (!a   ? std::string("missing")
+                      : !v ? std::string("of another type")
+                           : shape(v->size(), std::size_t(a->width)) + ", expected " + shape(view.size(), width)));
+  }
   if constexpr (V::rank == 2) {
     auto mirror = Kokkos::create_mirror_view(view);
     const std::size_t w = view.extent(1);

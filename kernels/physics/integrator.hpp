@@ -39,23 +39,25 @@ KOKKOS_INLINE_FUNCTION void reset_state(const Model<T>& m, const EnvRef<T>& e) {
   for (int k = 0; k < m.nu; ++k) e.ctrl[k] = T(0);
 }
 
-/// The start of mj_step: a bad position or velocity resets the state (mj_checkPos, mj_checkVel),
-/// then the forward dynamics, and a bad acceleration resets the state and runs them again
-/// (mj_checkAcc).  MuJoCo 4 always resets (3.x had a flag to turn it off).
+/// The forward dynamics; with `check` (the start of mj_step) and the model's automatic reset on, a
+/// bad position or velocity resets the state first (mj_checkPos, mj_checkVel), and a bad
+/// acceleration resets it and runs the dynamics again (mj_checkAcc).  One call site of forward(),
+/// so that a step kernel holds the dynamics once per integrator.
 template <class T, bool kConstraints>
-KOKKOS_INLINE_FUNCTION void checked_forward(const Model<T>& m, const EnvRef<T>& e) {
-  if (!usable(e.qpos, m.nq) || !usable(e.qvel, m.nv)) reset_state(m, e);
-  forward<T, kConstraints>(m, e);
-  if (!usable(e.at(m.layout.qacc), m.nv)) {
-    reset_state(m, e);
+KOKKOS_INLINE_FUNCTION void checked_forward(const Model<T>& m, const EnvRef<T>& e, bool check) {
+  const bool reset = check && m.autoreset;
+  if (reset && (!usable(e.qpos, m.nq) || !usable(e.qvel, m.nv))) reset_state(m, e);
+  for (int pass = 0;; ++pass) {
     forward<T, kConstraints>(m, e);
+    if (!reset || pass > 0 || usable(e.at(m.layout.qacc), m.nv)) return;
+    reset_state(m, e);
   }
 }
 
 template <class T, bool kConstraints>
 KOKKOS_INLINE_FUNCTION void euler_step(const Model<T>& m, const EnvRef<T>& e) {
   const T h = m.timestep;
-  checked_forward<T, kConstraints>(m, e);
+  checked_forward<T, kConstraints>(m, e, true);
   const auto qacc = e.at(m.layout.qacc);
   if (m.implicit_damping) {  // (M + h D) qacc = qfrc_smooth + qfrc_constraint
     const auto qfrc = e.at(m.layout.qfrc), fc = e.at(m.layout.qfrc_constraint);
@@ -94,13 +96,14 @@ KOKKOS_INLINE_FUNCTION void rk4_step(const Model<T>& m, const EnvRef<T>& e) {
   const T h = m.timestep;
   const auto q0 = e.at(L.qpos0), v0 = e.at(L.qvel0), vs = e.at(L.vel_sum), as = e.at(L.acc_sum), k = e.at(L.stage_rate),
              qacc = e.at(L.qacc);
-  checked_forward<T, kConstraints>(m, e);  // stage 1's dynamics, at the state the step starts from
-  for (int i = 0; i < m.nq; ++i) q0[i] = e.qpos[i];
-  for (int i = 0; i < m.nv; ++i) v0[i] = e.qvel[i], vs[i] = T(0), as[i] = T(0);
   const T c[4] = {T(0), h / 2, h / 2, h};
   const T w[4] = {T(1) / 6, T(1) / 3, T(1) / 3, T(1) / 6};
   for (int s = 0; s < 4; ++s) {
-    if (s > 0) forward<T, kConstraints>(m, e);
+    checked_forward<T, kConstraints>(m, e, s == 0);  // stage 1: the step's start, checked as mj_step does
+    if (s == 0) {                                    // the start state (after any reset)
+      for (int i = 0; i < m.nq; ++i) q0[i] = e.qpos[i];
+      for (int i = 0; i < m.nv; ++i) v0[i] = e.qvel[i], vs[i] = T(0), as[i] = T(0);
+    }
     for (int j = 0; j < m.njnt; ++j) {  // k_s from the stage's velocity and k_{s-1}
       const int d = m.jnt_dofadr(j);
       if (m.jnt_type(j) == kFree) {

@@ -292,6 +292,7 @@ Model<T> from_mujoco(const mjModel_* mm, const std::string& name) {
   d.implicit_damping = !(dis & mjDSBL_EULERDAMP) && !(dis & mjDSBL_DAMPER);
   d.clamp_ctrl = !(dis & mjDSBL_CLAMPCTRL), d.spring = !(dis & mjDSBL_SPRING), d.damper = !(dis & mjDSBL_DAMPER);
   d.actuation = !(dis & mjDSBL_ACTUATION);
+  d.autoreset = !(dis & mjDSBL_AUTORESET);
 
   const std::size_t nb = m->nbody, nj = m->njnt, nv = m->nv, nu = m->nu;
   d.body_parent = upload<int>("body_parent", m->body_parentid, nb);

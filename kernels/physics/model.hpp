@@ -38,7 +38,8 @@ struct Layout {
   // gradient, step and M times the step (nv each)
   int efc_J = 0, efc_aref = 0, efc_D = 0, efc_jar = 0, efc_jdx = 0;
   // contacts (ncon_max records of kContactRecord numbers, ContactRecord's fields) and their count;
-  // the most Newton iterations any solve took since it was last set to zero (the checks read it)
+  // the most passes of the Newton loop any solve took since it was last set to zero, the last one
+  // (which may only find the gradient small) included; iterations + 1 at the limit (tests read it)
   int contacts = 0, ncon = 0, solver_iterations = 0;
   int hess = 0, grad = 0, dx = 0, mdx = 0;
   // the integrator: start-of-step state (nq, nv), RK4's weighted sums of position rates and
@@ -62,6 +63,7 @@ struct Model {
   Integrator integrator = Integrator::kEuler;
   bool implicit_damping = false;  ///< Euler: joint damping integrated implicitly (MuJoCo's default)
   bool clamp_ctrl = true, spring = true, damper = true, actuation = true;
+  bool autoreset = true;  ///< a bad state resets the env at a step's start (mjDSBL_AUTORESET off)
   bool constraints = false;  ///< any constraint row can exist (the solver runs)
   // the solver: MuJoCo's iteration limit and tolerance, on gradients scaled by 1 / (meaninertia nv)
   int iterations = 100;

@@ -2,7 +2,8 @@
 """Every shipped config of a MuJoCo task (host-simulated, or on the device pipeline) trains one
 iteration as it is in the repository: from a clean clone after README's first command (cmake/deps-debian.sh installs MuJoCo and
 Gymnasium, whose model files the build finds at run time), `gmi_drl --config config/<file>` must
-run, with only the run's length and the thread count overridden.
+run, with only the run's length and the thread count overridden (and a device physics config's
+envs: 64 of its thousands, which take minutes on a CPU).
 
   check_configs.py --gmi PATH/TO/gmi_drl --env-list PATH/TO/gmi_env_list --workdir DIR
 """

@@ -131,9 +131,9 @@ class Gym:
         return o, r, bool(te), np.concatenate([env.data.qpos, env.data.qvel])
 
     def spread(self, q, v, act, anchor, ref):
-        """How far this step moves when its start state is perturbed at float32 rounding (relative
-        2^-24): where a contact appears or vanishes within that, the step is discontinuous and
-        float32 cannot be expected to land on double's side of it."""
+        """How far this step moves when its start state is perturbed at the rounding a float32 state
+        carries (relative SPREAD_REL): where a contact or a constraint force changes discontinuously
+        within that, float32 cannot be expected to land on double's side of it."""
         rng = np.random.default_rng(0)
         so, sr, sn = np.zeros_like(ref[0]), 0.0, np.zeros_like(ref[3])
         for _ in range(SPREAD_DRAWS):
@@ -184,15 +184,18 @@ def compare_steps(case, g, t, report, worst, label):
             has_next = not (term or trunc) and step + 1 < T
             ours_next = np.concatenate([t["qpos"][step + 1, i], t["qvel"][step + 1, i]]) if has_next else ref[3]
 
-            def errors(spread):
+            def errors(spread, shift=None):
+                """Each field's error as a fraction of its tolerance (widened by `spread`); with
+                `shift` (a spread), the reference moved by it against itself instead of ours."""
                 so, sr, sn = spread
+                o, nx, r = (ref[0] + shift[0], ref[3] + shift[2], ref[1] + shift[1]) if shift else \
+                    (ours, ours_next, float(t["reward"][step, i]))
                 n = len(ours) - nforce
-                e = {"state": excess(ours[:n], ref[0][:n], *tol, so[:n] if len(so) else 0),
-                     "force": excess(ours[n:], ref[0][n:], FORCE_SCALE * tol[0], FORCE_SCALE * tol[1],
+                e = {"state": excess(o[:n], ref[0][:n], *tol, so[:n] if len(so) else 0),
+                     "force": excess(o[n:], ref[0][n:], FORCE_SCALE * tol[0], FORCE_SCALE * tol[1],
                                      so[n:] if len(so) else 0),
-                     "next": excess(ours_next, ref[3], *tol, sn),
-                     "reward": abs(float(t["reward"][step, i]) - ref[1]) /
-                     (case.scale * REWARD_ATOL + tol[1] * abs(ref[1]) + 2 * sr)}
+                     "next": excess(nx, ref[3], *tol, sn),
+                     "reward": abs(r - ref[1]) / (case.scale * REWARD_ATOL + tol[1] * abs(ref[1]) + 2 * sr)}
                 if term != ref[2]:
                     e["reward"] = 0.0  # the survive reward follows terminated, judged below
                 return e
@@ -200,10 +203,13 @@ def compare_steps(case, g, t, report, worst, label):
             e = errors((np.zeros(0), 0.0, 0.0))
             if max(e.values()) > 1:
                 s = g.spread(q, v, act, anchor, ref)
-                # excused only where Gymnasium's own spread exceeds the tolerance and covers ours
-                own = max(excess(ref[0] + s[0], ref[0], *tol), excess(ref[3] + s[2], ref[3], *tol))
-                if own > 1 and max(errors(s).values()) <= 1:
+                # excused only where Gymnasium's own spread exceeds a field's tolerance and covers ours
+                own = errors((np.zeros(0), 0.0, 0.0), shift=s)
+                widened = errors(s)
+                if max(own.values()) > 1 and max(widened.values()) <= 1:
                     sensitive += 1
+                    print(f"SENSITIVE {label} t={step} env {i}: Gymnasium's own step moves "
+                          f"{max(own.values()):.3g} of the tolerance from perturbed starts")
                     e = None
             if e:
                 at, msgs = f"{label} t={step} env {i}", []
@@ -238,10 +244,12 @@ def check_resets(case, g, t, starts, report, label):
     """Our reset states against Gymnasium's initial-state distribution and its first observation."""
     env = g.env
     noise, qpos0 = env._reset_noise_scale, env.init_qpos
-    draws = []
+    draws, qdraws = [], []
+    nforce = 6 * (env.model.nbody - 1)
     for step, i in starts:
         q, v = t["qpos"][step, i].astype(np.float64), t["qvel"][step, i].astype(np.float64)
         draws.append(v)
+        qdraws.append(q - qpos0)
         if np.any(np.abs(q - qpos0) > noise * (1 + 1e-5) + 1e-6):
             report.add(f"{label} t={step} env {i}: a reset's qpos lies outside qpos0 +- {noise}")
         bound = 6 * noise if case.qvel_noise == "normal" else noise * (1 + 1e-5) + 1e-6
@@ -251,7 +259,9 @@ def check_resets(case, g, t, starts, report, label):
         env.set_state(q, v)
         env.data.cfrc_ext[:] = 0.0
         first = env._get_obs()  # what Gymnasium's reset observes of this state
-        if excess(t["obs"][step, i], first, FORCE_SCALE * case.scale * ATOL, FORCE_SCALE * case.scale * RTOL) > 1:
+        ours, n = t["obs"][step, i], len(first) - nforce
+        if max(excess(ours[:n], first[:n], case.scale * ATOL, case.scale * RTOL),
+               excess(ours[n:], first[n:], FORCE_SCALE * case.scale * ATOL, FORCE_SCALE * case.scale * RTOL)) > 1:
             k = int(np.argmax(np.abs(t["obs"][step, i] - first)))
             report.add(f"{label} t={step} env {i}: first observation[{k}] {t['obs'][step, i][k]!r} vs Gymnasium {first[k]!r}")
     draws = np.concatenate(draws)
@@ -259,6 +269,10 @@ def check_resets(case, g, t, starts, report, label):
     if not 0.85 * want <= draws.std() <= 1.15 * want:
         report.add(f"{label}: the resets' qvel spread {draws.std():.4g} over {draws.size} draws, expected "
                    f"{want:.4g} ({case.qvel_noise} noise of scale {noise})")
+    qdraws = np.concatenate(qdraws)  # qpos0 + U(-noise, noise); quaternions renormalised by neither side
+    if not 0.85 * noise / np.sqrt(3) <= qdraws.std() <= 1.15 * noise / np.sqrt(3):
+        report.add(f"{label}: the resets' qpos spread {qdraws.std():.4g} over {qdraws.size} draws, expected "
+                   f"{noise / np.sqrt(3):.4g} (uniform noise of scale {noise})")
 
 
 def run_case(a, case_no, case, report, worst):

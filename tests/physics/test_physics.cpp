@@ -281,9 +281,10 @@ TEST(Physics, FloatSolverStopsBeforeItsIterationLimit) {
     auto ws = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.scratch);
     float most = 0;
     for (int i = 0; i < batch.size(); ++i) most = std::max(most, ws(i, batch.model().layout.solver_iterations));
-    std::printf("%s float: at most %.0f Newton iterations per solve (limit %d)\n", spec, most, m->opt.iterations);
+    std::printf("%s float: at most %.0f Newton passes per solve (limit %d)\n", spec, most, m->opt.iterations);
     EXPECT_GT(most, 0.0f) << spec << ": no solve ran";
-    EXPECT_LE(most, float(m->opt.iterations)) << spec << ": a solve ran to the iteration limit";
+    // measured 5-7; a solve that needs 20 has lost Newton's convergence (the limit is 50-100)
+    EXPECT_LE(most, 20.0f) << spec << ": a solve took more than 20 Newton passes";
   }
 }
 
@@ -297,6 +298,12 @@ TEST(Physics, BadControlsActAsZeroAsInMuJoCo) {
     const auto [wq, wv] = compare_step<double>(m.get(), states, Tol{1e-9, 1e-9, 1e-9, 1e-9});
     EXPECT_LE(wq.ratio, 1.0) << spec << " " << describe("qpos", wq);
     EXPECT_LE(wv.ratio, 1.0) << spec << " " << describe("qvel", wv);
+    // without control clamping a control beyond 1e10 is bad too (a limited one is clamped first)
+    m->opt.disableflags |= mjDSBL_CLAMPCTRL;
+    for (std::size_t i = 0; i < states.size(); ++i) states[i].ctrl[i % m->nu] = i % 2 ? 2e10 : -0.5;
+    const auto [cq, cv] = compare_step<double>(m.get(), states, Tol{1e-9, 1e-9, 1e-9, 1e-9});
+    EXPECT_LE(cq.ratio, 1.0) << spec << " unclamped " << describe("qpos", cq);
+    EXPECT_LE(cv.ratio, 1.0) << spec << " unclamped " << describe("qvel", cv);
   }
 }
 
@@ -314,6 +321,24 @@ TEST(Physics, BadStatesResetAsInMuJoCo) {
     EXPECT_LE(wq.ratio, 1.0) << spec << " " << describe("qpos", wq);
     EXPECT_LE(wv.ratio, 1.0) << spec << " " << describe("qvel", wv);
   }
+  // With the model's automatic reset disabled, MuJoCo steps the bad state on (NaN stays NaN).
+  OwnedModel m = exact_model("ant.xml:full");
+  m->opt.disableflags |= mjDSBL_AUTORESET;
+  auto states = states_of(m.get(), 2, 7, first_step("ant.xml:full"));
+  states[0].qvel[3] = NAN;
+  Batch<double> batch = batch_at<double>(m.get(), states);
+  ExecSpace space;
+  batch.step(space, 1);
+  space.fence();
+  auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), batch.qvel);
+  mjData* d = mj_makeData(m.get());
+  std::copy(states[0].qpos.begin(), states[0].qpos.end(), d->qpos);
+  std::copy(states[0].qvel.begin(), states[0].qvel.end(), d->qvel);
+  mj_step(m.get(), d);
+  EXPECT_TRUE(std::isnan(d->qvel[3])) << "MuJoCo reset the state although the model disables it";
+  EXPECT_TRUE(std::isnan(hv(0, 3))) << "the pipeline reset the state although the model disables it";
+  EXPECT_FALSE(std::isnan(hv(1, 3)));
+  mj_deleteData(d);
 }
 
 // Contact forces after a step (what the tasks observe and pay for) are mj_rnePostConstraint's
