@@ -96,9 +96,8 @@ void load_state_array(const ExecSpace& space, const V& view, const char* name, c
   }
   if constexpr (V::rank == 2) {
     auto mirror = Kokkos::create_mirror_view(view);
-    const std::size_t w = view.extent(1);
     for (std::size_t i = 0; i < view.extent(0); ++i)
-      for (std::size_t k = 0; k < w; ++k) mirror(i, k) = (*v)[i * w + k];
+      for (std::size_t k = 0; k < width; ++k) mirror(i, k) = (*v)[i * width + k];
     Kokkos::deep_copy(space, view, mirror);
     space.fence();  // the mirror is freed on return
   } else {

@@ -28,18 +28,13 @@ double Simulation::bytes_per_env(const mjModel_* m, const std::string& task) {
 
 std::vector<StateArray> Simulation::simulator_state() const {
   const ExecSpace space;
-  std::vector<StateArray> out;
-  for (const auto& [name, view] : {std::pair<const char*, Array>{"qpos", qpos}, {"qvel", qvel}}) {
+  auto in_double = [&](const char* name, const auto& view) {
     StateArray a = save_state_array(space, name, view, false);
     const auto& f = std::get<std::vector<float>>(a.values);
     a.values = std::vector<double>(f.begin(), f.end());
-    out.push_back(std::move(a));
-  }
-  StateArray a = save_state_array(space, "anchor", anchor, false);
-  const auto& f = std::get<std::vector<float>>(a.values);
-  a.values = std::vector<double>(f.begin(), f.end());
-  out.push_back(std::move(a));
-  return out;
+    return a;
+  };
+  return {in_double("qpos", qpos), in_double("qvel", qvel), in_double("anchor", anchor)};
 }
 
 void check_model_shape(const mjModel_* m, const std::string& task, int obs_dim, int expected_obs, int act_dim) {

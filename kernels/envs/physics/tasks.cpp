@@ -32,6 +32,18 @@ mujoco::ModelPtr device_model(const typename Env::Params& p, typename Host::Para
   return m;
 }
 
+/// The settings every device task takes alike from its host task's parameters: the env step's
+/// duration, the reward weights, the healthy height range, the reset noise, termination.
+template <class Env, class HostParams>
+void take_settings(Env& env, const mjModel* m, const HostParams& p) {
+  env.dt = float(m->opt.timestep * p.frame_skip);
+  env.forward_w = float(p.forward_reward_weight), env.ctrl_w = float(p.ctrl_cost_weight);
+  env.contact_w = float(p.contact_cost_weight), env.healthy = float(p.healthy_reward);
+  env.z_lo = float(p.healthy_z_range[0]), env.z_hi = float(p.healthy_z_range[1]);
+  env.noise = float(p.reset_noise_scale);
+  env.terminate = p.terminate_when_unhealthy;
+}
+
 /// Env's spec: its host task's, from the same model, under Env's name.
 template <class Env, class Host>
 EnvSpec device_spec(const typename Env::Params& p) {
@@ -58,13 +70,8 @@ DeviceAnt::DeviceAnt(int n, const Params& params) {
   mujoco::Ant::Params p;
   const mujoco::ModelPtr m = device_model<DeviceAnt, mujoco::Ant>(params, &p);
   sim = Simulation(m.get(), kName, n, p.frame_skip);
-  dt = float(m->opt.timestep * p.frame_skip);
-  forward_w = float(p.forward_reward_weight), ctrl_w = float(p.ctrl_cost_weight);
-  contact_w = float(p.contact_cost_weight), healthy = float(p.healthy_reward);
-  z_lo = float(p.healthy_z_range[0]), z_hi = float(p.healthy_z_range[1]);
+  take_settings(*this, m.get(), p);
   f_lo = float(p.contact_force_range[0]), f_hi = float(p.contact_force_range[1]);
-  noise = float(p.reset_noise_scale);
-  terminate = p.terminate_when_unhealthy;
 }
 
 void DeviceHumanoid::check_kwargs(const mujoco::Kwargs& k) {
@@ -90,13 +97,8 @@ DeviceHumanoid::DeviceHumanoid(int n, const Params& params) {
                        " of the model has a position or velocity bias; this task observes motors' forces only "
                        "(env.model_path names another model)");
   sim = Simulation(m.get(), kName, n, p.frame_skip);
-  dt = float(m->opt.timestep * p.frame_skip);
-  forward_w = float(p.forward_reward_weight), ctrl_w = float(p.ctrl_cost_weight);
-  contact_w = float(p.contact_cost_weight), healthy = float(p.healthy_reward);
+  take_settings(*this, m.get(), p);
   c_lo = float(p.contact_cost_range[0]), c_hi = float(p.contact_cost_range[1]);
-  z_lo = float(p.healthy_z_range[0]), z_hi = float(p.healthy_z_range[1]);
-  noise = float(p.reset_noise_scale);
-  terminate = p.terminate_when_unhealthy;
 }
 
 }  // namespace gmi::envs
