@@ -39,6 +39,27 @@ constexpr bool device_is_host() {
   return std::is_same<MemSpace, HostSpace>::value;
 }
 
+/// \brief f(i) for every i in [0, n), `block` indices to a CUDA thread block.
+/// Kokkos sizes a RangePolicy's blocks for occupancy and, for a kernel of many registers, never
+/// below 128 threads: a heavy kernel over a few thousand indices (the device physics, one env per
+/// thread) then runs on a fraction of the SMs while the rest idle.  With `block` > 0 on a GPU the
+/// indices go to blocks of that many threads (a TeamPolicy, one index per team member), so n / block
+/// SMs take part; `block` <= 0, and every host backend, keep the RangePolicy.
+template <class F>
+void parallel_for_blocks(const char* label, const ExecSpace& space, int n, int block, const F& f) {
+  if constexpr (device_is_host()) {
+    Kokkos::parallel_for(label, Range(space, 0, n), f);
+  } else if (block <= 0) {
+    Kokkos::parallel_for(label, Range(space, 0, n), f);
+  } else {
+    Kokkos::parallel_for(
+        label, TeamPolicy(space, (n + block - 1) / block, block), KOKKOS_LAMBDA(const TeamPolicy::member_type& t) {
+          const int i = t.league_rank() * block + t.team_rank();
+          if (i < n) f(i);
+        });
+  }
+}
+
 /// \brief Math functions usable in host and device code alike, overloaded for float and double.
 /// CUDA provides device versions of the C math library; the std:: overloads are not all usable
 /// in device code, and Kokkos 3.4 keeps its own math in Kokkos::Experimental.

@@ -172,8 +172,8 @@ class VecEnv final : public VecEnvBase {
     auto eps = eps_;
     const std::uint64_t seed = seed_, offset = offset_;
     constexpr int od = Env::kObsDim;
-    Kokkos::parallel_for(
-        "gmi::envs::VecEnv::reset_all", Range(space, 0, num_envs_), KOKKOS_LAMBDA(const int i) {
+    parallel_for_blocks(
+        "gmi::envs::VecEnv::reset_all", space, num_envs_, block(), KOKKOS_LAMBDA(const int i) {
           eps.start(i, first_episode);
           eps.ret(i) = 0.0f;
           env.reset(i, rng::philox(seed, first_episode, rng::tag(rng::kEnvReset, offset + i)));
@@ -189,8 +189,8 @@ class VecEnv final : public VecEnvBase {
     constexpr int od = Env::kObsDim;
     constexpr int ad = Env::kActDim;
     const StepOutputs o = out;
-    Kokkos::parallel_for(
-        "gmi::envs::VecEnv::step", Range(space, 0, num_envs_), KOKKOS_LAMBDA(const int i) {
+    parallel_for_blocks(
+        "gmi::envs::VecEnv::step", space, num_envs_, block(), KOKKOS_LAMBDA(const int i) {
           float a[ad];
           for (int k = 0; k < ad; ++k) a[k] = actions[std::size_t(i) * ad + k];
           bool terminated = false;
@@ -245,6 +245,19 @@ class VecEnv final : public VecEnvBase {
   }
 
  private:
+  template <class E, class = void>
+  struct HasThreadsPerBlock : std::false_type {};
+  template <class E>
+  struct HasThreadsPerBlock<E, std::void_t<decltype(E::threads_per_block())>> : std::true_type {};
+  /// Threads per block of the step and reset kernels: the environment's choice where it makes one
+  /// (heavy per-env steps: the device physics), else Kokkos' (parallel_for_blocks).
+  static int block() {
+    if constexpr (HasThreadsPerBlock<Env>::value)
+      return Env::threads_per_block();
+    else
+      return 0;
+  }
+
   template <class E, class = void>
   struct HasSimulatorState : std::false_type {};
   template <class E>

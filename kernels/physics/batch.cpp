@@ -1,9 +1,27 @@
 // The device pipeline's kernels (kernels/physics/batch.hpp).
 #include "kernels/physics/batch.hpp"
 
+#include <cstdlib>
+#include <string>
+
+#include "kernels/core/error.hpp"
 #include "kernels/physics/integrator.hpp"
 
 namespace gmi::physics {
+
+int threads_per_block() {
+  static const int block = [] {
+    const char* v = std::getenv("GMI_PHYSICS_BLOCK");
+    if (v == nullptr) return 32;
+    char* end = nullptr;
+    const long b = std::strtol(v, &end, 10);
+    if (end == v || *end != '\0' || b < 0 || b > 1024 || b % 32 != 0)
+      throw InputError("GMI_PHYSICS_BLOCK: expected 0 (Kokkos' choice) or a multiple of 32 up to 1024, got '" +
+                       std::string(v) + "'");
+    return int(b);
+  }();
+  return block;
+}
 
 template <class T>
 Batch<T>::Batch(Model<T> model, int n) : model_(std::move(model)), n_(n) {
@@ -20,8 +38,8 @@ template <class T, bool kConstraints>
 void step_kernel(const ExecSpace& space, const Model<T>& m, const typename Batch<T>::Array& qp,
                  const typename Batch<T>::Array& qv, const typename Batch<T>::Array& c,
                  const typename Batch<T>::Array& ws, int n, int substeps) {
-  Kokkos::parallel_for(
-      kConstraints ? "gmi::physics::Batch::step" : "gmi::physics::Batch::step_smooth", Range(space, 0, n),
+  parallel_for_blocks(
+      kConstraints ? "gmi::physics::Batch::step" : "gmi::physics::Batch::step_smooth", space, n, threads_per_block(),
       KOKKOS_LAMBDA(const int i) {
         const EnvRef<T> e{row(qp, i), row(qv, i), row(c, i), row(ws, i)};
         for (int s = 0; s < substeps; ++s) physics::step<T, kConstraints>(m, e);
@@ -40,8 +58,8 @@ template <class T>
 void Batch<T>::forward(const ExecSpace& space) {
   const Model<T> m = model_;
   const Array qp = qpos, qv = qvel, c = ctrl, ws = scratch;
-  Kokkos::parallel_for(
-      "gmi::physics::Batch::forward", Range(space, 0, n_), KOKKOS_LAMBDA(const int i) {
+  parallel_for_blocks(
+      "gmi::physics::Batch::forward", space, n_, threads_per_block(), KOKKOS_LAMBDA(const int i) {
         const EnvRef<T> e{row(qp, i), row(qv, i), row(c, i), row(ws, i)};
         physics::forward(m, e);
       });
@@ -51,8 +69,8 @@ template <class T>
 void Batch<T>::external_forces(const ExecSpace& space) {
   const Model<T> m = model_;
   const Array qp = qpos, qv = qvel, c = ctrl, ws = scratch, out = cfrc_ext;
-  Kokkos::parallel_for(
-      "gmi::physics::Batch::external_forces", Range(space, 0, n_), KOKKOS_LAMBDA(const int i) {
+  parallel_for_blocks(
+      "gmi::physics::Batch::external_forces", space, n_, threads_per_block(), KOKKOS_LAMBDA(const int i) {
         const EnvRef<T> e{row(qp, i), row(qv, i), row(c, i), row(ws, i)};
         contact_forces(m, e, row(out, i));
       });

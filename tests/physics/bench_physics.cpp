@@ -1,8 +1,9 @@
 // Throughput of the device physics pipeline:
 //   bench_physics [--json FILE] [--seconds S | --steps K] [--warmup T] [--cases MODEL:MODE,...] [--envs N,...]
-// steps Gymnasium's models (default ant.xml and humanoid.xml, each as it is, MODE full: contacts
-// and limits, and with the constraint solver off, MODE smooth) at each number of envs (default
-// 4096,65536) with random controls from the initial pose, after T seconds of simulated time
+// steps Gymnasium's models (default ant.xml and humanoid.xml; MODE full: as they are, contacts
+// and limits; smooth: the constraint solver off; euler: as full with the semi-implicit Euler
+// integrator instead of the model's, for peers that have no other) at each number of envs
+// (default 4096,65536) with random controls from the initial pose, after T seconds of simulated time
 // (default 0: one env step; the bodies fall for about 0.3 s before they touch the floor), timing
 // S seconds of env steps or exactly K of them (the same steps as a peer timed for K), a task's frame skip of time
 // steps per env step in one launch, and prints env-steps/s and time-steps/s (a JSON list with --json).  Not a test:
@@ -54,12 +55,14 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-/// `full`: the model as it is (contacts, limits); else with the constraint solver off.
-Row run(const std::string& xml, bool full, int frame_skip, int n, double seconds, int steps, double warmup,
-        gmi::GpuMonitor& gpu) {
+/// `full`: the model as it is (contacts, limits); `euler`: the same with Euler; `smooth`: with the
+/// constraint solver off.
+Row run(const std::string& xml, const std::string& mode, int frame_skip, int n, double seconds, int steps,
+        double warmup, gmi::GpuMonitor& gpu) {
   auto shared = gmi::envs::mujoco::load_model(xml, "");
   std::unique_ptr<mjModel, void (*)(mjModel*)> m(mj_copyModel(nullptr, shared.get()), mj_deleteModel);
-  if (!full) m->opt.disableflags |= mjDSBL_CONSTRAINT;
+  if (mode == "smooth") m->opt.disableflags |= mjDSBL_CONSTRAINT;
+  if (mode == "euler") m->opt.integrator = mjINT_EULER;
   gmi::physics::Batch<float> batch(gmi::physics::from_mujoco<float>(m.get(), xml), n);
   auto hq = Kokkos::create_mirror_view(batch.qpos), hc = Kokkos::create_mirror_view(batch.ctrl);
   std::mt19937 g(1);
@@ -87,7 +90,9 @@ Row run(const std::string& xml, bool full, int frame_skip, int n, double seconds
   }
   gpu.read_now();
   return Row{xml,
-             full ? "full (contacts, limits)" : "smooth (constraints off)",
+             mode == "smooth"  ? "smooth (constraints off)"
+             : mode == "euler" ? "full, Euler (contacts, limits)"
+                               : "full (contacts, limits)",
              n,
              frame_skip,
              double(iters) * n / el,
@@ -122,7 +127,7 @@ int main(int argc, char** argv) {
       } else {
         std::fprintf(stderr,
                      "bench_physics: unknown argument '%s' (--json FILE, --seconds S, --steps K, --warmup T, "
-                     "--cases MODEL:full|smooth,..., --envs N,...)\n",
+                     "--cases MODEL:full|smooth|euler,..., --envs N,...)\n",
                      argv[i]);
         Kokkos::finalize();
         return 2;
@@ -134,8 +139,9 @@ int main(int argc, char** argv) {
     for (const std::string& c : split(cases)) {
       const auto colon = c.find(':');
       const std::string xml = c.substr(0, colon), mode = colon == std::string::npos ? "full" : c.substr(colon + 1);
-      if (mode != "full" && mode != "smooth") {
-        std::fprintf(stderr, "bench_physics: --cases: '%s' is not MODEL:full or MODEL:smooth\n", c.c_str());
+      if (mode != "full" && mode != "smooth" && mode != "euler") {
+        std::fprintf(stderr, "bench_physics: --cases: '%s' is not MODEL:full, MODEL:smooth or MODEL:euler\n",
+                     c.c_str());
         Kokkos::finalize();
         return 2;
       }
@@ -146,10 +152,11 @@ int main(int argc, char** argv) {
           Kokkos::finalize();
           return 2;
         }
-        rows.push_back(run(xml, mode == "full", 5, n, seconds, steps, warmup, gpu));
+        rows.push_back(run(xml, mode, 5, n, seconds, steps, warmup, gpu));
         const Row& r = rows.back();
-        std::printf("%-14s %-26s %6d envs  frame skip %d  %12.0f env-steps/s  GPU busy %5.1f %%\n", r.model.c_str(),
-                    r.pipeline.c_str(), r.envs, r.frame_skip, r.env_steps_per_s, r.gpu.util_pct);
+        std::printf("%-14s %-26s %6d envs  frame skip %d  %12.0f env-steps/s  GPU busy %5.1f %%  block %d\n",
+                    r.model.c_str(), r.pipeline.c_str(), r.envs, r.frame_skip, r.env_steps_per_s, r.gpu.util_pct,
+                    gmi::physics::threads_per_block());
         std::fflush(stdout);
       }
     }
@@ -165,10 +172,11 @@ int main(int argc, char** argv) {
                        "  {\"model\": \"%s\", \"envs\": %d, \"frame_skip\": %d, \"pipeline\": \"%s\", "
                        "\"warmup_s\": %.3f, \"env_steps_per_s\": %.1f, \"seconds\": %.3f, \"gpu_util_pct\": %s, "
                        "\"gpu_util_samples\": %d, "
-                       "\"gpu_mem_mib\": %s}%s\n",
+                       "\"gpu_mem_mib\": %s, \"threads_per_block\": %d}%s\n",
                        rows[i].model.c_str(), rows[i].envs, rows[i].frame_skip, rows[i].pipeline.c_str(),
                        rows[i].warmup, rows[i].env_steps_per_s, rows[i].seconds, number(rows[i].gpu.util_pct).c_str(),
-                       rows[i].gpu.samples, number(rows[i].gpu.mem_mib).c_str(), i + 1 < rows.size() ? "," : "");
+                       rows[i].gpu.samples, number(rows[i].gpu.mem_mib).c_str(), gmi::physics::threads_per_block(),
+                       i + 1 < rows.size() ? "," : "");
         std::fprintf(f, "]\n");
         std::fclose(f);
       }

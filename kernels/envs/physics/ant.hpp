@@ -23,6 +23,8 @@ struct DeviceAnt {
   /// Throws gmi::InputError naming env.<key> for a keyword argument this task does not take.
   static void check_kwargs(const mujoco::Kwargs& k);
   static EnvSpec spec(const Params& p);
+  /// Threads per block of the VecEnv kernels that step it (one env per thread).
+  static int threads_per_block() { return physics::threads_per_block(); }
   DeviceAnt(int n, const Params& p);
 
   KOKKOS_INLINE_FUNCTION void reset(int i, const rng::Bits4& r) const {

@@ -23,6 +23,8 @@ struct DeviceHumanoid {
   using Params = PhysicsParams;
   static void check_kwargs(const mujoco::Kwargs& k);
   static EnvSpec spec(const Params& p);
+  /// Threads per block of the VecEnv kernels that step it (one env per thread).
+  static int threads_per_block() { return physics::threads_per_block(); }
   DeviceHumanoid(int n, const Params& p);
 
   KOKKOS_INLINE_FUNCTION void reset(int i, const rng::Bits4& r) const {
