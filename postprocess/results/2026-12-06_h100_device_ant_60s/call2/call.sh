@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 36, call 2 of 2026-12-06 (one H100): Brax's own PPO trainer on `ant` (mjx and generalized
-# backends, its published settings) beside PPO on DeviceAnt-v5 (config/ant_device_ppo.yaml, seeds
-# 1-3, 60 s of wall time each, the checkpoint at 60 s evaluated deterministically over 100
-# episodes).
+# Issue 36, call 2 of 2026-12-06 (one H100): PPO on DeviceAnt-v5 with the settings call 1 chose
+# (8192 envs, initial action std exp(-1); config/ant_device_ppo.yaml now has them), seeds 2 and 3,
+# 60 s of wall time each, the checkpoint at 60 s evaluated deterministically over 100 episodes;
+# then Brax's own PPO trainer on `ant` with the generalized backend and its published settings.
 set -u
 mkdir -p /tmp/b && tar xJf .gpu/c1.tar.xz -C /tmp/b
 source .gpu/env.sh /tmp/b
