@@ -523,7 +523,7 @@ void derive(Config& c, int world_size) {
     // S x env.num_envs: a check that counts envs is the trainer's, made by plan_split_training
     // once the layout gives S (and its error names the trainer's envs).  Here it waits if some S
     // could satisfy it; any other error is this config's now.
-    if (c.mapping.template_ != "e-at" && c.mapping.template_ != "async") throw;
+    if (c.mapping.template_ != "e-at" && c.mapping.template_ != "async" && c.mapping.template_ != "ea-t") throw;
     for (int S = 2; S <= 64; ++S) {
       Config trainer = c;
       trainer.env.num_envs = c.env.num_envs * S;

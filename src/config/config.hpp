@@ -198,13 +198,14 @@ struct ReduceConfig {
   X(std::string, template_, "dp", one_of({"dp", "dp-mp", "mp-dp", "ea-t", "e-at", "async"}),                     \
     "roles per GMI (E simulator, A agent, T trainer): dp (every GMI all three), dp-mp (serving: simulator and " \
     "agent GMIs in pairs), mp-dp (serving: agents_per_gpu agent GMIs per GPU serve the other GMIs), ea-t "       \
-    "(training: trainers_per_gpu trainer GMIs per GPU fed by simulator+agent GMIs), e-at (training: "            \
-    "trainers_per_gpu agent+trainer GMIs per GPU serve simulator GMIs), async (training, ea-t's roles "         \
-    "decoupled: serving GMIs roll out without waiting for their trainer's updates, async.*; algo ppo or "       \
-    "appo). Training runs under dp, e-at and async (ea-t is not built yet); gmi_drl eval serves under dp, "     \
-    "dp-mp and mp-dp; gmi_drl bench-channels measures every template's channels")                               \
+    "(training: trainers_per_gpu trainer GMIs per GPU, the GPU's first slots, fed by simulator+agent GMIs in "  \
+    "lockstep: each rollout made with the newest weights; algo ppo or appo), e-at (training: trainers_per_gpu " \
+    "agent+trainer GMIs per GPU serve simulator GMIs), async (training, ea-t's roles decoupled: serving GMIs "  \
+    "roll out without waiting for their trainer's updates, async.*; algo ppo or appo). Training runs under dp, " \
+    "ea-t, e-at and async; gmi_drl eval serves under dp, dp-mp and mp-dp; gmi_drl bench-channels measures "     \
+    "every template's channels")                                                                               \
   X(int, agents_per_gpu, 1, at_least(1), "agent GMIs per GPU under mp-dp (the GPU's last slots)")                \
-  X(int, trainers_per_gpu, 1, at_least(1), "trainer GMIs per GPU under ea-t, e-at and async (the GPU's last slots; under async its first)")
+  X(int, trainers_per_gpu, 1, at_least(1), "trainer GMIs per GPU under ea-t, e-at and async (the GPU's last slots under e-at; its first under ea-t and async)")
 
 struct MappingConfig {
   GMI_MAPPING_KEYS(GMI_KEY_MEMBER)

@@ -255,7 +255,10 @@ class AsyncLearner final : public algos::Trainer {
  public:
   AsyncLearner(std::shared_ptr<AsyncLinks> links, const config::Config& cfg, std::uint64_t env_offset,
                mpi::GradientReducer* reducer, MPI_Comm trainers)
-      : links_(std::move(links)), trainers_(trainers), max_lag_(cfg.async.max_policy_lag) {
+      : links_(std::move(links)),
+        trainers_(trainers),
+        max_lag_(cfg.async.max_policy_lag),
+        lockstep_(cfg.mapping.template_ == "ea-t") {
     auto envs = std::make_unique<ServedEnvs>(envs::env_spec(cfg.env.name, config::env_overrides(cfg)), cfg.env.num_envs);
     served_ = envs.get();
     learner_ = std::make_unique<algos::PpoTrainer>(cfg, env_offset, reducer, std::move(envs));
@@ -277,13 +280,19 @@ class AsyncLearner final : public algos::Trainer {
     // Rates over the cycle since the last iteration ended (the loop's statistics and checkpoints
     // in between included).
     const Clock::time_point since = last_end_.value_or(t0);
+    if (weights_due_) publish(kWeights), weights_due_ = false;  // ea-t: the last update's, after its checkpoint
     mpi::progress().phase("waiting for the serving GMIs' rollouts");
     const Intake in = gather();
     const double waited = seconds_since(t0);
     learner_->begin_iteration();
     learner_->adopt_rollout(rollout_);
     algos::IterationMetrics m = learner_->learn(rollout_.episodes, waited);
-    publish(kWeights);
+    // ea-t holds the weights back until the next iteration starts: a checkpoint written in between
+    // asks the serving GMIs for their envs' state before they roll out with them (an exact resume).
+    if (lockstep_)
+      weights_due_ = true;
+    else
+      publish(kWeights);
     last_end_ = Clock::now();
     const double took = std::chrono::duration<double>(*last_end_ - since).count();
     // Sums over the trainers (samples per second, drops) and maxima; means are the loop's.
@@ -357,6 +366,7 @@ class AsyncLearner final : public algos::Trainer {
   void load_state(const algos::TrainerState& s) override {
     learner_->load_state(s);
     publish(kLoad);
+    weights_due_ = false;
   }
   void load_shared_state(const algos::TrainerState& s, std::uint64_t first_episode) override {
     // Another layout: the serving GMIs load the shared state themselves and start new episodes.
@@ -459,6 +469,8 @@ class AsyncLearner final : public algos::Trainer {
   std::shared_ptr<AsyncLinks> links_;
   MPI_Comm trainers_;
   double max_lag_ = 0;
+  bool lockstep_ = false;     ///< ea-t: the serving GMIs wait for each update's weights
+  bool weights_due_ = false;  ///< ea-t: the last update's weights are posted when the next iteration starts
   ServedEnvs* served_ = nullptr;  // owned by learner_
   std::unique_ptr<algos::PpoTrainer> learner_;
   HostRollout rollout_;
@@ -474,7 +486,7 @@ class AsyncLearner final : public algos::Trainer {
 class ServingGmi final : public algos::Trainer {
  public:
   ServingGmi(std::shared_ptr<AsyncLinks> links, const config::Config& cfg, std::uint64_t env_offset)
-      : links_(std::move(links)) {
+      : links_(std::move(links)), lockstep_(cfg.mapping.template_ == "ea-t") {
     actor_ = std::make_unique<algos::PpoTrainer>(cfg, env_offset, nullptr, nullptr);
     actor_->freeze();  // it acts; its trainer learns
   }
@@ -485,6 +497,7 @@ class ServingGmi final : public algos::Trainer {
     // Room first, then the rollout: it is made with the newest weights and sent at once.
     for (;;) {
       if (!answer_letters() || !wait_for_room() || !answer_letters()) return true;
+      if (lockstep_ && !wait_for_weights()) return true;
       if (mpi::interrupted())  // another GMI's wait ran out: answer its census
         mpi::give_up("its next rollout (" + trainer_name(links_->trainer()) + "'s census)", {links_->trainer()}, 0);
       before_rollout(std::int64_t(report_.rollouts) + 1);
@@ -496,6 +509,7 @@ class ServingGmi final : public algos::Trainer {
       report_.version = version_;
       report_.peak_rss_mib = peak_resident_bytes() / (1 << 20);
       links_->send(rollout_, report_);
+      sent_version_ = version_;
     }
   }
   std::int64_t iteration() const override { return std::int64_t(version_); }
@@ -522,11 +536,13 @@ class ServingGmi final : public algos::Trainer {
     actor_->set_env_state(read_arrays(r));
     actor_->set_start_obs(r.values<float>());
     next_index_ = std::int64_t(version_);
+    sent_version_ = -1;
   }
   void load_shared_state(const algos::TrainerState& s, std::uint64_t first_episode) override {
     actor_->load_shared_state(s, first_episode);
     version_ = double(s.iteration);
     next_index_ = s.iteration;
+    sent_version_ = -1;
   }
   void inject_nonfinite_gradient() override {}
 
@@ -585,20 +601,30 @@ class ServingGmi final : public algos::Trainer {
     }
     return true;
   }
-  /// Waits, answering letters, until it may make a rollout; false after a stop.  A trainer that
-  /// sends nothing (no credit, no letter) for reduce.timeout_s ends the job (the census names it).
+  /// Waits, answering letters, until it may make a rollout; false after a stop.
   bool wait_for_room() {
-    if (links_->room()) return true;
-    mpi::progress().phase("waiting for room in the trainer's queue");
+    return wait_answering([&] { return links_->room(); }, "waiting for room in the trainer's queue",
+                          "a credit or letter from " + trainer_name(links_->trainer()) + " (it takes no rollout)");
+  }
+  /// ea-t (lockstep): waits, answering letters, until it holds weights newer than those its last
+  /// rollout was made with, the update that rollout fed; false after a stop.
+  bool wait_for_weights() {
+    return wait_answering([&] { return version_ > sent_version_; }, "waiting for its trainer's next weights",
+                          "the weights of the next update from " + trainer_name(links_->trainer()));
+  }
+  /// Waits until `ready()`, answering letters; false after a stop.  A trainer that sends nothing
+  /// (no credit, no letter) for reduce.timeout_s ends the job (the census names `what`).
+  bool wait_answering(const std::function<bool()>& ready, const char* phase, const std::string& what) {
+    if (ready()) return true;
+    mpi::progress().phase(phase);
     const auto t0 = Clock::now();
     auto heard = t0;  // the trainer's last sign of life
-    while (!links_->room()) {
+    while (!ready()) {
       const std::int64_t letters = letters_seen_;
       if (!answer_letters()) return false;
       if (letters_seen_ != letters) heard = Clock::now();
       if (seconds_since(heard) > mpi::timeout() || mpi::interrupted())
-        mpi::give_up("a credit or letter from " + trainer_name(links_->trainer()) + " (it takes no rollout)",
-                     {links_->trainer()}, seconds_since(heard));
+        mpi::give_up(what, {links_->trainer()}, seconds_since(heard));
       mpi::check();
       mpi::progress().beat();
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -623,6 +649,8 @@ class ServingGmi final : public algos::Trainer {
   double version_ = 0;           ///< the trainer iteration whose weights it holds
   std::int64_t letters_seen_ = 0;  ///< letters from its trainer so far
   std::int64_t next_index_ = 0;  ///< the number of the next rollout (its action noise)
+  bool lockstep_ = false;        ///< ea-t: a rollout only with weights newer than the last one's
+  double sent_version_ = -1;     ///< the weights its last rollout was made with (-1: none since a start)
 };
 
 }  // namespace

@@ -15,6 +15,11 @@
 /// trainer's slot k (env rows k E ... (k + 1) E), unless it sends a second one before another
 /// sends any; reward normalisation's per-row running returns assume the former.
 ///
+/// mapping.template ea-t (paper 003 Figure 6c) is the same machinery in lockstep: a serving GMI
+/// makes its next rollout only once it holds the weights of the update its last rollout fed, so
+/// every rollout is made with the newest weights (policy lag 0, nothing dropped) and a run is
+/// deterministic; the serving GMIs wait while their trainer learns, as under dp.
+///
 /// A trainer GMI's iteration takes one update's rollouts, as many as it has serving GMIs: the
 /// first to arrive, each serving GMI's in turn (one with a rollout waiting is never passed over),
 /// dropping those made with weights more than async.max_policy_lag updates old (counted).  It

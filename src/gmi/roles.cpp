@@ -57,9 +57,7 @@ RolePlan plan_roles(const mpi::Layout& layout, const MappingRequest& req) {
   plan.name = req.name;
   plan.roles.assign(std::size_t(layout.size()), kSimulator | kAgent | kTrainer);
   if (req.name == "dp") return plan;
-  if (req.name == "ea-t") {
-    split_gpus(layout, req.trainers_per_gpu, "mapping.trainers_per_gpu", kSimulator | kAgent, kTrainer, plan);
-  } else if (req.name == "async") {
+  if (req.name == "ea-t" || req.name == "async") {
     // The trainers first: they run the training loop, and rank 0 (which writes the run's metrics)
     // is one of them.
     split_gpus(layout, req.trainers_per_gpu, "mapping.trainers_per_gpu", kSimulator | kAgent, kTrainer, plan, true);

@@ -10,14 +10,14 @@
 ///   mp-dp  serving, Fig. 5b: mapping.agents_per_gpu agent GMIs per GPU, each serving several
 ///          simulator GMIs of its GPU
 ///   ea-t   training, Fig. 6c: mapping.trainers_per_gpu trainer GMIs per GPU, each fed by
-///          simulator+agent GMIs of its GPU
+///          simulator+agent GMIs of its GPU in lockstep (src/gmi/async_training.hpp)
 ///   e-at   training, Fig. 6d: mapping.trainers_per_gpu agent+trainer GMIs per GPU, each serving
 ///          simulator GMIs of its GPU
 ///   async  training, §3.1.1's asynchronous training: ea-t's roles, the serving (simulator+agent)
 ///          GMIs rolling out without waiting for their trainer (src/gmi/async_training.hpp)
 ///
-/// The GMIs that consume hold the last slots of their GPU (under async the first, so that rank
-/// 0 trains); producers are dealt to them in turn (slot order), so a producer and its consumer
+/// The GMIs that consume hold the last slots of their GPU (under ea-t and async the first, so
+/// that rank 0 trains); producers are dealt to them in turn (slot order), so a producer and its consumer
 /// always share a GPU (CUDA IPC under MPS).
 #include <string>
 #include <vector>

@@ -120,7 +120,7 @@ config::Config trainer_config_of(const config::Config& cfg, int sims_per_trainer
     config::derive(t, trainers);
     config::derive_sizes(t);  // derive() lets e-at's size checks wait for this config
   } catch (const InputError& e) {
-    const bool async = cfg.mapping.template_ == "async";
+    const bool async = cfg.mapping.template_ != "e-at";  // async and ea-t: serving GMIs send rollouts
     throw InputError(fmt::format("under mapping.template {} each trainer GMI {} its {} {} GMIs' envs, {} x env.num_envs "
                                  "= {}: {}",
                                  cfg.mapping.template_, async ? "learns from" : "steps", sims_per_trainer,
@@ -142,21 +142,20 @@ std::optional<SplitTraining> plan_split_roles(const config::Config& cfg, const m
   s.plan = plan_roles(layout, mapping_request(cfg.mapping));
   if (s.plan.serving)
     throw InputError(fmt::format("mapping.template: {} is a serving template (gmi_drl eval); training runs under dp, "
-                                 "e-at or async",
+                                 "e-at, ea-t or async",
                                  name));
-  if (name != "e-at" && name != "async")
-    throw InputError(fmt::format("mapping.template: {} (trainer GMIs fed by simulator+agent GMIs) is not built for "
-                                 "training yet; training runs under dp, e-at or async",
-                                 name));
-  s.async = name == "async";
+  // ea-t runs on async's machinery in lockstep: each serving GMI waits for the weights of the
+  // update its last rollout fed before it makes the next (src/gmi/async_training.hpp).
+  s.async = name == "async" || name == "ea-t";
+  s.lockstep = name == "ea-t";
   if (s.async && !algos::algorithm(cfg.algo).async_rollouts)
-    throw InputError(fmt::format("mapping.template: async trains {} (serving GMIs send whole rollouts); algo is {}",
+    throw InputError(fmt::format("mapping.template: {} trains {} (serving GMIs send whole rollouts); algo is {}", name,
                                  algos::algorithm_names([](const algos::Algorithm& a) { return a.async_rollouts; }),
                                  cfg.algo));
   if (s.async && envs::is_multi_agent(cfg.env.name))
-    throw InputError(fmt::format("mapping.template: async trains single-agent environments so far; {} is a "
+    throw InputError(fmt::format("mapping.template: {} trains single-agent environments so far; {} is a "
                                  "multi-agent game (use dp or e-at)",
-                                 cfg.env.name));
+                                 name, cfg.env.name));
   if (!s.async && cfg.device.graphs == "on" && !algos::algorithm(cfg.algo).rules.captured_update)
     throw InputError(fmt::format("device.graphs: on captures the rollout of {}, whose envs step on simulator GMIs "
                                  "under mapping.template e-at (use auto or off)",

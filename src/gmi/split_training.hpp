@@ -36,7 +36,8 @@ struct SplitTraining {
   bool trainer = false;        ///< this GMI trains
   int trainer_index = 0;       ///< this GMI's trainer's index among `trainers`
   int position = 0;            ///< a simulator's position among its trainer's simulators
-  bool async = false;          ///< mapping.template async (src/gmi/async_training.hpp), else e-at
+  bool async = false;          ///< mapping.template async or ea-t (src/gmi/async_training.hpp), else e-at
+  bool lockstep = false;       ///< ea-t: async's machinery, each rollout made with the newest update's weights
   config::Config trainer_config;  ///< the trainers' config: env.num_envs S E, derived for T GMIs
   /// Global index of this GMI's first env: trainer t owns [t S E, (t + 1) S E), of which its
   /// k-th simulator steps [t S E + k E, t S E + (k + 1) E).
@@ -51,7 +52,7 @@ config::Config trainer_config_of(const config::Config& cfg, int sims_per_trainer
 
 /// The role split `cfg`'s mapping.template asks for on `layout` (nullopt under dp), for the GMI of
 /// MPI_COMM_WORLD rank `me`.  Throws gmi::InputError naming the key for what training cannot do
-/// under it: a serving template, ea-t (not built yet), env.batch_size (groups
+/// under it: a serving template, env.batch_size (groups
 /// are halves of a trainer's simulators: env.async_halves, with an even number of them),
 /// device.graphs on for PPO, trainers with different numbers of simulators.
 std::optional<SplitTraining> plan_split_training(const config::Config& cfg, const mpi::Layout& layout, int me);

@@ -102,7 +102,7 @@ void make_directory(Run& r) {
   }
 }
 
-/// mapping.template e-at or async: the roles of the GMIs (the table on rank 0), the trainers' own
+/// mapping.template e-at, ea-t or async: the roles of the GMIs (the table on rank 0), the trainers' own
 /// communicators, and from here on the trainers' config.
 void split_roles(Run& r) {
   r.learners = r.mpi.size();
@@ -111,7 +111,11 @@ void split_roles(Run& r) {
   if (!r.split) return;
   const instances::SplitTraining& s = *r.split;
   spdlog::info("{}", s.plan.table(r.session->layout()));
-  if (s.async)
+  if (s.lockstep)
+    spdlog::info("mapping.template ea-t: {} trainer GMI(s), each learning from the rollouts of {} serving GMI(s) x {} "
+                 "envs; each rollout is made with the newest update's weights (lockstep)",
+                 s.trainers.size(), s.sims_per_trainer, s.sim_envs);
+  else if (s.async)
     spdlog::info("mapping.template async: {} trainer GMI(s), each learning from the rollouts of {} serving GMI(s) x {} "
                  "envs; the serving GMIs roll out without waiting (async.max_policy_lag {}, async.rollouts_in_flight "
                  "{})",

@@ -191,8 +191,9 @@ BenchRoles bench_roles(const config::Config& base, const instances::Session& ses
   BenchRoles b;
   b.split = instances::plan_split_roles(base, session.layout(), rank);
   if (b.split && b.split->async)
-    throw InputError("mapping.template: async: bench measures dp and e-at; train under async and read the samples_per_s "
-                     "column of its metrics.csv");
+    throw InputError(fmt::format("mapping.template: {0}: bench measures dp and e-at; train under {0} and read the "
+                                 "samples_per_s column of its metrics.csv",
+                                 base.mapping.template_));
   b.learners = b.split ? int(b.split->trainers.size()) : session.layout().size();
   if (b.split) b.steppers = b.split->simulators();
   else

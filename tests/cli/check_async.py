@@ -18,9 +18,14 @@ Modes:
           job.
   errors  one line naming the key for what async cannot train: dqn, a multi-agent game, one GMI;
           and for bench, which does not measure async.
+  lockstep  mapping.template ea-t (async's machinery in lockstep): PPO CartPole on 3 GMIs (2 serving
+          GMIs x 4 envs) is bit for bit dp's run on one GMI with the 8 envs (metrics.csv's learning
+          columns), policy lag 0 and nothing dropped, the trainer on rank 0; a run stopped at
+          iteration 10 and resumed to 20 repeats the uninterrupted one; algo dqn gets one error
+          line.
   learn   APPO under async: CartPole >= 475 within twice PPO's budget (-n 3, 2 serving GMIs x 8 envs),
           Pendulum >= -250 within twice pendulum_ppo.yaml's (-n 4, 3 serving GMIs); PPO CartPole
-          >= 475 (-n 3).
+          >= 475 (-n 3), under async and under ea-t.
 """
 import csv
 import os
@@ -169,6 +174,54 @@ def mode_faults(a):
             fail(f"{fault}: expected a line matching {pattern!r}", p)
 
 
+LEARNING = ["iteration", "env_steps", "episode_return_mean", "episode_length_mean", "episodes", "policy_loss",
+            "value_loss", "entropy", "approx_kl", "clip_frac", "explained_variance", "grad_norm"]
+
+
+def same_learning(d1, d2, what):
+    r1, r2 = rows(d1), rows(d2)
+    if len(r1) != len(r2):
+        fail(f"{what}: {len(r1)} and {len(r2)} iterations")
+    for x, y in zip(r1, r2):
+        for c in LEARNING:
+            if x[c] != y[c]:
+                fail(f"{what}: iteration {x['iteration']}: {c} {x[c]} and {y[c]} (expected bit for bit equal)")
+    print(f"{what}: {len(r1)} iterations bit for bit equal")
+
+
+def mode_lockstep(a):
+    w = a.workdir
+    base = ["--config", cfg("cartpole_ppo.yaml"), "--set", "ppo.anneal_lr=false", "--set", "train.total_env_steps=20480"]
+    eat = base + ["--set", "mapping.template=ea-t", "--set", "env.num_envs=4"]
+    d_eat, d_dp = os.path.join(w, "ea-t"), os.path.join(w, "dp")
+    p = run(a, 3, eat + ["--run-dir", d_eat])
+    if not re.search(r" 0     0    0     0  T      1,2", p.stdout) or \
+            "1 trainer GMI(s), each learning from the rollouts of 2 serving GMI(s) x 4 envs; each rollout is made " \
+            "with the newest update's weights (lockstep)" not in p.stdout:
+        fail("ea-t: the role table (the trainer on rank 0) and the ea-t line should be printed", p)
+    for x in rows(d_eat):
+        if (x["policy_lag"], x["policy_lag_max"], x["dropped_samples"]) != ("0", "0", "0"):
+            fail(f"ea-t: iteration {x['iteration']}: policy lag {x['policy_lag']} (max {x['policy_lag_max']}), "
+                 f"{x['dropped_samples']} dropped (expected 0, 0, 0)")
+    run(a, 1, base + ["--set", "env.num_envs=8", "--run-dir", d_dp])
+    same_learning(d_eat, d_dp, "ea-t on 3 GMIs (2 x 4 envs) and dp on one GMI (8 envs)")
+    # Stopped at iteration 10 (its end of training, a checkpoint), resumed to 20.
+    d = os.path.join(w, "ea-t-resumed")
+    first = ["--config", cfg("cartpole_ppo.yaml"), "--set", "ppo.anneal_lr=false", "--set", "train.total_env_steps=10240",
+             "--set", "mapping.template=ea-t", "--set", "env.num_envs=4", "--set", "checkpoint.interval=5"]
+    run(a, 3, first + ["--run-dir", d])
+    p = run(a, 3, ["--resume", "latest", "--run-dir", d, "--set", "train.total_env_steps=20480"])
+    if "resumed from" not in p.stdout:
+        fail("the ea-t run should resume on its own layout", p)
+    same_learning(d, d_eat, "ea-t stopped at iteration 10 and resumed, and uninterrupted")
+    p = run(a, 3, ["--config", cfg("cartpole_dqn.yaml"), "--set", "mapping.template=ea-t", "--run-dir",
+                   os.path.join(w, "dqn")], status=2)
+    lines = [l for l in p.stderr.splitlines() if l.startswith("gmi_drl: error:")]
+    want = r"^gmi_drl: error: mapping\.template: ea-t trains ppo and appo \(serving GMIs send whole rollouts\); algo is dqn$"
+    if len(lines) != 1 or not re.search(want, lines[0]):
+        fail(f"ea-t with dqn: expected one line matching {want!r}", p)
+
+
 def mode_errors(a):
     w = a.workdir
     cases = [
@@ -196,23 +249,24 @@ def mode_errors(a):
 
 def mode_learn(a):
     w = a.workdir
-    cases = [("appo", 3, cfg("cartpole_appo.yaml"), ["train.total_env_steps=1000000"], 475),
-             ("appo", 4, cfg("pendulum_appo.yaml"), [], -250),
-             ("ppo", 3, cfg("cartpole_ppo.yaml"), ["env.num_envs=4"], 475)]
-    for algo, n, c, sets, target in cases:
-        d = os.path.join(w, f"{algo}-{os.path.basename(c)}")
-        args = ["--config", c, "--run-dir", d, "--set", "mapping.template=async"]
+    cases = [("appo", 3, cfg("cartpole_appo.yaml"), ["train.total_env_steps=1000000"], 475, "async"),
+             ("appo", 4, cfg("pendulum_appo.yaml"), [], -250, "async"),
+             ("ppo", 3, cfg("cartpole_ppo.yaml"), ["env.num_envs=4"], 475, "async"),
+             ("ppo", 3, cfg("cartpole_ppo.yaml"), ["env.num_envs=4"], 475, "ea-t")]
+    for algo, n, c, sets, target, template in cases:
+        d = os.path.join(w, f"{algo}-{template}-{os.path.basename(c)}")
+        args = ["--config", c, "--run-dir", d, "--set", f"mapping.template={template}"]
         for s in sets:
             args += ["--set", s]
         run(a, n, args, timeout=1800)
         r = rows(d)
         best = max((float(x["episode_return_mean"]) for x in r if x["episode_return_mean"] != "nan"),
                    default=float("-inf"))
-        print(f"{algo} {os.path.basename(c)} under async on {n} GMIs: best iteration return {best:.1f} in "
+        print(f"{algo} {os.path.basename(c)} under {template} on {n} GMIs: best iteration return {best:.1f} in "
               f"{r[-1]['env_steps']} env steps (target {target})")
         if best < target:
-            fail(f"{algo} under async did not reach {target}: best {best:.1f}")
+            fail(f"{algo} under {template} did not reach {target}: best {best:.1f}")
 
 
 if __name__ == "__main__":
-    harness.main("check_async", ["run", "lag", "faults", "errors", "learn"], globals())
+    harness.main("check_async", ["run", "lag", "faults", "errors", "lockstep", "learn"], globals())

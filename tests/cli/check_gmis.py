@@ -239,12 +239,12 @@ def mode_bench(a, cfg):
     if rows["per-type"]["num_channels"] != 7 or rows["single"]["num_channels"] != 1 or \
             any(r["measured_bytes_per_s"] <= 0 or r["top_mov"] <= 0 for r in rows.values()):
         fail("bench-channels rows: " + str(rows), p)
-    # Under ea-t the routes come from the roles: 2 GPUs x 2 GMIs, slot 1 of each GPU trains.
+    # Under ea-t the routes come from the roles: 2 GPUs x 2 GMIs, slot 0 of each GPU trains.
     p = run(a, 4, ["bench-channels", "--config", cfg, "--set", "gmi.gpus_per_node=2", "--set", "mapping.template=ea-t",
                    "--steps", "20", "--warmup", "2", "--plans", "auto", "--json", out])
     j = json.load(open(out))
     if (j["mapping_template"], j["producers"], j["consumers"]) != ("ea-t", 2, 2) or \
-            not re.search(r"\n +1 +0 +0 +1  T +0\n", p.stdout + p.stderr):
+            not re.search(r"\n +0 +0 +0 +0  T +1\n +1 +0 +0 +1  E\+A +0\n", p.stdout + p.stderr):
         fail("bench-channels under ea-t: expected 2 producers, 2 trainers and the role table: " + str(j), p)
     p = run(a, 2, ["bench-channels", "--config", cfg, "--plans", "obs;action"], status=None)
     errs = [l for l in p.stderr.split("\n") if l.startswith("gmi_drl:")]

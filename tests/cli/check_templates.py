@@ -10,7 +10,7 @@ Modes:
           stopped and resumed under e-at repeats the uninterrupted one (SAC, Tag), and so does its
           checkpoint (which has the layout of dp's); the checkpoint resumes under dp on another
           layout and serves under gmi_drl eval (dp unless --set says otherwise).
-  errors  one line naming the key for what e-at training cannot do: ea-t, a serving template,
+  errors  one line naming the key for what e-at training cannot do: a serving template,
           a batch that even the trainer's S x E envs cannot split into the minibatches (under dp
           E envs' batch is checked at once),
           env.batch_size, halves of an odd number of simulators, trainers with
@@ -137,8 +137,6 @@ def expect_error(a, n, args, pattern):
 def mode_errors(a):
     w = a.workdir
     r = os.path.join(w, "r")
-    expect_error(a, 3, args_of("ppo", r, "mapping.template=ea-t"),
-                 r"gmi_drl: error: mapping\.template: ea-t \(trainer GMIs fed by simulator\+agent GMIs\) is not built")
     expect_error(a, 2, args_of("ppo", r, "mapping.template=mp-dp"),
                  r"gmi_drl: error: mapping\.template: mp-dp is a serving template \(gmi_drl eval\)")
     if os.environ.get("GMI_TEST_MUJOCO") == "1":  # groups are for host-simulated envs

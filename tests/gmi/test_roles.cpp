@@ -36,29 +36,27 @@ TEST(Roles, DpGivesEveryGmiEveryRoleAndNoRoutes) {
 TEST(Roles, TemplatesOnTwoGpusOfFourGmis) {
   const mpi::Layout l = layout(8, 2);  // GPU 0: ranks 0-3, GPU 1: ranks 4-7
   const unsigned EA = kSimulator | kAgent, E = kSimulator, A = kAgent, T = kTrainer, AT = kAgent | kTrainer;
+  // ea-t and async: trainers on each GPU's first slots (rank 0 trains, and writes the run's
+  // metrics), the simulator+agent GMIs dealt to them in turn
   RolePlan p = plan_roles(l, {"ea-t", 1, 1});
-  EXPECT_EQ(p.roles, (std::vector<unsigned>{EA, EA, EA, T, EA, EA, EA, T}));
+  EXPECT_EQ(p.roles, (std::vector<unsigned>{T, EA, EA, EA, T, EA, EA, EA}));
   ASSERT_EQ(p.routes.size(), 6u);
-  EXPECT_EQ(p.routes[0].producer, 0);
-  EXPECT_EQ(p.routes[0].consumer, 3);
-  EXPECT_EQ(p.routes[5].producer, 6);
-  EXPECT_EQ(p.routes[5].consumer, 7);
-  p = plan_roles(l, {"ea-t", 1, 2});  // two trainers per GPU, producers dealt in turn
-  EXPECT_EQ(p.roles, (std::vector<unsigned>{EA, EA, T, T, EA, EA, T, T}));
-  EXPECT_EQ(p.routes[0].consumer, 2);
-  EXPECT_EQ(p.routes[1].consumer, 3);
-  // async: ea-t's roles with the trainers on each GPU's first slots (rank 0 trains), and the
-  // serving GMIs dealt to them in turn
-  const RolePlan async = plan_roles(l, {"async", 1, 2});
-  EXPECT_EQ(async.roles, (std::vector<unsigned>{T, T, EA, EA, T, T, EA, EA}));
-  ASSERT_EQ(async.routes.size(), 4u);
-  EXPECT_EQ(async.routes[0].producer, 2);
-  EXPECT_EQ(async.routes[0].consumer, 0);
-  EXPECT_EQ(async.routes[1].producer, 3);
-  EXPECT_EQ(async.routes[1].consumer, 1);
-  EXPECT_EQ(async.routes[3].producer, 7);
-  EXPECT_EQ(async.routes[3].consumer, 5);
-  EXPECT_FALSE(async.serving);
+  EXPECT_EQ(p.routes[0].producer, 1);
+  EXPECT_EQ(p.routes[0].consumer, 0);
+  EXPECT_EQ(p.routes[5].producer, 7);
+  EXPECT_EQ(p.routes[5].consumer, 4);
+  for (const char* name : {"ea-t", "async"}) {
+    const RolePlan two = plan_roles(l, {name, 1, 2});  // two trainers per GPU
+    EXPECT_EQ(two.roles, (std::vector<unsigned>{T, T, EA, EA, T, T, EA, EA})) << name;
+    ASSERT_EQ(two.routes.size(), 4u) << name;
+    EXPECT_EQ(two.routes[0].producer, 2);
+    EXPECT_EQ(two.routes[0].consumer, 0);
+    EXPECT_EQ(two.routes[1].producer, 3);
+    EXPECT_EQ(two.routes[1].consumer, 1);
+    EXPECT_EQ(two.routes[3].producer, 7);
+    EXPECT_EQ(two.routes[3].consumer, 5);
+    EXPECT_FALSE(two.serving);
+  }
   p = plan_roles(l, {"e-at", 1, 1});
   EXPECT_EQ(p.roles, (std::vector<unsigned>{E, E, E, AT, E, E, E, AT}));
   p = plan_roles(l, {"mp-dp", 1, 1});
