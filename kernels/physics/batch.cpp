@@ -15,8 +15,8 @@ int threads_per_block() {
     if (v == nullptr) return 32;
     char* end = nullptr;
     const long b = std::strtol(v, &end, 10);
-    if (end == v || *end != '\0' || b < 0 || b > 1024 || b % 32 != 0)
-      throw InputError("GMI_PHYSICS_BLOCK: expected 0 (Kokkos' choice) or a multiple of 32 up to 1024, got '" +
+    if (end == v || *end != '\0' || b < 0 || b > 256 || b % 32 != 0)
+      throw InputError("GMI_PHYSICS_BLOCK: expected 0 (Kokkos' choice) or a multiple of 32 up to 256, got '" +
                        std::string(v) + "'");
     return int(b);
   }();

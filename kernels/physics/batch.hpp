@@ -17,8 +17,9 @@ KOKKOS_FORCEINLINE_FUNCTION Strided<T> row(const Kokkos::View<T**, MemSpace>& v,
 /// Threads per CUDA block of the kernels that step envs one per thread (Batch's and the device
 /// tasks' VecEnv kernels): 32 by default, so a few thousand envs spread over every SM instead of
 /// the quarter of them Kokkos' occupancy choice (blocks of 128 at this kernel's register count)
-/// leaves them on; GMI_PHYSICS_BLOCK=<0|32..1024, a multiple of 32> overrides it for
-/// measurements (0: Kokkos' choice).  Throws gmi::InputError naming the variable for other values.
+/// leaves them on; GMI_PHYSICS_BLOCK=<0|32..256, a multiple of 32> overrides it for
+/// measurements (0: Kokkos' choice; larger teams than 256 exceed what this kernel's registers
+/// allow a block on some GPUs).  Throws gmi::InputError naming the variable for other values.
 int threads_per_block();
 
 template <class T>

@@ -45,7 +45,7 @@ struct Report {
   double version = 0;   ///< the trainer iteration whose weights made the rollout
   double rollouts = 0;  ///< rollouts made
   double busy_s = 0;    ///< seconds rolling out
-  double wait_s = 0;    ///< seconds waiting for room in the trainer's queue
+  double wait_s = 0;    ///< seconds waiting for room in the trainer's queue (and, under ea-t, for weights)
   double peak_rss_mib = 0;
   double last = 0;      ///< 1: no rollout, the last message after a stop
 };
@@ -340,6 +340,10 @@ class AsyncLearner final : public algos::Trainer {
   std::string kernels() const override { return learner_->kernels(); }
   std::string kernel_trials() const override { return learner_->kernel_trials(); }
   std::string describe() const override {
+    if (lockstep_)
+      return fmt::format("ea-t: {} serving GMI(s) x {} envs per trainer GMI, each rollout made with the newest "
+                         "update's weights; {}",
+                         links_->servers().size(), links_->E(), learner_->describe());
     return fmt::format("async: {} serving GMI(s) x {} envs per trainer GMI roll out without waiting; each update "
                        "learns from the first {} rollouts to arrive (at most {} updates old); {}",
                        links_->servers().size(), links_->E(), links_->servers().size(), max_lag_,
@@ -397,6 +401,7 @@ class AsyncLearner final : public algos::Trainer {
     while (got < S) {
       bool any = false;
       for (std::size_t k = 0; k < S && got < S; ++k) {
+        if (lockstep_ && filled[k]) continue;  // ea-t: it waits for this update's weights, silent by design
         if (!links_->ready(k)) {
           if (!silent_since_[k]) silent_since_[k] = Clock::now();
           continue;
@@ -444,7 +449,7 @@ class AsyncLearner final : public algos::Trainer {
     const std::size_t S = links_->servers().size();
     std::vector<std::size_t> to;
     for (std::size_t k = 0; k < S; ++k)
-      if (op == kLoad || links_->unread(k) == 0) to.push_back(k);
+      if (op == kLoad || lockstep_ || links_->unread(k) == 0) to.push_back(k);  // ea-t: each waits for every update's
     if (to.empty()) return;
     const std::vector<float> params = learner_->params_host();
     const std::vector<double> rms = learner_->obs_rms_host();

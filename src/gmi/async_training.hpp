@@ -18,7 +18,9 @@
 /// mapping.template ea-t (paper 003 Figure 6c) is the same machinery in lockstep: a serving GMI
 /// makes its next rollout only once it holds the weights of the update its last rollout fed, so
 /// every rollout is made with the newest weights (policy lag 0, nothing dropped) and a run is
-/// deterministic; the serving GMIs wait while their trainer learns, as under dp.
+/// deterministic; the serving GMIs wait while their trainer learns, as under dp.  A serving GMI
+/// waits for the weights at most reduce.timeout_s without a letter from its trainer, which must
+/// cover the trainer's update, statistics and checkpoint write (as e-at's simulators' waits do).
 ///
 /// A trainer GMI's iteration takes one update's rollouts, as many as it has serving GMIs: the
 /// first to arrive, each serving GMI's in turn (one with a rollout waiting is never passed over),

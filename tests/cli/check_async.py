@@ -15,7 +15,7 @@ Modes:
           below one half) and their peak memory stays where it was after 5 iterations.
   faults  a serving GMI that hangs ends the job (status 3) with the census line naming it, within
           reduce.timeout_s and a margin; a trainer that hangs likewise; a serving GMI killed ends the
-          job.
+          job; under ea-t, a hung trainer and a hung serving GMI likewise.
   errors  one line naming the key for what async cannot train: dqn, a multi-agent game, one GMI;
           and for bench, which does not measure async.
   lockstep  mapping.template ea-t (async's machinery in lockstep): PPO CartPole on 3 GMIs (2 serving
@@ -152,11 +152,17 @@ def mode_faults(a):
     cases = [("hang@3:1", 3, r"rank 0 waited [\d.]+ s for a rollout from serving GMI 1 .*rank 1 did not answer"),
              ("hang@3:0", 3, r"for (a credit or letter from trainer GMI 0|the \d+ bytes of a mailbox message from "
                              r"rank 0)\b.*rank 0 did not answer"),
-             ("kill@3:2", None, None)]
-    for fault, status, pattern in cases:
-        d = os.path.join(w, fault.replace("@", "-").replace(":", "-"))
-        cmd = harness.mpi_command(a, 3, small(d, "train.total_env_steps=100000000", "reduce.timeout_s=4",
-                                              "checkpoint.interval=0"))
+             ("kill@3:2", None, None),
+             # ea-t: a hung trainer ends the job from its serving GMIs' wait for the weights, a hung
+             # serving GMI from the trainer's wait for its rollout
+             ("hang@3:0", 3, r"for (the weights of the next update from trainer GMI 0|the \d+ bytes of a mailbox "
+                             r"message from rank 0)\b.*rank 0 did not answer", "ea-t"),
+             ("hang@3:2", 3, r"rank 0 waited [\d.]+ s for a rollout from serving GMI 2 .*rank 2 did not answer",
+              "ea-t")]
+    for fault, status, pattern, *template in cases:
+        d = os.path.join(w, fault.replace("@", "-").replace(":", "-") + "".join("-" + t for t in template))
+        sets = ["train.total_env_steps=100000000", "reduce.timeout_s=4", "checkpoint.interval=0"]
+        cmd = harness.mpi_command(a, 3, small(d, *sets, *("mapping.template=" + t for t in template)))
         t0 = time.time()
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
