@@ -254,11 +254,11 @@ struct Intake {
 class AsyncLearner final : public algos::Trainer {
  public:
   AsyncLearner(std::shared_ptr<AsyncLinks> links, const config::Config& cfg, std::uint64_t env_offset,
-               mpi::GradientReducer* reducer, MPI_Comm trainers)
+               mpi::GradientReducer* reducer, MPI_Comm trainers, bool lockstep)
       : links_(std::move(links)),
         trainers_(trainers),
         max_lag_(cfg.async.max_policy_lag),
-        lockstep_(cfg.mapping.template_ == "ea-t") {
+        lockstep_(lockstep) {
     auto envs = std::make_unique<ServedEnvs>(envs::env_spec(cfg.env.name, config::env_overrides(cfg)), cfg.env.num_envs);
     served_ = envs.get();
     learner_ = std::make_unique<algos::PpoTrainer>(cfg, env_offset, reducer, std::move(envs));
@@ -490,8 +490,8 @@ class AsyncLearner final : public algos::Trainer {
 /// letters (weights, checkpoint requests, stop) between rollouts and while it waits for room.
 class ServingGmi final : public algos::Trainer {
  public:
-  ServingGmi(std::shared_ptr<AsyncLinks> links, const config::Config& cfg, std::uint64_t env_offset)
-      : links_(std::move(links)), lockstep_(cfg.mapping.template_ == "ea-t") {
+  ServingGmi(std::shared_ptr<AsyncLinks> links, const config::Config& cfg, std::uint64_t env_offset, bool lockstep)
+      : links_(std::move(links)), lockstep_(lockstep) {
     actor_ = std::make_unique<algos::PpoTrainer>(cfg, env_offset, nullptr, nullptr);
     actor_->freeze();  // it acts; its trainer learns
   }
@@ -672,8 +672,9 @@ config::Config serving_config(const SplitTraining& split, const config::Config& 
 std::unique_ptr<algos::Trainer> make_async_trainer(const SplitTraining& split, const config::Config& cfg,
                                                    mpi::GradientReducer* reducer, MPI_Comm trainers) {
   auto links = std::make_shared<AsyncLinks>(split.plan, split.me, cfg, split.sim_envs);
-  if (split.trainer) return std::make_unique<AsyncLearner>(std::move(links), cfg, split.env_offset(), reducer, trainers);
-  return std::make_unique<ServingGmi>(std::move(links), serving_config(split, cfg), split.env_offset());
+  if (split.trainer)
+    return std::make_unique<AsyncLearner>(std::move(links), cfg, split.env_offset(), reducer, trainers, split.lockstep);
+  return std::make_unique<ServingGmi>(std::move(links), serving_config(split, cfg), split.env_offset(), split.lockstep);
 }
 
 }  // namespace gmi::instances
