@@ -56,6 +56,23 @@ if(GMI_KOKKOS_CUDA)
   else()
     set(GMI_HAVE_NCCL OFF)
   endif()
+  # CUTLASS (header-only): the hidden layers' tile kernels (kernels/nn/tile_gemm.cpp).
+  # cmake/deps-cutlass.sh installs it in .deps/cutlass; CUTLASS_ROOT (a directory with
+  # include/cutlass) takes precedence.  Without it the layers run cuBLAS and separate passes.
+  find_path(GMI_CUTLASS_INCLUDE_DIR cutlass/gemm/device/gemm.h
+            HINTS ${CUTLASS_ROOT}/include $ENV{CUTLASS_ROOT}/include ${PROJECT_SOURCE_DIR}/.deps/cutlass/include
+            NO_DEFAULT_PATH)
+  if(GMI_CUTLASS_INCLUDE_DIR)
+    add_library(gmi::cutlass INTERFACE IMPORTED)
+    target_include_directories(gmi::cutlass SYSTEM INTERFACE "${GMI_CUTLASS_INCLUDE_DIR}")
+    target_compile_definitions(gmi::cutlass INTERFACE GMI_HAVE_CUTLASS)
+    set(GMI_HAVE_CUTLASS ON)
+    message(STATUS "CUTLASS: ${GMI_CUTLASS_INCLUDE_DIR}")
+  else()
+    set(GMI_HAVE_CUTLASS OFF)
+    message(STATUS "CUTLASS not found (cmake/deps-cutlass.sh installs it): hidden layers run cuBLAS "
+                   "products and separate passes")
+  endif()
 endif()
 
 # MuJoCo (host-simulated environments, kernels/envs/mujoco/): the C library of the `mujoco` Python

@@ -93,6 +93,7 @@ void set_matmul_precision(MatmulPrecision p) {
 }
 
 bool side_streams_safe() { return g_precision != MatmulPrecision::BF16; }
+MatmulPrecision matmul_precision() { return g_precision; }
 
 namespace {
 // BF16 operands: each fp32 operand rounded to bfloat16 (nearest even) into scratch that grows to
@@ -411,6 +412,7 @@ CBLAS_TRANSPOSE op(Op o) { return o == Op::N ? CblasNoTrans : CblasTrans; }
 }  // namespace
 
 void set_matmul_precision(MatmulPrecision) {}
+MatmulPrecision matmul_precision() { return MatmulPrecision::FP32; }
 void release_handles() {}
 bool side_streams_safe() { return true; }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "kernels/nn/tile_gemm.hpp"
+
 namespace gmi::nn {
 
 MlpLayout::MlpLayout(int in, const std::vector<int>& hidden, int out, Activation a,
@@ -95,6 +97,9 @@ void layer_forward(const ExecSpace& space, const MlpLayout& layout, std::size_t 
   const Layer& ly = layout.layers[l];
   const bool linear = l + 1 == layout.layers.size();
   const long long z_stride = (long long)ly.out * B;
+  if constexpr (std::is_same_v<Scalar, float>) {
+    if (count == 1 && !linear && tile_gemm::forward(space, layout.act, ly.out, ly.in, B, W, b, in, Z)) return;
+  }
   if ((linear || layout.act == Activation::Relu) &&
       blas::gemm_bias_act<Scalar>(space, blas::Op::N, blas::Op::N, ly.out, B, ly.in, W, ly.out, w_stride, in, ly.in,
                                   in_stride, Z, ly.out, z_stride, count, b, w_stride,
@@ -193,7 +198,14 @@ void backward(const ExecSpace& space, const MlpLayout& layout, const Scalar* par
     }
     if (!more) break;
     Scalar* dA = li == 0 ? dX : bufs[next];
-    if (count == 1) {
+    bool derived = false;  // dA already holds the lower layer's activation derivative
+    if constexpr (std::is_same_v<Scalar, float>) {
+      derived = count == 1 && li > 0 &&
+                tile_gemm::input_grad(space, layout.act, ly.out, ly.in, B, params + ly.w, dZ, A_prev, dA);
+    }
+    if (derived) {
+      // one tile kernel did the product and the derivative
+    } else if (count == 1) {
       blas::gemm<Scalar>(space, blas::Op::T, blas::Op::N, ly.in, B, ly.out, Scalar(1), params + ly.w, ly.out, dZ,
                          ly.out, Scalar(0), dA, ly.in);
     } else if constexpr (std::is_same_v<Scalar, float>) {
@@ -201,7 +213,7 @@ void backward(const ExecSpace& space, const MlpLayout& layout, const Scalar* par
                                          ly.out, stride, dZ, ly.out, (long long)ly.out * B, Scalar(0), dA, ly.in,
                                          (long long)ly.in * B, count);
     }
-    if (li > 0)
+    if (li > 0 && !derived)
       dispatch(layout.act, [&](auto a) { act_backward(space, dA, A_prev, std::size_t(ly.in) * B * count, a); });
     dZ = dA;
     dz_buffer = li > 0 ? next : -1;

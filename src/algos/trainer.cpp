@@ -3,6 +3,7 @@
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
 #include "kernels/nn/blas.hpp"
+#include "kernels/nn/tile_gemm.hpp"
 
 namespace gmi::algos {
 
@@ -27,6 +28,7 @@ std::int64_t TrainerState::counter(const std::string& name) const {
 void set_device_math(const config::Config& cfg) {
   blas::set_matmul_precision(blas::parse_matmul_precision(cfg.device.matmul));
   blas::set_epilogues(cfg.device.gemm_epilogues);
+  nn::tile_gemm::set_enabled(cfg.device.tile_gemm);
 }
 
 EnvPtr own_env(EnvPtr given, const config::Config& cfg, std::uint64_t env_offset) {

@@ -149,7 +149,7 @@ struct GivenEnvs {
 /// gmi::Error when `given` has another number of envs than cfg.env.num_envs.
 EnvPtr own_env(EnvPtr given, const config::Config& cfg, std::uint64_t env_offset);
 
-/// The layered kernels' matrix products as device.matmul and device.gemm_epilogues ask (process
+/// The layered kernels' matrix products as device.matmul, device.gemm_epilogues and device.tile_gemm ask (process
 /// wide: every trainer and policy of a process runs one config).
 void set_device_math(const config::Config& cfg);
 

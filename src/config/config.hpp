@@ -116,6 +116,14 @@ struct CheckpointConfig {
     "alone) and sum the bias gradient (batches up to 1024 rows in fp32, 4096 in tf32), in cuBLASLt's "          \
     "epilogues, instead of a separate kernel each (bf16 and host builds run the separate kernels); results "    \
     "differ from false in the last bits")                                                                       \
+  X(bool, tile_gemm, true, any,                                                                                 \
+    "a hidden layer's products on GPUs as one CUTLASS kernel each (TF32 tensor cores under tf32, CUDA cores "   \
+    "under fp32): its bias and activation in the forward product's epilogue, the lower layer's activation "    \
+    "derivative in the input gradient's (single networks, batches of 4096 columns or more; the first call of " \
+    "each shape times three tile shapes and keeps the fastest, which never changes a bit), instead of a "      \
+    "cuBLAS product and a separate "                                                                           \
+    "pass; bf16, host builds and builds without CUTLASS run the separate kernels; results differ from false "  \
+    "in the last bits")                                                                                        \
   X(std::string, fused_kernels, "auto", one_of({"auto", "on", "off"}),                                          \
     "fused kernels for small networks (rollout step: actor, critic and sampling in one launch; update: "        \
     "gather, forward, loss and backward per tile in shared memory) when the layers fit; auto: on GPU builds "  \

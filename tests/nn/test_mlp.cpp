@@ -19,6 +19,7 @@
 #include "kernels/nn/blas.hpp"
 #include "kernels/nn/mlp.hpp"
 #include "kernels/nn/tensor_core.hpp"
+#include "kernels/nn/tile_gemm.hpp"
 #include "tests/support/test_util.hpp"
 
 namespace gmi::nn {
@@ -238,6 +239,7 @@ TEST(Mlp, LinearOnlyGradient) {
 }
 
 TEST(Mlp, FloatForwardAgreesWithDouble) {
+  tile_gemm::set_min_batch(1);  // GPU builds: the float pass through the tile kernels where they fit
   for (Activation act : {Activation::Tanh, Activation::Relu, Activation::Elu}) {
     SCOPED_TRACE(activation_name(act));
     const Fixture f(7, {16, 12, 9}, 3, act, 9, 0, 0, 53);
@@ -264,6 +266,7 @@ TEST(Mlp, FloatForwardAgreesWithDouble) {
     for (std::size_t k = 0; k < n; ++k)
       EXPECT_NEAR(Yf[k], Yd[k], tol * (1 + std::fabs(Yd[k]))) << "Y[" << k << "]";
   }
+  tile_gemm::set_min_batch(0);
 }
 
 TEST(Mlp, BatchColumnsAreIndependent) {
@@ -342,6 +345,7 @@ namespace {
 // The float passes (cuBLAS on GPU builds, in fp32) against the double passes of the float-rounded
 // inputs, whose gradients the finite differences above check.
 TEST(Mlp, FloatGradientsAgreeWithDouble) {
+  tile_gemm::set_min_batch(1);  // GPU builds: the float pass through the tile kernels where they fit
   for (Activation act : {Activation::Tanh, Activation::Relu})
     for (int B : {9, 256}) {
       SCOPED_TRACE(::testing::Message() << activation_name(act) << " B=" << B);
@@ -380,6 +384,7 @@ TEST(Mlp, FloatGradientsAgreeWithDouble) {
       for (double g : GXd) xscale = std::max(xscale, std::fabs(g));
       for (std::size_t k = 0; k < GXd.size(); ++k) EXPECT_NEAR(GXf[k], GXd[k], 2e-5 * xscale) << "dX[" << k << "]";
     }
+  tile_gemm::set_min_batch(0);
 }
 
 TEST(MlpBatched, TwinNetworksMatchTwoSeparatePasses) {
@@ -502,6 +507,127 @@ TEST(MlpEpilogues, FusedProductsAgreeWithSeparateKernels) {
     }
   }
   blas::set_matmul_precision(blas::MatmulPrecision::FP32);
+}
+
+// device.tile_gemm: a hidden layer's product with its bias and activation, and the input
+// gradient's product with the lower layer's activation derivative, one CUTLASS kernel each (CUDA
+// builds with CUTLASS: TF32 tensor cores under tf32, SIMT under fp32; host builds run the separate
+// kernels both times),
+// against cuBLAS and the separate passes: Humanoid-sized tanh networks, ELU and ReLU ones, batches
+// that are not whole tiles, inputs and outputs whose widths are not multiples of 4, and a hidden
+// layer whose width is not (it falls back).
+TEST(MlpTileGemm, TileKernelsAgreeWithSeparatePasses) {
+  struct Case {
+    int in, B;
+    std::vector<int> hidden;
+    int out;
+    Activation act;
+  };
+  tile_gemm::set_min_batch(1);  // the small batches here exercise the kernels
+  auto run = [](bool tile, const MlpLayout& a, int in, int B) {
+    tile_gemm::set_enabled(tile);
+    std::mt19937 g(5);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> params(a.num_params), x(std::size_t(B) * in), dy(std::size_t(B) * a.out());
+    for (float& v : params) v = u(g) * 0.15f;
+    for (float& v : x) v = u(g);
+    for (float& v : dy) v = u(g);
+    auto P = to_device(params), X = to_device(x), dY = to_device(dy);
+    MlpWorkspace<float> w(a, B);
+    View1<float> grads("grads", a.num_params), dx("dx", std::size_t(B) * in);
+    mlp_forward(ExecSpace(), a, P.data(), X.data(), B, w);
+    mlp_backward(ExecSpace(), a, P.data(), X.data(), B, w, dY.data(), grads.data(), dx.data());
+    EpilogueRun r{to_host(w.output(a), std::size_t(B) * a.out()), to_host(grads), to_host(dx)};
+    tile_gemm::set_enabled(true);
+    return r;
+  };
+  for (const auto& [precision, tol] : {std::pair{blas::MatmulPrecision::FP32, 1e-4},
+                                       std::pair{blas::MatmulPrecision::TF32, 2e-2}}) {
+    blas::set_matmul_precision(precision);
+    for (const Case& c : {Case{376, 300, {256, 256}, 17, Activation::Tanh}, Case{64, 130, {128, 64}, 1, Activation::Elu},
+                          Case{13, 7, {64, 64}, 3, Activation::Relu}, Case{10, 50, {30, 20}, 2, Activation::Tanh}}) {
+      SCOPED_TRACE(testing::Message() << (precision == blas::MatmulPrecision::TF32 ? "tf32 " : "fp32 ") << c.in
+                                      << " inputs, batch " << c.B << ", " << activation_name(c.act));
+      const MlpLayout a(c.in, c.hidden, c.out, c.act, 0);
+      const EpilogueRun on = run(true, a, c.in, c.B), off = run(false, a, c.in, c.B);
+      expect_close(on.y, off.y, "output", tol);
+      expect_close(on.grads, off.grads, "gradient", tol);
+      expect_close(on.dx, off.dx, "dX", tol);
+    }
+  }
+  blas::set_matmul_precision(blas::MatmulPrecision::FP32);
+  tile_gemm::set_min_batch(0);
+}
+
+// Where the tile kernels are built (tile_gemm::enabled), a layer whose result rows are a multiple of
+// 4 runs them under tf32 and fp32 (its operands may have any width and address) and others are left
+// to the caller, as is everything under bf16; elsewhere every call does nothing and says so.
+TEST(MlpTileGemm, AppliesWhereTheEpilogueFits) {
+  View1<float> W("W", 64 * 32), b("b", 64), X("X", 32 * 8), Z("Z", 64 * 8), Z2("Z2", 64 * 8);
+  const bool built = tile_gemm::enabled();
+  tile_gemm::set_min_batch(8);
+  for (auto p : {blas::MatmulPrecision::TF32, blas::MatmulPrecision::FP32}) {
+    blas::set_matmul_precision(p);
+    EXPECT_EQ(tile_gemm::forward(ExecSpace(), Activation::Tanh, 64, 32, 8, W.data(), b.data(), X.data(), Z.data()),
+              built);
+    EXPECT_EQ(
+        tile_gemm::forward(ExecSpace(), Activation::Tanh, 64, 31, 8, W.data() + 1, b.data(), X.data(), Z.data()),
+        built);
+    EXPECT_FALSE(tile_gemm::forward(ExecSpace(), Activation::Tanh, 63, 32, 8, W.data(), b.data(), X.data(), Z.data()));
+    EXPECT_FALSE(
+        tile_gemm::forward(ExecSpace(), Activation::Tanh, 60, 32, 8, W.data(), b.data(), X.data(), Z.data() + 1));
+    EXPECT_EQ(tile_gemm::input_grad(ExecSpace(), Activation::Elu, 17, 32, 8, W.data(), X.data(), Z.data(), Z2.data()),
+              built);
+    EXPECT_FALSE(tile_gemm::forward(ExecSpace(), Activation::Tanh, 64, 32, 7, W.data(), b.data(), X.data(), Z.data()))
+        << "a batch below the smallest the kernels take";
+  }
+  tile_gemm::set_enabled(false);
+  EXPECT_FALSE(tile_gemm::enabled());
+  EXPECT_FALSE(tile_gemm::forward(ExecSpace(), Activation::Tanh, 64, 32, 8, W.data(), b.data(), X.data(), Z.data()));
+  tile_gemm::set_enabled(true);
+  blas::set_matmul_precision(blas::MatmulPrecision::BF16);
+  EXPECT_FALSE(tile_gemm::forward(ExecSpace(), Activation::Tanh, 64, 32, 8, W.data(), b.data(), X.data(), Z.data()));
+  EXPECT_FALSE(tile_gemm::input_grad(ExecSpace(), Activation::Tanh, 64, 32, 8, W.data(), Z.data(), X.data(), X.data()));
+  blas::set_matmul_precision(blas::MatmulPrecision::FP32);
+  tile_gemm::set_min_batch(0);
+  ExecSpace().fence();
+}
+
+// Every tile shape a problem may time and keep gives the same bits (the choice is free to differ
+// between runs, a resumed run included, without changing a result).
+TEST(MlpTileGemm, EveryTileShapeGivesTheSameBits) {
+  const MlpLayout a(37, {256, 128}, 5, Activation::Tanh, 0);
+  const int B = 333;
+  std::mt19937 g(9);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> params(a.num_params), x(std::size_t(B) * 37), dy(std::size_t(B) * 5);
+  for (float& v : params) v = u(g) * 0.15f;
+  for (float& v : x) v = u(g);
+  for (float& v : dy) v = u(g);
+  auto P = to_device(params), X = to_device(x);
+  tile_gemm::set_min_batch(1);
+  for (auto p : {blas::MatmulPrecision::TF32, blas::MatmulPrecision::FP32}) {
+    SCOPED_TRACE(p == blas::MatmulPrecision::TF32 ? "tf32" : "fp32");
+    blas::set_matmul_precision(p);
+    std::vector<EpilogueRun> runs;
+    for (int c = 0; c < std::max(1, tile_gemm::candidates()); ++c) {
+      tile_gemm::force_tiles(c);
+      auto dY = to_device(dy);
+      MlpWorkspace<float> w(a, B);
+      View1<float> grads("grads", a.num_params), dx("dx", std::size_t(B) * 37);
+      mlp_forward(ExecSpace(), a, P.data(), X.data(), B, w);
+      mlp_backward(ExecSpace(), a, P.data(), X.data(), B, w, dY.data(), grads.data(), dx.data());
+      runs.push_back({to_host(w.output(a), std::size_t(B) * 5), to_host(grads), to_host(dx)});
+    }
+    tile_gemm::force_tiles(-1);
+    for (std::size_t c = 1; c < runs.size(); ++c) {
+      EXPECT_EQ(runs[c].y, runs[0].y) << "tile shape " << c;
+      EXPECT_EQ(runs[c].grads, runs[0].grads) << "tile shape " << c;
+      EXPECT_EQ(runs[c].dx, runs[0].dx) << "tile shape " << c;
+    }
+  }
+  blas::set_matmul_precision(blas::MatmulPrecision::FP32);
+  tile_gemm::set_min_batch(0);
 }
 
 }  // namespace
