@@ -59,9 +59,15 @@ if(GMI_KOKKOS_CUDA)
   # CUTLASS (header-only): the hidden layers' tile kernels (kernels/nn/tile_gemm.cpp).
   # cmake/deps-cutlass.sh installs it in .deps/cutlass; CUTLASS_ROOT (a directory with
   # include/cutlass) takes precedence.  Without it the layers run cuBLAS and separate passes.
-  find_path(GMI_CUTLASS_INCLUDE_DIR cutlass/gemm/device/gemm.h
-            HINTS ${CUTLASS_ROOT}/include $ENV{CUTLASS_ROOT}/include ${PROJECT_SOURCE_DIR}/.deps/cutlass/include
-            NO_DEFAULT_PATH)
+  set(_gmi_cutlass_hints)
+  foreach(_root "${CUTLASS_ROOT}" "$ENV{CUTLASS_ROOT}" "${PROJECT_SOURCE_DIR}/.deps/cutlass")
+    if(_root)
+      list(APPEND _gmi_cutlass_hints "${_root}/include")
+    endif()
+  endforeach()
+  # found again at every configure: a CUTLASS_ROOT given later takes effect
+  unset(GMI_CUTLASS_INCLUDE_DIR CACHE)
+  find_path(GMI_CUTLASS_INCLUDE_DIR cutlass/gemm/device/gemm.h HINTS ${_gmi_cutlass_hints} NO_DEFAULT_PATH)
   if(GMI_CUTLASS_INCLUDE_DIR)
     add_library(gmi::cutlass INTERFACE IMPORTED)
     target_include_directories(gmi::cutlass SYSTEM INTERFACE "${GMI_CUTLASS_INCLUDE_DIR}")

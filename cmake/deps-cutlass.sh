@@ -21,9 +21,11 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$tmp" "nvidia-cutlass==$version" \
   || die "pip could not download nvidia-cutlass==$version"
-wheel="$(ls "$tmp"/nvidia_cutlass-*.whl 2>/dev/null | head -n1)"
+wheel=""
+for w in "$tmp"/nvidia_cutlass-*.whl; do [ -f "$w" ] && wheel="$w"; done
 [ -n "$wheel" ] || die "pip left no nvidia_cutlass wheel in $tmp"
 mkdir -p "$prefix" || die "cannot create PREFIX '$prefix'"
+rm -rf "$prefix/include"   # no headers of another version left beside these
 python3 - "$wheel" "$prefix" <<'PY'
 import os, sys, zipfile
 wheel, prefix = sys.argv[1], sys.argv[2]
@@ -39,6 +41,7 @@ with zipfile.ZipFile(wheel) as z:
             f.write(z.read(name))
         n += 1
 if not os.path.isfile(os.path.join(prefix, "include/cutlass/gemm/device/gemm.h")):
-    sys.exit("deps-cutlass: error: the wheel has no include/cutlass/gemm/device/gemm.h")
+    print("deps-cutlass: error: the wheel has no include/cutlass/gemm/device/gemm.h", file=sys.stderr)
+    sys.exit(2)
 print(f"deps-cutlass: CUTLASS headers ({n} files) in {prefix}/include")
 PY

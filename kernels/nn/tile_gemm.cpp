@@ -47,12 +47,22 @@ struct ActFragment<A, cutlass::Array<T, N>> {
     return y;
   }
 };
-template <class T>
-using TanhFragment = ActFragment<Activation::Tanh, T>;
-template <class T>
-using ReluFragment = ActFragment<Activation::Relu, T>;
-template <class T>
-using EluFragment = ActFragment<Activation::Elu, T>;
+template <Activation A>
+struct ActFn {
+  template <class T>
+  using Fragment = ActFragment<A, T>;
+};
+
+/// fn(std::integral_constant<Activation, A>{}) for the runtime activation `act`.
+template <class Fn>
+bool with_activation(Activation act, Fn&& fn) {
+  switch (act) {
+    case Activation::Tanh: return fn(std::integral_constant<Activation, Activation::Tanh>{});
+    case Activation::Relu: return fn(std::integral_constant<Activation, Activation::Relu>{});
+    case Activation::Elu: return fn(std::integral_constant<Activation, Activation::Elu>{});
+  }
+  return false;
+}
 
 constexpr int kAlign = 4;  ///< floats per vector access (16 bytes)
 
@@ -162,35 +172,44 @@ bool launch(const ExecSpace& space, int m, int n, int k, typename G::TensorRefA 
 
 bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % (kAlign * sizeof(float)) == 0; }
 
-/// The candidate each problem (operation, activation, alignment, precision, shape) runs: timed on its first
+/// The candidate each problem (operation, activation, alignment, precision, widths, batch bucket) runs: timed on its first
 /// call outside a graph capture; -1: none applies.  force_tiles() overrides it.
 std::map<std::array<int, 7>, int> g_choice;
 int g_forced = -1;
 
 /// Runs `launch_with(candidate)` with the problem's candidate, timing every candidate first (each
-/// once to warm up, then 3 launches between two events) when the problem is new.
+/// once to warm up, then 5 launches between two events) when the problem is new.
 template <class F>
 bool tuned(const ExecSpace& space, const std::array<int, 7>& key, F&& launch_with) {
   if (g_forced >= 0) return launch_with(g_forced);
   if (const auto it = g_choice.find(key); it != g_choice.end()) return it->second >= 0 && launch_with(it->second);
   if (SideStream::capturing(space)) return launch_with(0);  // no timing inside a capture; same bits
-  cudaEvent_t start, stop;
-  GMI_CUDA_CHECK(cudaEventCreate(&start));
-  GMI_CUDA_CHECK(cudaEventCreate(&stop));
+  // Alone on the GPU: work queued on other streams (a backward pass's weight gradients on its side
+  // stream) would slow the first candidates only.
+  GMI_CUDA_CHECK(cudaDeviceSynchronize());
+  struct Events {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    Events() {
+      GMI_CUDA_CHECK(cudaEventCreate(&start));
+      GMI_CUDA_CHECK(cudaEventCreate(&stop));
+    }
+    ~Events() {
+      cudaEventDestroy(start);
+      cudaEventDestroy(stop);
+    }
+  } ev;
   int pick = -1;
   float best = 0;
   for (int c = 0; c < kCandidates; ++c) {
     if (!launch_with(c)) continue;
-    GMI_CUDA_CHECK(cudaEventRecord(start, space.cuda_stream()));
-    for (int r = 0; r < 3; ++r) launch_with(c);
-    GMI_CUDA_CHECK(cudaEventRecord(stop, space.cuda_stream()));
-    GMI_CUDA_CHECK(cudaEventSynchronize(stop));
+    GMI_CUDA_CHECK(cudaEventRecord(ev.start, space.cuda_stream()));
+    for (int r = 0; r < 5; ++r) launch_with(c);
+    GMI_CUDA_CHECK(cudaEventRecord(ev.stop, space.cuda_stream()));
+    GMI_CUDA_CHECK(cudaEventSynchronize(ev.stop));
     float ms = 0;
-    GMI_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    GMI_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
     if (pick < 0 || ms < best) pick = c, best = ms;
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   g_choice[key] = pick;
   return pick >= 0 && launch_with(pick);
 }
@@ -211,12 +230,12 @@ struct Region {
   Region& operator=(const Region&) = delete;
 };
 
-template <template <class> class F>
+template <Activation A>
 bool forward_with(const ExecSpace& space, int candidate, int align, int out, int in, int B, const float* W,
                   const float* b, const float* X, float* Z) {
   return with_kernel(candidate, align, [&](auto tiles, auto simt, auto align_ab) {
-    using G = Gemm<decltype(simt)::value, Col, BiasActOp<F, decltype(simt)::value ? 1 : kAlign>, decltype(tiles),
-                   decltype(align_ab)::value>;
+    using G = Gemm<decltype(simt)::value, Col, BiasActOp<ActFn<A>::template Fragment, decltype(simt)::value ? 1 : kAlign>,
+                   decltype(tiles), decltype(align_ab)::value>;
     return launch<G>(space, out, B, in, {W, Col(out)}, {X, Col(in)}, {b, Col(0)}, {Z, Col(out)},
                      typename G::EpilogueOutputOp::Params(1.0f, 1.0f));
   });
@@ -240,16 +259,35 @@ bool input_grad_with(const ExecSpace& space, int candidate, int align, int out, 
 /// for 256-wide layers on an H100); bf16 has its own path; batches of at least set_min_batch()'s
 /// columns.
 bool fits(int rows, int B, std::initializer_list<const void*> epilogue_ptrs) {
-  const auto p = blas::matmul_precision();
-  if (!g_on || p == blas::MatmulPrecision::BF16 || rows % kAlign || B < g_min_batch) return false;
+  const auto precision = blas::matmul_precision();
+  if (!g_on || precision == blas::MatmulPrecision::BF16 || rows % kAlign || B < g_min_batch) return false;
+  // TF32's mma.sync needs sm_80 (a build for an older GPU compiles those kernels to a trap)
+  static const bool tensor_cores = Kokkos::Cuda().cuda_device_prop().major >= 8;
+  if (precision == blas::MatmulPrecision::TF32 && !tensor_cores) return false;
   for (const void* p : epilogue_ptrs)
     if (!aligned(p)) return false;
   return true;
 }
 
+/// A batch's bucket for the timed choice (the next power of two: batches that vary by the
+/// iteration, as PPO's bootstrap over truncated episodes, share one timing).
+int bucket(int B) {
+  int b = 1;
+  while (b < B && b < (1 << 30)) b *= 2;
+  return b;
+}
+
 /// 4 where the product's operands A and B allow 16-byte accesses, else 1.
 int operand_alignment(int lda, int ldb, const void* a, const void* b) {
   return lda % kAlign == 0 && ldb % kAlign == 0 && aligned(a) && aligned(b) ? kAlign : 1;
+}
+
+/// Operation `op` (0 forward, 1 input gradient) of a layer: launch(candidate, activation constant)
+/// with the problem's tile shape.
+template <class F>
+bool run(const ExecSpace& space, int op, Activation act, int align, int out, int in, int B, F&& launch) {
+  return tuned(space, {op, int(act), align, int(blas::matmul_precision()), out, in, bucket(B)},
+               [&](int c) { return with_activation(act, [&](auto a) { return launch(c, a); }); });
 }
 
 }  // namespace
@@ -261,13 +299,8 @@ bool forward(const ExecSpace& space, Activation act, int out, int in, int B, con
   if (!fits(out, B, {b, Z})) return false;
   const Region region("forward", act, out, B, in);
   const int align = operand_alignment(out, in, W, X);
-  return tuned(space, {0, int(act), align, int(blas::matmul_precision()), out, in, B}, [&](int c) {
-    switch (act) {
-      case Activation::Tanh: return forward_with<TanhFragment>(space, c, align, out, in, B, W, b, X, Z);
-      case Activation::Relu: return forward_with<ReluFragment>(space, c, align, out, in, B, W, b, X, Z);
-      case Activation::Elu: return forward_with<EluFragment>(space, c, align, out, in, B, W, b, X, Z);
-    }
-    return false;
+  return run(space, 0, act, align, out, in, B, [&](int c, auto a) {
+    return forward_with<decltype(a)::value>(space, c, align, out, in, B, W, b, X, Z);
   });
 }
 
@@ -276,13 +309,8 @@ bool input_grad(const ExecSpace& space, Activation act, int out, int in, int B, 
   if (!fits(in, B, {Y, dZin})) return false;
   const Region region("input_grad", act, in, B, out);
   const int align = operand_alignment(out, out, W, dZ);
-  return tuned(space, {1, int(act), align, int(blas::matmul_precision()), out, in, B}, [&](int c) {
-    switch (act) {
-      case Activation::Tanh: return input_grad_with<Activation::Tanh>(space, c, align, out, in, B, W, dZ, Y, dZin);
-      case Activation::Relu: return input_grad_with<Activation::Relu>(space, c, align, out, in, B, W, dZ, Y, dZin);
-      case Activation::Elu: return input_grad_with<Activation::Elu>(space, c, align, out, in, B, W, dZ, Y, dZin);
-    }
-    return false;
+  return run(space, 1, act, align, out, in, B, [&](int c, auto a) {
+    return input_grad_with<decltype(a)::value>(space, c, align, out, in, B, W, dZ, Y, dZin);
   });
 }
 

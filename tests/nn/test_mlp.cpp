@@ -28,6 +28,20 @@ namespace {
 using gmi::test::to_device;
 using gmi::test::to_host;
 
+/// The tile kernels' process-wide settings for one test (the smallest batch they take), put back
+/// however the test ends: the default floor, the timed tile choice, the kernels on, fp32.
+struct TileSettings {
+  explicit TileSettings(int min_batch) { tile_gemm::set_min_batch(min_batch); }
+  ~TileSettings() {
+    tile_gemm::set_min_batch(0);
+    tile_gemm::force_tiles(-1);
+    tile_gemm::set_enabled(true);
+    blas::set_matmul_precision(blas::MatmulPrecision::FP32);
+  }
+  TileSettings(const TileSettings&) = delete;
+  TileSettings& operator=(const TileSettings&) = delete;
+};
+
 template <class T>
 void upload(const std::vector<T>& h, const View1<T>& d) {
   Kokkos::deep_copy(d, Kokkos::View<const T*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
@@ -239,7 +253,7 @@ TEST(Mlp, LinearOnlyGradient) {
 }
 
 TEST(Mlp, FloatForwardAgreesWithDouble) {
-  tile_gemm::set_min_batch(1);  // GPU builds: the float pass through the tile kernels where they fit
+  const TileSettings tile(1);  // GPU builds: the float pass through the tile kernels where they fit
   for (Activation act : {Activation::Tanh, Activation::Relu, Activation::Elu}) {
     SCOPED_TRACE(activation_name(act));
     const Fixture f(7, {16, 12, 9}, 3, act, 9, 0, 0, 53);
@@ -266,7 +280,6 @@ TEST(Mlp, FloatForwardAgreesWithDouble) {
     for (std::size_t k = 0; k < n; ++k)
       EXPECT_NEAR(Yf[k], Yd[k], tol * (1 + std::fabs(Yd[k]))) << "Y[" << k << "]";
   }
-  tile_gemm::set_min_batch(0);
 }
 
 TEST(Mlp, BatchColumnsAreIndependent) {
@@ -345,7 +358,7 @@ namespace {
 // The float passes (cuBLAS on GPU builds, in fp32) against the double passes of the float-rounded
 // inputs, whose gradients the finite differences above check.
 TEST(Mlp, FloatGradientsAgreeWithDouble) {
-  tile_gemm::set_min_batch(1);  // GPU builds: the float pass through the tile kernels where they fit
+  const TileSettings tile(1);  // GPU builds: the float pass through the tile kernels where they fit
   for (Activation act : {Activation::Tanh, Activation::Relu})
     for (int B : {9, 256}) {
       SCOPED_TRACE(::testing::Message() << activation_name(act) << " B=" << B);
@@ -384,7 +397,6 @@ TEST(Mlp, FloatGradientsAgreeWithDouble) {
       for (double g : GXd) xscale = std::max(xscale, std::fabs(g));
       for (std::size_t k = 0; k < GXd.size(); ++k) EXPECT_NEAR(GXf[k], GXd[k], 2e-5 * xscale) << "dX[" << k << "]";
     }
-  tile_gemm::set_min_batch(0);
 }
 
 TEST(MlpBatched, TwinNetworksMatchTwoSeparatePasses) {
@@ -523,7 +535,8 @@ TEST(MlpTileGemm, TileKernelsAgreeWithSeparatePasses) {
     int out;
     Activation act;
   };
-  tile_gemm::set_min_batch(1);  // the small batches here exercise the kernels
+  const TileSettings settings(1);  // the small batches here exercise the kernels
+  EXPECT_EQ(tile_gemm::enabled(), tile_gemm::candidates() > 0) << "built, yet switched off";
   auto run = [](bool tile, const MlpLayout& a, int in, int B) {
     tile_gemm::set_enabled(tile);
     std::mt19937 g(5);
@@ -555,8 +568,6 @@ TEST(MlpTileGemm, TileKernelsAgreeWithSeparatePasses) {
       expect_close(on.dx, off.dx, "dX", tol);
     }
   }
-  blas::set_matmul_precision(blas::MatmulPrecision::FP32);
-  tile_gemm::set_min_batch(0);
 }
 
 // Where the tile kernels are built (tile_gemm::enabled), a layer whose result rows are a multiple of
@@ -564,8 +575,8 @@ TEST(MlpTileGemm, TileKernelsAgreeWithSeparatePasses) {
 // to the caller, as is everything under bf16; elsewhere every call does nothing and says so.
 TEST(MlpTileGemm, AppliesWhereTheEpilogueFits) {
   View1<float> W("W", 64 * 32), b("b", 64), X("X", 32 * 8), Z("Z", 64 * 8), Z2("Z2", 64 * 8);
-  const bool built = tile_gemm::enabled();
-  tile_gemm::set_min_batch(8);
+  const bool built = tile_gemm::candidates() > 0;
+  const TileSettings settings(8);
   for (auto p : {blas::MatmulPrecision::TF32, blas::MatmulPrecision::FP32}) {
     blas::set_matmul_precision(p);
     EXPECT_EQ(tile_gemm::forward(ExecSpace(), Activation::Tanh, 64, 32, 8, W.data(), b.data(), X.data(), Z.data()),
@@ -588,8 +599,6 @@ TEST(MlpTileGemm, AppliesWhereTheEpilogueFits) {
   blas::set_matmul_precision(blas::MatmulPrecision::BF16);
   EXPECT_FALSE(tile_gemm::forward(ExecSpace(), Activation::Tanh, 64, 32, 8, W.data(), b.data(), X.data(), Z.data()));
   EXPECT_FALSE(tile_gemm::input_grad(ExecSpace(), Activation::Tanh, 64, 32, 8, W.data(), Z.data(), X.data(), X.data()));
-  blas::set_matmul_precision(blas::MatmulPrecision::FP32);
-  tile_gemm::set_min_batch(0);
   ExecSpace().fence();
 }
 
@@ -605,7 +614,7 @@ TEST(MlpTileGemm, EveryTileShapeGivesTheSameBits) {
   for (float& v : x) v = u(g);
   for (float& v : dy) v = u(g);
   auto P = to_device(params), X = to_device(x);
-  tile_gemm::set_min_batch(1);
+  const TileSettings settings(1);
   for (auto p : {blas::MatmulPrecision::TF32, blas::MatmulPrecision::FP32}) {
     SCOPED_TRACE(p == blas::MatmulPrecision::TF32 ? "tf32" : "fp32");
     blas::set_matmul_precision(p);
@@ -626,8 +635,6 @@ TEST(MlpTileGemm, EveryTileShapeGivesTheSameBits) {
       EXPECT_EQ(runs[c].dx, runs[0].dx) << "tile shape " << c;
     }
   }
-  blas::set_matmul_precision(blas::MatmulPrecision::FP32);
-  tile_gemm::set_min_batch(0);
 }
 
 }  // namespace
