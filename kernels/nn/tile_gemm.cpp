@@ -172,8 +172,9 @@ bool launch(const ExecSpace& space, int m, int n, int k, typename G::TensorRefA 
 
 bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % (kAlign * sizeof(float)) == 0; }
 
-/// The candidate each problem (operation, activation, alignment, precision, widths, batch bucket) runs: timed on its first
-/// call outside a graph capture; -1: none applies.  force_tiles() overrides it.
+/// The candidate each problem (operation, activation, alignment, precision, widths, batch bucket)
+/// runs: timed on its first call outside a graph capture; -1: none applies.  force_tiles()
+/// overrides it.
 std::map<std::array<int, 7>, int> g_choice;
 int g_forced = -1;
 
@@ -234,8 +235,9 @@ template <Activation A>
 bool forward_with(const ExecSpace& space, int candidate, int align, int out, int in, int B, const float* W,
                   const float* b, const float* X, float* Z) {
   return with_kernel(candidate, align, [&](auto tiles, auto simt, auto align_ab) {
-    using G = Gemm<decltype(simt)::value, Col, BiasActOp<ActFn<A>::template Fragment, decltype(simt)::value ? 1 : kAlign>,
-                   decltype(tiles), decltype(align_ab)::value>;
+    constexpr bool kSimt = decltype(simt)::value;
+    using G = Gemm<kSimt, Col, BiasActOp<ActFn<A>::template Fragment, kSimt ? 1 : kAlign>, decltype(tiles),
+                   decltype(align_ab)::value>;
     return launch<G>(space, out, B, in, {W, Col(out)}, {X, Col(in)}, {b, Col(0)}, {Z, Col(out)},
                      typename G::EpilogueOutputOp::Params(1.0f, 1.0f));
   });
@@ -245,9 +247,9 @@ template <Activation A>
 bool input_grad_with(const ExecSpace& space, int candidate, int align, int out, int in, int B, const float* W,
                      const float* dZ, const float* Y, float* dZin) {
   return with_kernel(candidate, align, [&](auto tiles, auto simt, auto align_ab) {
+    constexpr bool kSimt = decltype(simt)::value;
     // W^T (in x out) is W read row-major
-    using G = Gemm<decltype(simt)::value, Row, ActGradOp<A, decltype(simt)::value ? 1 : kAlign>, decltype(tiles),
-                   decltype(align_ab)::value>;
+    using G = Gemm<kSimt, Row, ActGradOp<A, kSimt ? 1 : kAlign>, decltype(tiles), decltype(align_ab)::value>;
     return launch<G>(space, in, B, out, {W, Row(out)}, {dZ, Col(out)}, {Y, Col(in)}, {dZin, Col(in)},
                      typename G::EpilogueOutputOp::Params{});
   });

@@ -557,8 +557,9 @@ TEST(MlpTileGemm, TileKernelsAgreeWithSeparatePasses) {
   for (const auto& [precision, tol] : {std::pair{blas::MatmulPrecision::FP32, 1e-4},
                                        std::pair{blas::MatmulPrecision::TF32, 2e-2}}) {
     blas::set_matmul_precision(precision);
-    for (const Case& c : {Case{376, 300, {256, 256}, 17, Activation::Tanh}, Case{64, 130, {128, 64}, 1, Activation::Elu},
-                          Case{13, 7, {64, 64}, 3, Activation::Relu}, Case{10, 50, {30, 20}, 2, Activation::Tanh}}) {
+    for (const Case& c :
+         {Case{376, 300, {256, 256}, 17, Activation::Tanh}, Case{64, 130, {128, 64}, 1, Activation::Elu},
+          Case{13, 7, {64, 64}, 3, Activation::Relu}, Case{10, 50, {30, 20}, 2, Activation::Tanh}}) {
       SCOPED_TRACE(testing::Message() << (precision == blas::MatmulPrecision::TF32 ? "tf32 " : "fp32 ") << c.in
                                       << " inputs, batch " << c.B << ", " << activation_name(c.act));
       const MlpLayout a(c.in, c.hidden, c.out, c.act, 0);
