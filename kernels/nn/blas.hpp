@@ -17,6 +17,7 @@ enum class Op { N, T };
 /// into scratch, BF16 tensor cores, fp32 accumulation and result; weights and activations stay fp32).
 enum class MatmulPrecision { FP32, TF32, BF16 };
 void set_matmul_precision(MatmulPrecision p);
+/// The precision set_matmul_precision set (always FP32 on host builds).
 MatmulPrecision matmul_precision();
 /// device.matmul's value ("fp32", "tf32", "bf16") as a precision; throws gmi::InputError otherwise.
 MatmulPrecision parse_matmul_precision(const std::string& name);

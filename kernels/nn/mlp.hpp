@@ -1,7 +1,9 @@
 #pragma once
 /// \file
 /// \brief Multi-layer perceptron on a flat parameter buffer: forward with fused bias+activation,
-/// backward writing into the matching flat gradient buffer.  GEMMs go to cuBLAS/CBLAS.
+/// backward writing into the matching flat gradient buffer.  GEMMs go to cuBLAS/CBLAS, a hidden
+/// layer's forward and input-gradient products on GPUs to the tile kernels where they apply
+/// (tile_gemm.hpp: the bias and activation, or the activation derivative, in their epilogues).
 ///
 /// Storage is column-major in BLAS terms: a batch of B vectors of width d is a d×B matrix with each
 /// vector contiguous (row-major [B][d] as a C array).  Layer l has W_l (out_l × in_l, column-major)
