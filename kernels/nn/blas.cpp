@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "kernels/core/error.hpp"
+#include "kernels/core/profile_region.hpp"
 #include "kernels/core/side_stream.hpp"
 #include "kernels/core/stream_hooks.hpp"
 
@@ -26,19 +27,12 @@ bool g_epilogues = true;
 
 /// A Kokkos profiling region around a BLAS call, named with its operation and shape (e.g.
 /// "gmi::blas::gemm NT 256x376x65536"), while a Kokkos tool listens (bench --kernel-times).
-struct Region {
-  bool on;
-  Region(const char* what, Op ta, Op tb, int m, int n, int k) : on(Kokkos::Tools::profileLibraryLoaded()) {
-    if (!on) return;
-    std::string name = std::string("gmi::blas::") + what + " " + (ta == Op::N ? "N" : "T") + (tb == Op::N ? "N" : "T") +
-                       " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-    Kokkos::Profiling::pushRegion(name);
-  }
-  ~Region() {
-    if (on) Kokkos::Profiling::popRegion();
-  }
-  Region(const Region&) = delete;
-  Region& operator=(const Region&) = delete;
+struct Region : ProfileRegion {
+  Region(const char* what, Op ta, Op tb, int m, int n, int k)
+      : ProfileRegion([&] {
+          return std::string("gmi::blas::") + what + " " + (ta == Op::N ? "N" : "T") + (tb == Op::N ? "N" : "T") +
+                 " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+        }) {}
 };
 }  // namespace
 

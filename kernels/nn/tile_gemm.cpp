@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernels/core/error.hpp"
+#include "kernels/core/profile_region.hpp"
 #include "kernels/core/side_stream.hpp"
 #include "kernels/nn/blas.hpp"
 
@@ -53,16 +54,11 @@ struct ActFn {
   using Fragment = ActFragment<A, T>;
 };
 
-/// fn(std::integral_constant<Activation, A>{}) for the runtime activation `act`.
-template <class Fn>
-bool with_activation(Activation act, Fn&& fn) {
-  switch (act) {
-    case Activation::Tanh: return fn(std::integral_constant<Activation, Activation::Tanh>{});
-    case Activation::Relu: return fn(std::integral_constant<Activation, Activation::Relu>{});
-    case Activation::Elu: return fn(std::integral_constant<Activation, Activation::Elu>{});
-  }
-  return false;
-}
+/// The activation of an Act<A> (what nn::dispatch passes) as a constant.
+template <class>
+struct ActKind;
+template <Activation A>
+struct ActKind<Act<A>> : std::integral_constant<Activation, A> {};
 
 constexpr int kAlign = 4;  ///< floats per vector access (16 bytes)
 
@@ -217,18 +213,12 @@ bool tuned(const ExecSpace& space, const std::array<int, 7>& key, F&& launch_wit
 
 /// A Kokkos profiling region named with the operation and shape while a tool listens (bench
 /// --kernel-times times the tile kernels by it, as blas.cpp's BLAS calls).
-struct Region {
-  bool on;
-  Region(const char* what, Activation act, int m, int n, int k) : on(Kokkos::Tools::profileLibraryLoaded()) {
-    if (on)
-      Kokkos::Profiling::pushRegion(std::string("gmi::tile_gemm::") + what + " " + activation_name(act) + " " +
-                                    std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
-  }
-  ~Region() {
-    if (on) Kokkos::Profiling::popRegion();
-  }
-  Region(const Region&) = delete;
-  Region& operator=(const Region&) = delete;
+struct Region : ProfileRegion {
+  Region(const char* what, Activation act, int m, int n, int k)
+      : ProfileRegion([&] {
+          return std::string("gmi::tile_gemm::") + what + " " + activation_name(act) + " " + std::to_string(m) + "x" +
+                 std::to_string(n) + "x" + std::to_string(k);
+        }) {}
 };
 
 template <Activation A>
@@ -289,7 +279,11 @@ int operand_alignment(int lda, int ldb, const void* a, const void* b) {
 template <class F>
 bool run(const ExecSpace& space, int op, Activation act, int align, int out, int in, int B, F&& launch) {
   return tuned(space, {op, int(act), align, int(blas::matmul_precision()), out, in, bucket(B)},
-               [&](int c) { return with_activation(act, [&](auto a) { return launch(c, a); }); });
+               [&](int c) {
+                 bool done = false;
+                 dispatch(act, [&](auto a) { done = launch(c, ActKind<decltype(a)>{}); });
+                 return done;
+               });
 }
 
 }  // namespace
