@@ -41,6 +41,9 @@ struct MlpLayout {
   int max_width() const;
 };
 
+/// Columns a partial sum of a bias gradient covers (MlpWorkspace::bias_partials).
+inline constexpr int kBiasChunk = 64;
+
 /// Activations kept for the backward pass, and scratch, for batches of up to `capacity`.
 template <class Scalar>
 struct MlpWorkspace {
@@ -50,13 +53,14 @@ struct MlpWorkspace {
   static double size(const MlpLayout& layout, double rows) {
     double widths = 0;
     for (const auto& l : layout.layers) widths += l.out;
-    return rows * (widths + 2.0 * layout.max_width() + 1.0);
+    return rows * (widths * (1.0 + 1.0 / kBiasChunk) + 2.0 * layout.max_width() + 1.0);
   }
   int capacity = 0;
   std::vector<std::size_t> act_offset;  ///< start of layer l's outputs in `acts`
   View1<Scalar> acts;                   ///< outputs of every layer (after activation)
   View1<Scalar> grad_a, grad_b;         ///< ping-pong buffers for gradients w.r.t. activations
-  View1<Scalar> ones;                   ///< capacity ones (bias gradients as one GEMV)
+  View1<Scalar> ones;                   ///< capacity ones (several networks' bias gradients as one GEMV)
+  View1<Scalar> bias_partials;          ///< bias gradients' partial sums, each layer its own block
   /// The backward pass's weight gradients run here, beside its chain of input gradients (made
   /// by the first backward pass outside a graph capture; workspaces that only run forward passes
   /// never make one).

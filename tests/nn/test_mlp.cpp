@@ -360,7 +360,7 @@ namespace {
 TEST(Mlp, FloatGradientsAgreeWithDouble) {
   const TileSettings tile(1);  // GPU builds: the float pass through the tile kernels where they fit
   for (Activation act : {Activation::Tanh, Activation::Relu})
-    for (int B : {9, 256}) {
+    for (int B : {9, 256, 5000}) {
       SCOPED_TRACE(::testing::Message() << activation_name(act) << " B=" << B);
       struct {
         MlpLayout layout;
