@@ -95,7 +95,8 @@ void bias_act_batched(const ExecSpace& space, Scalar* Z, const Scalar* b, std::s
       });
 }
 
-/// db = dZ 1 over an out × B column-major matrix, summed in an order fixed by out and B alone:
+/// db = dZ 1 over an out × B column-major matrix, summed in an order fixed by out, B and the team
+/// size Kokkos picks for this kernel on this build and device (the same every run there):
 /// partial sums over chunks of kBiasChunk columns (consecutive threads read consecutive rows of a
 /// column, four running sums a thread), then one team per row adds its chunks' sums. cuBLAS's gemv
 /// (one pass over the 64 MiB of a 256 × 65536 dZ) ran at about a third of the memory bandwidth.
@@ -159,8 +160,8 @@ void layer_forward(const ExecSpace& space, const MlpLayout& layout, std::size_t 
 }
 
 /// A layer's weight and bias gradients, dW = dZ A_prev^T and db = dZ 1: one fused product where
-/// blas offers it, else the product and bias_grad (a gemv for `count` networks). `partials`: the layer's own scratch for bias_grad (the side
-/// stream's layers may overlap the main one's last).
+/// blas offers it, else the product and bias_grad (a gemv for `count` networks). `partials`: the
+/// layer's own scratch for bias_grad (the side stream's layers may overlap the main one's last).
 template <class Scalar>
 void layer_grads(const ExecSpace& space, const Layer& ly, const Scalar* dZ, const Scalar* A_prev, long long a_stride,
                  int B, int count, long long g_stride, const Scalar* ones, Scalar* partials, Scalar* grads) {

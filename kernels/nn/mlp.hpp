@@ -9,6 +9,7 @@
 /// vector contiguous (row-major [B][d] as a C array).  Layer l has W_l (out_l × in_l, column-major)
 /// followed by b_l (out_l) in the flat buffer; each W_l starts at a multiple of 4 floats (16 bytes,
 /// for vector loads), the few padding entries before it stay zero.
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -53,7 +54,7 @@ struct MlpWorkspace {
   static double size(const MlpLayout& layout, double rows) {
     double widths = 0;
     for (const auto& l : layout.layers) widths += l.out;
-    return rows * (widths * (1.0 + 1.0 / kBiasChunk) + 2.0 * layout.max_width() + 1.0);
+    return rows * (widths + 2.0 * layout.max_width() + 1.0) + std::ceil(rows / kBiasChunk) * widths;
   }
   int capacity = 0;
   std::vector<std::size_t> act_offset;  ///< start of layer l's outputs in `acts`

@@ -355,8 +355,9 @@ namespace {
 
 // Twin networks (SAC's Q1 and Q2) through the batched passes equal two separate passes: outputs,
 // weight gradients and input gradients, bit for bit up to the BLAS's summation order.
-// The float passes (cuBLAS on GPU builds, in fp32) against the double passes of the float-rounded
-// inputs, whose gradients the finite differences above check.
+// The float passes (cuBLAS, cuBLASLt or the tile kernels on GPU builds, in fp32; the two-pass bias
+// sums beyond their epilogues' batches) against the double passes of the float-rounded inputs,
+// whose gradients the finite differences above check.
 TEST(Mlp, FloatGradientsAgreeWithDouble) {
   const TileSettings tile(1);  // GPU builds: the float pass through the tile kernels where they fit
   for (Activation act : {Activation::Tanh, Activation::Relu})
@@ -397,6 +398,36 @@ TEST(Mlp, FloatGradientsAgreeWithDouble) {
       for (double g : GXd) xscale = std::max(xscale, std::fabs(g));
       for (std::size_t k = 0; k < GXd.size(); ++k) EXPECT_NEAR(GXf[k], GXd[k], 2e-5 * xscale) << "dX[" << k << "]";
     }
+}
+
+// The two-pass bias sums: with and without dX (the last layer's gradients on the main stream
+// beside the side stream's, each in its own scratch) and in a workspace of twice the batch (more
+// chunks than the batch fills), the same bits.
+TEST(Mlp, BiasSumsIgnoreCapacityAndInputGradient) {
+  const MlpLayout a(19, {64, 40}, 5, Activation::Tanh, 0);
+  const int B = 5000;
+  std::mt19937 g(17);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> params(a.num_params), x(std::size_t(B) * 19), dy(std::size_t(B) * 5);
+  for (float& v : params) v = u(g) * 0.2f;
+  for (float& v : x) v = u(g);
+  for (float& v : dy) v = u(g);
+  auto P = to_device(params), X = to_device(x);
+  auto grads_of = [&](int capacity, bool with_dx) {
+    auto dY = to_device(dy);
+    MlpWorkspace<float> w(a, capacity);
+    View1<float> grads("grads", a.num_params), dx("dx", std::size_t(B) * 19);
+    mlp_forward(ExecSpace(), a, P.data(), X.data(), B, w);
+    mlp_backward(ExecSpace(), a, P.data(), X.data(), B, w, dY.data(), grads.data(), with_dx ? dx.data() : nullptr);
+    return to_host(grads);
+  };
+  const auto base = grads_of(B, true);
+  EXPECT_EQ(grads_of(B, false), base) << "without dX";
+  EXPECT_EQ(grads_of(2 * B, true), base) << "in a workspace of twice the batch";
+  double bias_sum = 0;  // the bias gradients are not all zero (the comparison bites)
+  for (const auto& ly : a.layers)
+    for (int k = 0; k < ly.out; ++k) bias_sum += std::fabs(base[ly.b + k]);
+  EXPECT_GT(bias_sum, 0.0);
 }
 
 TEST(MlpBatched, TwinNetworksMatchTwoSeparatePasses) {
@@ -494,7 +525,7 @@ TEST(MlpEpilogues, FusedProductsAgreeWithSeparateKernels) {
     std::size_t offset;
   };
   // tf32: both paths round the products' operands to 10-bit mantissas (in different kernels; the
-  // fused bias gradient may sum rounded values where the separate gemv sums fp32 ones), so only
+  // fused bias gradient may sum rounded values where the separate sum adds fp32 ones), so only
   // agreement to TF32's precision is asked there.
   for (const auto& [precision, tol] : {std::pair{blas::MatmulPrecision::FP32, 1e-4},
                                        std::pair{blas::MatmulPrecision::TF32, 2e-2}}) {
