@@ -779,8 +779,8 @@ void PpoTrainer::layered_gradients(const rl::Permutation& perm, std::uint32_t ba
   auto mbv = mb_values_;
   // One thread per (sample, 4 features): a warp reads and writes consecutive 16-byte groups of a
   // row (one thread per sample strided its stores by obs_dim, a sector per float at Humanoid's
-  // 376), with 32-bit index arithmetic where the minibatch allows (64-bit division was a third of
-  // the kernel's time at 65536 x 376).
+  // 376), with 32-bit index arithmetic where the minibatch allows (the kernel before, a thread
+  // per float with a 64-bit division each, took 171 us a call at 65536 x 376 on an H100: 98 MB).
   const int G = (std::max(od, ad) + 3) / 4;
   const bool vec = od % 4 == 0;  // a row starts on a 16-byte boundary (Kokkos aligns the buffers)
   auto gather = KOKKOS_LAMBDA(const int i, const int g) {
