@@ -400,27 +400,45 @@ TEST(Mlp, FloatGradientsAgreeWithDouble) {
     }
 }
 
+// A float test problem: uniform(-1, 1) draws from one generator in this order, the parameters
+// (times param_scale), the inputs, the output gradients.
+struct Problem {
+  std::vector<float> params, x, dy;
+};
+Problem random_problem(unsigned seed, std::size_t n_params, float param_scale, std::size_t n_x, std::size_t n_dy) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Problem p{std::vector<float>(n_params), std::vector<float>(n_x), std::vector<float>(n_dy)};
+  for (float& v : p.params) v = u(g) * param_scale;
+  for (float& v : p.x) v = u(g);
+  for (float& v : p.dy) v = u(g);
+  return p;
+}
+
+// A network's output and gradients.
+struct EpilogueRun {
+  std::vector<float> y, grads, dx;
+};
+
+// One network's forward and backward pass on problem p (in inputs, a batch of B) in a workspace of
+// `capacity` columns (0: B); dX only where asked (else empty).
+EpilogueRun single_pass(const MlpLayout& a, const Problem& p, int in, int B, int capacity = 0, bool with_dx = true) {
+  auto P = to_device(p.params), X = to_device(p.x), dY = to_device(p.dy);
+  MlpWorkspace<float> w(a, capacity > 0 ? capacity : B);
+  View1<float> grads("grads", p.params.size()), dx("dx", with_dx ? std::size_t(B) * in : 0);
+  mlp_forward(ExecSpace(), a, P.data(), X.data(), B, w);
+  mlp_backward(ExecSpace(), a, P.data(), X.data(), B, w, dY.data(), grads.data(), with_dx ? dx.data() : nullptr);
+  return {to_host(w.output(a), std::size_t(B) * a.out()), to_host(grads), with_dx ? to_host(dx) : std::vector<float>{}};
+}
+
 // The two-pass bias sums: with and without dX (the last layer's gradients on the main stream
 // beside the side stream's, each in its own scratch) and in a workspace of twice the batch (more
 // chunks than the batch fills), the same bits.
 TEST(Mlp, BiasSumsIgnoreCapacityAndInputGradient) {
   const MlpLayout a(19, {64, 40}, 5, Activation::Tanh, 0);
   const int B = 5000;
-  std::mt19937 g(17);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> params(a.num_params), x(std::size_t(B) * 19), dy(std::size_t(B) * 5);
-  for (float& v : params) v = u(g) * 0.2f;
-  for (float& v : x) v = u(g);
-  for (float& v : dy) v = u(g);
-  auto P = to_device(params), X = to_device(x);
-  auto grads_of = [&](int capacity, bool with_dx) {
-    auto dY = to_device(dy);
-    MlpWorkspace<float> w(a, capacity);
-    View1<float> grads("grads", a.num_params), dx("dx", std::size_t(B) * 19);
-    mlp_forward(ExecSpace(), a, P.data(), X.data(), B, w);
-    mlp_backward(ExecSpace(), a, P.data(), X.data(), B, w, dY.data(), grads.data(), with_dx ? dx.data() : nullptr);
-    return to_host(grads);
-  };
+  const Problem p = random_problem(17, a.num_params, 0.2f, std::size_t(B) * 19, std::size_t(B) * 5);
+  auto grads_of = [&](int capacity, bool with_dx) { return single_pass(a, p, 19, B, capacity, with_dx).grads; };
   const auto base = grads_of(B, true);
   EXPECT_EQ(grads_of(B, false), base) << "without dX";
   EXPECT_EQ(grads_of(2 * B, true), base) << "in a workspace of twice the batch";
@@ -435,12 +453,7 @@ TEST(MlpBatched, TwinNetworksMatchTwoSeparatePasses) {
   MlpLayout a(in, {6, 4}, 1, Activation::Relu, 8);
   const std::size_t stride = (a.num_params + 3) / 4 * 4;
   MlpLayout b(in, {6, 4}, 1, Activation::Relu, 8 + stride);
-  std::mt19937 g(4);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> params(8 + 2 * stride), x(std::size_t(B) * in), dy(2 * B);
-  for (float& v : params) v = u(g);
-  for (float& v : x) v = u(g);
-  for (float& v : dy) v = u(g);
+  const auto [params, x, dy] = random_problem(4, 8 + 2 * stride, 1.0f, std::size_t(B) * in, 2 * B);
   auto P = to_device(params), X = to_device(x);
   // separate
   MlpWorkspace<float> wa(a, B), wb(b, B);
@@ -483,18 +496,10 @@ TEST(MlpBatched, TwinNetworksMatchTwoSeparatePasses) {
 // ReLU networks the size of SAC's critics (batched, the input shared), a tanh network (only its
 // output layer's bias fused) and an MLP at an unaligned offset; parameters outside the networks
 // must stay unwritten.
-struct EpilogueRun {
-  std::vector<float> y, grads, dx;
-};
-
 EpilogueRun run_epilogues(bool on, const MlpLayout& a, std::size_t stride, int count, int in, int B, std::size_t n_params) {
   blas::set_epilogues(on);
-  std::mt19937 g(11);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> params(n_params), x(std::size_t(B) * in), dy(std::size_t(count) * B * a.layers.back().out);
-  for (float& v : params) v = u(g) * 0.2f;
-  for (float& v : x) v = u(g);
-  for (float& v : dy) v = u(g);
+  const auto [params, x, dy] =
+      random_problem(11, n_params, 0.2f, std::size_t(B) * in, std::size_t(count) * B * a.layers.back().out);
   auto P = to_device(params), X = to_device(x), dY = to_device(dy);
   MlpWorkspace<float> w(a, count * B);
   View1<float> grads("grads", n_params), dx("dx", std::size_t(count) * B * in);
@@ -570,18 +575,8 @@ TEST(MlpTileGemm, TileKernelsAgreeWithSeparatePasses) {
   EXPECT_EQ(tile_gemm::enabled(), tile_gemm::candidates() > 0) << "built, yet switched off";
   auto run = [](bool tile, const MlpLayout& a, int in, int B) {
     tile_gemm::set_enabled(tile);
-    std::mt19937 g(5);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> params(a.num_params), x(std::size_t(B) * in), dy(std::size_t(B) * a.out());
-    for (float& v : params) v = u(g) * 0.15f;
-    for (float& v : x) v = u(g);
-    for (float& v : dy) v = u(g);
-    auto P = to_device(params), X = to_device(x), dY = to_device(dy);
-    MlpWorkspace<float> w(a, B);
-    View1<float> grads("grads", a.num_params), dx("dx", std::size_t(B) * in);
-    mlp_forward(ExecSpace(), a, P.data(), X.data(), B, w);
-    mlp_backward(ExecSpace(), a, P.data(), X.data(), B, w, dY.data(), grads.data(), dx.data());
-    EpilogueRun r{to_host(w.output(a), std::size_t(B) * a.out()), to_host(grads), to_host(dx)};
+    const EpilogueRun r =
+        single_pass(a, random_problem(5, a.num_params, 0.15f, std::size_t(B) * in, std::size_t(B) * a.out()), in, B);
     tile_gemm::set_enabled(true);
     return r;
   };
@@ -639,13 +634,7 @@ TEST(MlpTileGemm, AppliesWhereTheEpilogueFits) {
 TEST(MlpTileGemm, EveryTileShapeGivesTheSameBits) {
   const MlpLayout a(37, {256, 128}, 5, Activation::Tanh, 0);
   const int B = 333;
-  std::mt19937 g(9);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> params(a.num_params), x(std::size_t(B) * 37), dy(std::size_t(B) * 5);
-  for (float& v : params) v = u(g) * 0.15f;
-  for (float& v : x) v = u(g);
-  for (float& v : dy) v = u(g);
-  auto P = to_device(params), X = to_device(x);
+  const Problem problem = random_problem(9, a.num_params, 0.15f, std::size_t(B) * 37, std::size_t(B) * 5);
   const TileSettings settings(1);
   for (auto p : {blas::MatmulPrecision::TF32, blas::MatmulPrecision::FP32}) {
     SCOPED_TRACE(p == blas::MatmulPrecision::TF32 ? "tf32" : "fp32");
@@ -653,12 +642,7 @@ TEST(MlpTileGemm, EveryTileShapeGivesTheSameBits) {
     std::vector<EpilogueRun> runs;
     for (int c = 0; c < std::max(1, tile_gemm::candidates()); ++c) {
       tile_gemm::force_tiles(c);
-      auto dY = to_device(dy);
-      MlpWorkspace<float> w(a, B);
-      View1<float> grads("grads", a.num_params), dx("dx", std::size_t(B) * 37);
-      mlp_forward(ExecSpace(), a, P.data(), X.data(), B, w);
-      mlp_backward(ExecSpace(), a, P.data(), X.data(), B, w, dY.data(), grads.data(), dx.data());
-      runs.push_back({to_host(w.output(a), std::size_t(B) * 5), to_host(grads), to_host(dx)});
+      runs.push_back(single_pass(a, problem, 37, B));
     }
     tile_gemm::force_tiles(-1);
     for (std::size_t c = 1; c < runs.size(); ++c) {
