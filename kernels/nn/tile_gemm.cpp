@@ -16,6 +16,9 @@
 #include <cutlass/epilogue/thread/linear_combination_generic.h>
 #include <cutlass/gemm/device/gemm.h>
 #define GMI_TILE_GEMM 1
+#if defined(GMI_HAVE_TILE_GEMM_SM90)
+#include "kernels/nn/tile_gemm_sm90.hpp"
+#endif
 #else
 #define GMI_TILE_GEMM 0
 #endif
@@ -221,9 +224,34 @@ struct Region : ProfileRegion {
         }) {}
 };
 
+#if defined(GMI_HAVE_TILE_GEMM_SM90)
+/// The Hopper kernels' activation, where they have one.
+template <Activation A>
+constexpr bool kHopperAct = A == Activation::Tanh || A == Activation::Relu;
+static_assert(sm90::kCandidates == kCandidates, "tile_gemm: a candidate index names one shape in each family");
+template <Activation A>
+constexpr sm90::Act kSm90Act = A == Activation::Tanh ? sm90::Act::Tanh : sm90::Act::Relu;
+
+/// Whether a TF32 problem runs the Hopper kernels (tile_gemm_sm90.hpp) instead of the sm_80 ones:
+/// an sm_90 device, an activation they have, 16-byte operands (widths multiples of 4).  A problem
+/// takes one family or the other, whatever the candidate, so every candidate gives the same bits.
+template <Activation A>
+bool hopper(int align, int out, int in) {
+  static const bool sm90_device = Kokkos::Cuda().cuda_device_prop().major == 9;
+  return kHopperAct<A> && sm90_device && blas::matmul_precision() == blas::MatmulPrecision::TF32 &&
+         align == kAlign && out % kAlign == 0 && in % kAlign == 0;
+}
+
+#endif
+
 template <Activation A>
 bool forward_with(const ExecSpace& space, int candidate, int align, int out, int in, int B, const float* W,
                   const float* b, const float* X, float* Z) {
+#if defined(GMI_HAVE_TILE_GEMM_SM90)
+  if constexpr (kHopperAct<A>)
+    if (hopper<A>(align, out, in))
+      return sm90::forward(space.cuda_stream(), candidate, kSm90Act<A>, out, in, B, W, b, X, Z);
+#endif
   return with_kernel(candidate, align, [&](auto tiles, auto simt, auto align_ab) {
     constexpr bool kSimt = decltype(simt)::value;
     using G = Gemm<kSimt, Col, BiasActOp<ActFn<A>::template Fragment, kSimt ? 1 : kAlign>, decltype(tiles),
@@ -236,6 +264,11 @@ bool forward_with(const ExecSpace& space, int candidate, int align, int out, int
 template <Activation A>
 bool input_grad_with(const ExecSpace& space, int candidate, int align, int out, int in, int B, const float* W,
                      const float* dZ, const float* Y, float* dZin) {
+#if defined(GMI_HAVE_TILE_GEMM_SM90)
+  if constexpr (kHopperAct<A>)
+    if (hopper<A>(align, out, in))
+      return sm90::input_grad(space.cuda_stream(), candidate, kSm90Act<A>, out, in, B, W, dZ, Y, dZin);
+#endif
   return with_kernel(candidate, align, [&](auto tiles, auto simt, auto align_ab) {
     constexpr bool kSimt = decltype(simt)::value;
     // W^T (in x out) is W read row-major

@@ -7,7 +7,10 @@
 /// lower layer's activation derivative, dZ' = (W^T dZ) * f'(Y'), each one kernel where cuBLAS needs
 /// a product and a pass over the result.  Each problem's first call outside a graph capture times
 /// the tile shapes on offer and keeps the fastest; every shape sums in the same order, so the
-/// choice never changes a bit.  Everything column-major as in mlp.hpp.
+/// choice never changes a bit.  On Hopper (builds for HOPPER90, an sm_90 device) TF32 products
+/// of tanh and ReLU layers whose widths are multiples of 4 run CUTLASS 3's TMA and wgmma kernels
+/// instead (tile_gemm_sm90.hpp; not yet measured against the sm80 ones).  Everything column-major
+/// as in mlp.hpp.
 #include "kernels/core/kokkos.hpp"
 #include "kernels/nn/activation.hpp"
 
