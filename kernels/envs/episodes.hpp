@@ -118,10 +118,7 @@ struct Episodes {
   /// Sum the finished episodes over envs (kernels "<prefix>::episode_stats", "...::episode_returns"),
   /// then clear them.
   EpisodeTotals take(const ExecSpace& space, const std::string& prefix) const {
-    auto dr = done_return;
-    auto dl = done_length;
-    auto dc = done_count;
-    auto de = done_events;
+    const Sums sums{done_return, done_length, done_count, done_events, groups};
     const int n = int(elapsed.extent(0)), ng = groups;
     EpisodeTotals s;
     s.returns.assign(ng, 0.0);
@@ -129,32 +126,46 @@ struct Episodes {
     // double and one of three add in different orders, so the returns' last bits depend on them.
     int g0 = 0;
     if (!has_events()) {
-      Kokkos::parallel_reduce(
-          prefix + "::episode_stats", Range(space, 0, n),
-          KOKKOS_LAMBDA(const int e, double& r, double& l, double& c) {
-            r += dr(std::size_t(e) * ng);
-            l += dl(e);
-            c += dc(e);
-          },
-          s.returns[0], s.length, s.count);
+      Kokkos::parallel_reduce(prefix + "::episode_stats", Range(space, 0, n), sums, s.returns[0], s.length, s.count);
       g0 = 1;
     } else {
-      Kokkos::parallel_reduce(
-          prefix + "::episode_stats", Range(space, 0, n),
-          KOKKOS_LAMBDA(const int e, double& l, double& c, double& v) {
-            l += dl(e);
-            c += dc(e);
-            v += de(e);
-          },
-          s.length, s.count, s.events);
+      Kokkos::parallel_reduce(prefix + "::episode_stats", Range(space, 0, n), WithEvents{sums}, s.length, s.count,
+                              s.events);
     }
     for (int g = g0; g < ng; ++g)
-      Kokkos::parallel_reduce(
-          prefix + "::episode_returns", Range(space, 0, n),
-          KOKKOS_LAMBDA(const int e, double& acc) { acc += dr(std::size_t(e) * ng + g); }, s.returns[g]);
+      Kokkos::parallel_reduce(prefix + "::episode_returns", Range(space, 0, n), GroupReturns{sums, g}, s.returns[g]);
     clear_done(space);
     return s;
   }
+
+  // take()'s reductions as named functors, not KOKKOS_LAMBDAs: an extended lambda in a header
+  // function that several files compile gets one host helper per file, and the linker may keep a
+  // launch from a file whose helper was never set (see kernels/optim/adam.hpp's AdamElements).
+  /// Returns of group 0, lengths and counts.
+  struct Sums {
+    View1<double> dr, dl, dc, de;
+    int ng = 1;
+    KOKKOS_INLINE_FUNCTION void operator()(const int e, double& r, double& l, double& c) const {
+      r += dr(std::size_t(e) * ng);
+      l += dl(e);
+      c += dc(e);
+    }
+  };
+  /// Lengths, counts and events.
+  struct WithEvents {
+    Sums s;
+    KOKKOS_INLINE_FUNCTION void operator()(const int e, double& l, double& c, double& v) const {
+      l += s.dl(e);
+      c += s.dc(e);
+      v += s.de(e);
+    }
+  };
+  /// Returns of group g.
+  struct GroupReturns {
+    Sums s;
+    int g = 0;
+    KOKKOS_INLINE_FUNCTION void operator()(const int e, double& acc) const { acc += s.dr(std::size_t(e) * s.ng + g); }
+  };
 
   /// f(name, view, width, is_rng) for every array, in the checkpoints' order: the step and episode
   /// counters, the running returns (and events), the finished episodes' sums.

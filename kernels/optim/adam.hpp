@@ -59,21 +59,40 @@ KOKKOS_INLINE_FUNCTION void adam_element(const AdamConstants<S>& k, S norm, S st
 
 }  // namespace detail
 
+namespace detail {
+
+/// The elementwise Adam step over its n parameters, with the bias corrections given (`step_size`,
+/// `inv_sqrt_bc2`) or read from device memory (`coeffs`, where set).  A named functor, not a
+/// KOKKOS_LAMBDA: an extended lambda in a header function that several files instantiate alike
+/// gets one host helper per file, and the linker may keep a launch from a file whose helper was
+/// never set (a call through a null pointer: gmi_drl bench on an H100, 2026-12-07).
+template <class S>
+struct AdamElements {
+  AdamConstants<S> k;
+  S step_size = 0, inv_sqrt_bc2 = 0;
+  const double* coeffs = nullptr;
+  const S* grad_norm;
+  const S* grads;
+  S *params, *m, *v;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
+    const S norm = *grad_norm;
+    if (!math::isfinite(norm)) return;
+    adam_element(k, norm, coeffs ? S(coeffs[0]) : step_size, coeffs ? S(coeffs[1]) : inv_sqrt_bc2, grads[i],
+                 params[i], m[i], v[i]);
+  }
+};
+
+}  // namespace detail
+
 /// One Adam step of the host's step count `a.step` over n parameters.
 template <class S>
 void adam_step(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
                const S* grad_norm, const AdamArgs& a) {
-  const detail::AdamConstants<S> k(a);
-  const S step_size = S(a.lr / (1.0 - std::pow(a.beta1, double(a.step))));
-  const S inv_sqrt_bc2 = S(1.0 / std::sqrt(1.0 - std::pow(a.beta2, double(a.step))));
-  Kokkos::parallel_for(
-      "gmi::optim::adam_step",
-      Range64(space, 0, std::int64_t(n)),
-      KOKKOS_LAMBDA(const std::int64_t i) {
-        const S norm = *grad_norm;
-        if (!math::isfinite(norm)) return;
-        detail::adam_element(k, norm, step_size, inv_sqrt_bc2, grads[i], params[i], m[i], v[i]);
-      });
+  detail::AdamElements<S> f{detail::AdamConstants<S>(a)};
+  f.step_size = S(a.lr / (1.0 - std::pow(a.beta1, double(a.step))));
+  f.inv_sqrt_bc2 = S(1.0 / std::sqrt(1.0 - std::pow(a.beta2, double(a.step))));
+  f.grad_norm = grad_norm, f.grads = grads, f.params = params, f.m = m, f.v = v;
+  Kokkos::parallel_for("gmi::optim::adam_step", Range64(space, 0, std::int64_t(n)), f);
 }
 
 namespace detail {
@@ -130,16 +149,10 @@ void grad_norm(const ExecSpace& space, std::size_t n, const S* grads, S* norm, d
 template <class S>
 void adam_step_counted(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
                        const S* grad_norm, const AdamArgs& a, const AdamCounter& counter) {
-  const detail::AdamConstants<S> k(a);
-  const double* coeffs = counter.coeffs;
-  Kokkos::parallel_for(
-      "gmi::optim::adam_step",
-      Range64(space, 0, std::int64_t(n)),
-      KOKKOS_LAMBDA(const std::int64_t i) {
-        const S norm = *grad_norm;
-        if (!math::isfinite(norm)) return;
-        detail::adam_element(k, norm, S(coeffs[0]), S(coeffs[1]), grads[i], params[i], m[i], v[i]);
-      });
+  detail::AdamElements<S> f{detail::AdamConstants<S>(a)};
+  f.coeffs = counter.coeffs;
+  f.grad_norm = grad_norm, f.grads = grads, f.params = params, f.m = m, f.v = v;
+  Kokkos::parallel_for("gmi::optim::adam_step", Range64(space, 0, std::int64_t(n)), f);
 }
 
 }  // namespace gmi::optim
