@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "kernels/core/error.hpp"
 #include "kernels/core/stream_hooks.hpp"
@@ -113,13 +114,16 @@ bool with_candidate(int candidate, Fn&& fn) {
 }
 
 /// Device buffers of a stream: W transposed for the forward product, and the scratch a kernel may
-/// ask for (the tile scheduler's).  They grow outside graph captures only (tile_gemm runs every
-/// problem directly before any capture) and go with their stream (kernels/core/stream_hooks.hpp).
+/// ask for (the tile scheduler's).  They grow outside graph captures only (every problem's first
+/// call on a stream runs directly: tile_gemm.cpp times it there), and a buffer that grows keeps
+/// its old memory until its stream goes (kernels/core/stream_hooks.hpp): a graph captured
+/// earlier still reads and writes that address when it is replayed.
 struct Buffers {
   void* transposed = nullptr;
   std::size_t transposed_bytes = 0;
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
+  std::vector<void*> retired;  ///< outgrown buffers, which captured graphs may still use
 };
 std::mutex g_mutex;
 std::map<cudaStream_t, Buffers> g_buffers;
@@ -128,8 +132,10 @@ void forget_stream(void* stream) {
   const std::lock_guard<std::mutex> lock(g_mutex);
   const auto it = g_buffers.find(static_cast<cudaStream_t>(stream));
   if (it == g_buffers.end()) return;
-  if (it->second.transposed) cudaFree(it->second.transposed);
-  if (it->second.workspace) cudaFree(it->second.workspace);
+  it->second.retired.push_back(it->second.transposed);
+  it->second.retired.push_back(it->second.workspace);
+  for (void* p : it->second.retired)
+    if (p) cudaFree(p);
   g_buffers.erase(it);
 }
 
@@ -146,11 +152,11 @@ void* buffer(cudaStream_t stream, void* Buffers::*which, std::size_t Buffers::*s
     GMI_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
     if (capturing != cudaStreamCaptureStatusNone)
       throw Error(std::string("tile_gemm (sm90): ") + what + " of " + std::to_string(bytes) +
-                  " bytes first needed inside a CUDA graph capture");
-    if (b.*which) GMI_CUDA_CHECK(cudaFree(b.*which));
-    b.*which = nullptr;
-    b.*size = 0;
-    GMI_CUDA_CHECK(cudaMalloc(&(b.*which), bytes));
+                  " bytes first needed inside a CUDA graph capture (run the product once directly on this stream)");
+    void* grown = nullptr;
+    GMI_CUDA_CHECK(cudaMalloc(&grown, bytes));
+    if (b.*which) b.retired.push_back(b.*which);
+    b.*which = grown;
     b.*size = bytes;
   }
   return b.*which;
@@ -197,7 +203,7 @@ bool forward_as(cudaStream_t stream, int candidate, int out, int in, int B, cons
     typename G::Arguments args;
     args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
     args.problem_shape = {out, B, in, 1};
-    args.mainloop.ptr_A = transposed(stream, out, in, W);
+    args.mainloop.ptr_A = W;  // W's transpose once CUTLASS takes the problem (the same size and alignment)
     args.mainloop.dA = {std::int64_t(in), _1{}, std::int64_t(0)};
     args.mainloop.ptr_B = X;
     args.mainloop.dB = {std::int64_t(in), _1{}, std::int64_t(0)};
@@ -206,6 +212,8 @@ bool forward_as(cudaStream_t stream, int candidate, int out, int in, int B, cons
     args.epilogue.ptr_D = Z;
     args.epilogue.dD = {_1{}, std::int64_t(out), std::int64_t(0)};
     args.epilogue.dC = args.epilogue.dD;
+    if (G::can_implement(args) != cutlass::Status::kSuccess) return false;
+    args.mainloop.ptr_A = transposed(stream, out, in, W);
     return launch<G>(stream, args);
   });
 }

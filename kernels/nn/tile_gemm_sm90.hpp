@@ -24,8 +24,9 @@ constexpr int kCandidates = 3;
 bool built();
 
 /// Z (out x B, ld out) = f(W X + b): W (out x in, ld out), X (in x B, ld in), b (out values).
-/// Needs out, in multiples of 4 and 16-byte aligned pointers (TMA); false where CUTLASS cannot run
-/// the problem, having done nothing.
+/// The caller checks what TMA needs: out and in multiples of 4, every pointer at a 16-byte boundary
+/// (tile_gemm.cpp's fits and operand_alignment).  False where CUTLASS cannot run the problem,
+/// having launched nothing.
 bool forward(cudaStream_t stream, int candidate, Act act, int out, int in, int B, const float* W, const float* b,
              const float* X, float* Z);
 

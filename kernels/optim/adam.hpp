@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/core/error.hpp"
 #include "kernels/core/kokkos.hpp"
 
 namespace gmi::optim {
@@ -71,9 +72,11 @@ struct AdamElements {
   AdamConstants<S> k;
   S step_size = 0, inv_sqrt_bc2 = 0;
   const double* coeffs = nullptr;
-  const S* grad_norm;
-  const S* grads;
-  S *params, *m, *v;
+  const S* grad_norm = nullptr;
+  const S* grads = nullptr;
+  S* params = nullptr;
+  S* m = nullptr;
+  S* v = nullptr;
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
     const S norm = *grad_norm;
     if (!math::isfinite(norm)) return;
@@ -149,6 +152,7 @@ void grad_norm(const ExecSpace& space, std::size_t n, const S* grads, S* norm, d
 template <class S>
 void adam_step_counted(const ExecSpace& space, std::size_t n, S* params, const S* grads, S* m, S* v,
                        const S* grad_norm, const AdamArgs& a, const AdamCounter& counter) {
+  GMI_REQUIRE(counter.coeffs != nullptr, "adam_step_counted: the counter has no bias corrections");
   detail::AdamElements<S> f{detail::AdamConstants<S>(a)};
   f.coeffs = counter.coeffs;
   f.grad_norm = grad_norm, f.grads = grads, f.params = params, f.m = m, f.v = v;

@@ -45,9 +45,13 @@ def main(argv):
     bad = 0
     for path in argv[1:]:
         try:
-            out = subprocess.run(["nm", "-C", path], check=True, capture_output=True, text=True).stdout
+            res = subprocess.run(["nm", "-C", path], check=True, capture_output=True, text=True)
         except (OSError, subprocess.CalledProcessError) as e:
             print(f"check_lambda_helpers: cannot read the symbols of {path}: {e}", file=sys.stderr)
+            return 2
+        out = res.stdout
+        if not out.strip() or "no symbols" in res.stderr:
+            print(f"check_lambda_helpers: {path} has no symbol table (stripped?): nothing to check", file=sys.stderr)
             return 2
         for d in duplicates(out.splitlines()):
             print(f"{path}: an extended lambda in {enclosing_function(d)[:300]} has one host helper per file "
