@@ -20,9 +20,6 @@ enum class Act { Tanh, Relu };
 /// Tile shapes on offer (candidate 0 .. kCandidates - 1).
 constexpr int kCandidates = 3;
 
-/// Whether this build has the kernels (CUDA builds for Hopper with CUTLASS).
-bool built();
-
 /// Z (out x B, ld out) = f(W X + b): W (out x in, ld out), X (in x B, ld in), b (out values).
 /// The caller checks what TMA needs: out and in multiples of 4, every pointer at a 16-byte boundary
 /// (tile_gemm.cpp's fits and operand_alignment).  False where CUTLASS cannot run the problem,

@@ -58,10 +58,6 @@ KOKKOS_INLINE_FUNCTION void adam_element(const AdamConstants<S>& k, S norm, S st
   param -= step_size * mi / (math::sqrt(vi) * inv_sqrt_bc2 + k.eps);
 }
 
-}  // namespace detail
-
-namespace detail {
-
 /// The elementwise Adam step over its n parameters, with the bias corrections given (`step_size`,
 /// `inv_sqrt_bc2`) or read from device memory (`coeffs`, where set).  A named functor, not a
 /// KOKKOS_LAMBDA: an extended lambda in a header function that several files instantiate alike
