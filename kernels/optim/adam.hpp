@@ -23,9 +23,12 @@ struct AdamArgs {
 /// Adam's step count in device memory, for launches captured once and replayed (CUDA graphs): a
 /// step advances `count` on the device when it is taken (a finite norm; a skipped step does not
 /// count), and the bias corrections of that count are computed there, into `coeffs` (2 scalars).
+/// With `lr`, the learning rate is read there too (a schedule that changes between replays);
+/// without, it is AdamArgs::lr.
 struct AdamCounter {
   std::int64_t* count = nullptr;
   double* coeffs = nullptr;
+  const double* lr = nullptr;
 };
 
 namespace detail {
@@ -101,7 +104,7 @@ namespace detail {
 KOKKOS_INLINE_FUNCTION void advance(const AdamCounter& c, double norm, double lr, double beta1, double beta2) {
   if (!math::isfinite(norm)) return;
   const double t = double(++*c.count);
-  c.coeffs[0] = lr / (1.0 - ::pow(beta1, t));
+  c.coeffs[0] = (c.lr ? *c.lr : lr) / (1.0 - ::pow(beta1, t));
   c.coeffs[1] = 1.0 / math::sqrt(1.0 - ::pow(beta2, t));
 }
 

@@ -50,6 +50,7 @@ Algorithm ppo() {
   a.rules.sections = {ppo_section()};
   a.rules.multi_agent = true;
   a.rules.captured_rollout = true;
+  a.rules.captured_update = true;
   a.rules.grouped_steps = true;
   a.rules.derive = derive_ppo;
   a.example = {{"env.name", "CartPole-v1"}, {"env.num_envs", "4"}, {"ppo.num_steps", "16"},

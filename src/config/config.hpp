@@ -132,11 +132,11 @@ struct CheckpointConfig {
     "choice), layered on host builds")                                                                         \
   X(std::string, graphs, "auto", one_of({"auto", "on", "off"}),                                                 \
     "launches captured once into CUDA graphs and replayed: PPO's rollout (policy step and env step, every "     \
-    "step; environments that step on the device), and each kind of DQN and SAC update event (replay sample, "  \
-    "losses, backward passes, Adam steps; replay.storage device; with several GMIs the gradient averaging "    \
-    "runs between graphs); same results as off. auto: on where it applies (CUDA builds); on: also an error "   \
-    "where it cannot apply (PPO with host-simulated or multi-agent environments, a host replay); host "        \
-    "builds run without graphs")
+    "step; environments that step on the device) and each epoch of its update (gradients and Adam steps, any " \
+    "environment), and each kind of DQN, SAC and TD3 update event (replay sample, losses, backward passes, "   \
+    "Adam steps; replay.storage device); with several GMIs the gradient averaging runs between graphs; same "  \
+    "results as off. auto: on where it applies (CUDA builds); on: also an error where it cannot apply (a host " \
+    "replay); host builds run without graphs")
 
 struct DeviceConfig {
   GMI_DEVICE_KEYS(GMI_KEY_MEMBER)

@@ -107,26 +107,47 @@ TEST(PpoTrainer, FusedKernelsMatchLayeredPath) {
   }
 }
 
-// device.graphs replays the captured rollout with the step base read on the device: the same
-// actions, episodes and weights as launching every kernel (bitwise, fused and layered kernels,
-// discrete and continuous).  On host builds both runs launch directly.
-TEST(PpoTrainer, RolloutGraphGivesTheSameRunAsDirectLaunches) {
+// device.graphs replays the captured rollout with the step base read on the device, and each
+// captured epoch of the update with the iteration's permutation keys, annealed learning rate and
+// Adam step count read there: the same actions, episodes, losses and weights as launching every
+// kernel (bitwise; fused and layered kernels, discrete and continuous, KL early stopping, APPO's
+// V-trace minibatches, a game's roles).  On host builds both runs launch directly.
+TEST(PpoTrainer, GraphsGiveTheSameRunAsDirectLaunches) {
+  struct Case {
+    std::string name;
+    gmi::config::Config cfg;
+  };
+  std::vector<Case> cases;
   for (const char* env : {"CartPole-v1", "Pendulum-v1"})
-    for (const char* fused : {"on", "off"}) {
-      SCOPED_TRACE(std::string(env) + " fused " + fused);
-      const auto cfg = [&](const char* graphs) {
-        return small(env, {{"device.graphs", graphs}, {"device.fused_kernels", fused}, {"ppo.normalize_obs", "true"}});
-      };
-      std::vector<gmi::algos::IterationMetrics> mg, md;
-      const auto g = train(cfg("on"), 4, &mg);
-      const auto d = train(cfg("off"), 4, &md);
-      EXPECT_EQ(g, d);
-      ASSERT_EQ(mg.size(), md.size());
-      for (std::size_t i = 0; i < mg.size(); ++i) {
-        EXPECT_EQ(mg[i].episode_return_sum, md[i].episode_return_sum) << "iteration " << i;
-        EXPECT_EQ(mg[i].episodes, md[i].episodes) << "iteration " << i;
-      }
+    for (const char* fused : {"on", "off"})
+      cases.push_back({std::string(env) + " fused " + fused,
+                       small(env, {{"device.fused_kernels", fused}, {"ppo.normalize_obs", "true"}})});
+  cases.push_back({"target_kl", small("Pendulum-v1", {{"ppo.target_kl", "0.002"}, {"ppo.update_epochs", "4"}})});
+  cases.push_back({"appo", small("CartPole-v1", {{"algo", "appo"}})});
+  cases.push_back({"TagGridworld-v0", small("TagGridworld-v0", {{"env.num_taggers", "3"}, {"env.episode_length", "15"},
+                                                                {"ppo.num_steps", "10"}})});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto with = [&](const char* graphs) {
+      gmi::config::Config cfg = c.cfg;
+      cfg.device.graphs = graphs;
+      return cfg;
+    };
+    std::vector<gmi::algos::IterationMetrics> mg, md;
+    const auto g = train(with("on"), 4, &mg);
+    const auto d = train(with("off"), 4, &md);
+    EXPECT_EQ(g, d);
+    ASSERT_EQ(mg.size(), md.size());
+    for (std::size_t i = 0; i < mg.size(); ++i) {
+      EXPECT_EQ(mg[i].episode_return_sum, md[i].episode_return_sum) << "iteration " << i;
+      EXPECT_EQ(mg[i].episodes, md[i].episodes) << "iteration " << i;
+      EXPECT_EQ(mg[i].updates, md[i].updates) << "iteration " << i;
+      EXPECT_EQ(mg[i].learning_rate, md[i].learning_rate) << "iteration " << i;
+      EXPECT_EQ(mg[i].grad_norm, md[i].grad_norm) << "iteration " << i;
+      for (std::size_t l = 0; l + 1 < mg[i].losses.size(); ++l)
+        EXPECT_EQ(mg[i].losses[l], md[i].losses[l]) << "iteration " << i << " loss " << l;
     }
+  }
 }
 
 // device.fused_kernels: auto chooses its kernels once per run (timing them on GPUs) and a resume

@@ -248,9 +248,8 @@ TEST(Config, OverridesApplyInOrderAndAreChecked) {
   EXPECT_EQ(error_of("algo: dqn\nreplay: {storage: host}\ndevice: {graphs: on}"),
             "config test.yaml: device.graphs: on: captured updates sample a device replay; replay.storage is host "
             "(use auto or off)");
-  EXPECT_EQ(error_of("env: {name: TagGridworld-v0}\ndevice: {graphs: on}"),
-            "config test.yaml: device.graphs: on: graphs capture the rollout of environments that step on the "
-            "device (algo ppo or appo) and the updates of dqn, sac or td3; TagGridworld-v0 is a multi-agent game (use auto or off)");
+  // PPO's update: any environment, a game's roles and host-simulated MuJoCo included
+  EXPECT_EQ(parse("env: {name: TagGridworld-v0}\ndevice: {graphs: on}", "t.yaml").device.graphs, "on");
   EXPECT_EQ(parse("algo: dqn\ndevice: {graphs: auto}", "t.yaml").device.graphs, "auto");
   EXPECT_EQ(error_of("device: {matmul: bf16, fused_kernels: on}"),
             "config test.yaml: device.fused_kernels: on: the fused kernels have no BF16 path (device.matmul bf16 "

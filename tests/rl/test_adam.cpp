@@ -245,17 +245,19 @@ struct NormRun {
   std::int64_t count;
 };
 
-NormRun run_grad_norm(const std::vector<float>& g, bool poisoned) {
+/// `device_lr` > 0: the counter reads that learning rate from device memory (AdamArgs says 1e-3).
+NormRun run_grad_norm(const std::vector<float>& g, bool poisoned, double device_lr = 0) {
   ExecSpace space;
   auto dg = to_device(g);
   View1<float> norm("norm", 1);
-  View1<double> sum("sum", 1), seen("seen", 2), coeffs("coeffs", 2);
+  View1<double> sum("sum", 1), seen("seen", 2), coeffs("coeffs", 2), lr("lr", 1);
   View1<std::int64_t> count("count", 1);
   Kokkos::deep_copy(count, std::int64_t(5));
+  Kokkos::deep_copy(lr, device_lr);
   AdamArgs a;
   a.lr = 1e-3;
   grad_norm<float>(space, g.size(), dg.data(), norm.data(), sum.data(), Poison{poisoned}, Seen{seen.data()}, a,
-                   AdamCounter{count.data(), coeffs.data()});
+                   AdamCounter{count.data(), coeffs.data(), device_lr > 0 ? lr.data() : nullptr});
   space.fence();
   return {to_host(norm)[0], to_host(seen), to_host(coeffs), to_host(count)[0]};
 }
@@ -275,6 +277,8 @@ TEST(GradNorm, NormCountAndBookkeepingInOneKernel) {
   EXPECT_EQ(r.count, 6);
   EXPECT_NEAR(r.coeffs[0], 1e-3 / (1.0 - std::pow(0.9, 6.0)), 1e-15);
   EXPECT_NEAR(r.coeffs[1], 1.0 / std::sqrt(1.0 - std::pow(0.999, 6.0)), 1e-12);
+  // a learning rate in device memory (PPO's annealed one, under update graphs) replaces AdamArgs::lr
+  EXPECT_NEAR(run_grad_norm(g, false, 3e-4).coeffs[0], 3e-4 / (1.0 - std::pow(0.9, 6.0)), 1e-15);
 }
 
 TEST(GradNorm, PoisonedOrNonFiniteGivesNaNAndNoCount) {

@@ -49,6 +49,21 @@ TEST(Permutation, IsBijectionOnDevice) {
     }
 }
 
+// A permutation that reads its keys from device memory (PPO's update graphs write each epoch's
+// there) is the one those keys make, and follows them when they are rewritten.
+TEST(Permutation, StoredKeysGiveThePermutationOfTheirIndex) {
+  View1<std::uint32_t> keys("keys", 4);
+  for (std::uint32_t n : {7u, 1000u, 100003u}) {
+    SCOPED_TRACE(n);
+    const Permutation stored = Permutation::stored(n, keys.data());
+    for (std::uint64_t index : {0u, 5u}) {
+      const Permutation p(n, 77, index);
+      Kokkos::deep_copy(keys, gmi::test::to_device(std::vector<std::uint32_t>(p.keys, p.keys + 4)));
+      EXPECT_EQ(on_device(stored), on_device(p)) << "index " << index;
+    }
+  }
+}
+
 TEST(Permutation, DistinctIndicesAndSeedsGiveDistinctPermutations) {
   for (std::uint32_t n : {7u, 64u, 1000u, 4097u}) {
     SCOPED_TRACE(n);

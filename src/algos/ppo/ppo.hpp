@@ -13,6 +13,7 @@
 #include "kernels/core/kokkos.hpp"
 #include "kernels/envs/vec_env.hpp"
 #include "kernels/nn/actor_critic.hpp"
+#include "kernels/optim/adam.hpp"
 #include "kernels/rl/fused_update.hpp"
 #include "kernels/rl/normalizer.hpp"
 #include "kernels/rl/ppo_loss.hpp"
@@ -138,6 +139,11 @@ class PpoTrainer final : public Trainer {
   void bootstrap_truncated();
   void scale_rewards();
   void update(IterationMetrics& m);
+  /// Minibatch `mb` of an epoch shuffled by `perm`: its gradients (loss statistics into
+  /// loss_stats_[k]) and the optimiser step that follows, whose reduction over GMIs runs between
+  /// the graphs of `graph` where the step is being captured into it.
+  void minibatch_update(const rl::Permutation& perm, int mb, int k, float* grads, const rl::PpoLossArgs<float>& la,
+                        const optim::AdamArgs& aa, const optim::AdamCounter& counter, CapturedSequence* graph);
   /// One minibatch's gradient into `grads` and its loss statistics into loss_stats_[k], gathered
   /// and run through the layered kernels (fused_gradients: through the fused ones).
   void layered_gradients(const rl::Permutation& perm, std::uint32_t base, int k, float* grads,
@@ -214,6 +220,17 @@ class PpoTrainer final : public Trainer {
   std::unique_ptr<CapturedSequence> rollout_graph_;
   View1<std::uint64_t> step_base_;
   bool rollout_warm_ = false;  ///< a rollout ran directly (the graph is captured from the next one)
+  /// device.graphs: each epoch of the update (its minibatches' gradients and optimiser steps) as
+  /// CUDA graphs, replayed with the iteration's permutation keys (update_keys_, 4 an epoch) and
+  /// learning rate (update_lr_) read from the device, as direct launches read them too.
+  std::vector<std::unique_ptr<CapturedSequence>> update_graphs_;
+  bool update_warm_ = false;  ///< an update ran directly (the graphs are captured from the next one)
+  View1<std::uint32_t> update_keys_;
+  View1<std::uint32_t>::HostMirror update_keys_host_;
+  View1<double> update_lr_;
+  /// Adam's step count (adam_step_ is its copy at the end of an update) and bias corrections
+  View1<std::int64_t> adam_count_;
+  View1<double> adam_coeffs_;
   double lr_ = 0;
 
   // flat parameters, gradients, Adam moments
