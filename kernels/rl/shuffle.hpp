@@ -24,7 +24,8 @@ struct Permutation {
     for (int k = 0; k < 4; ++k) keys[k] = r.v[k];
   }
   /// A permutation of [0, n) whose keys are read from `stored` (4 values, device memory on GPU
-  /// builds) when it is evaluated: the one of Permutation(n, seed, index) once they hold its keys.
+  /// builds: evaluate it in kernels only) when it is evaluated: the one of Permutation(n, seed,
+  /// index) once they hold its keys.
   static Permutation stored(std::uint32_t n_, const std::uint32_t* stored) {
     Permutation p;
     p.n = n_;

@@ -135,8 +135,9 @@ struct CheckpointConfig {
     "step; environments that step on the device) and each epoch of its update (gradients and Adam steps, any " \
     "environment), and each kind of DQN, SAC and TD3 update event (replay sample, losses, backward passes, "   \
     "Adam steps; replay.storage device); with several GMIs the gradient averaging runs between graphs; same "  \
-    "results as off. auto: on where it applies (CUDA builds); on: also an error where it cannot apply (a host " \
-    "replay); host builds run without graphs")
+    "results as off. auto: on where it applies (CUDA builds; PPO's rollout of host-simulated envs and of a "   \
+    "game's roles steps directly); on: also an error where it cannot apply (a host replay); host builds run "  \
+    "without graphs")
 
 struct DeviceConfig {
   GMI_DEVICE_KEYS(GMI_KEY_MEMBER)

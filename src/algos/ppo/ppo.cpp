@@ -207,7 +207,6 @@ void PpoTrainer::init(std::uint64_t seed) {
   update_lr_ = View1<double>("gmi::ppo::learning_rate", 1);
   const int epochs = cfg.section<PpoConfig>().update_epochs;
   update_keys_ = View1<std::uint32_t>("gmi::ppo::shuffle_keys", 4 * std::size_t(epochs));
-  update_keys_host_ = Kokkos::create_mirror_view(update_keys_);
   // device.graphs: each epoch of the update, any env (a game's roles included)
   if (cfg.device.graphs != "off" && graphs_available())
     for (int e = 0; e < epochs; ++e)
@@ -220,7 +219,7 @@ void PpoTrainer::init(std::uint64_t seed) {
   paths_open_ = cfg.device.fused_kernels == "auto" && (fuse_rollout || fuse_update);
   use_paths(fuse_rollout, fuse_update, paths_open_);
   group_ = env_ && env_->can_step_async() ? config::env_group_size(cfg.env) : N_;
-  // device.graphs (config::derive rejects "on" where it cannot apply): device envs only.
+  // device.graphs: the rollout of device envs (host-simulated envs and a game's roles step directly)
   const bool device_env = env_ && spec_.host_bytes_per_env == 0 && !env_->can_step_async();
   if (device_env && cfg.device.graphs != "off" && graphs_available()) {
     rollout_graph_ = std::make_unique<CapturedSequence>("device.graphs (PPO rollout)", true);
@@ -445,7 +444,8 @@ std::string PpoTrainer::describe() const {
 }
 
 std::string PpoTrainer::kernels() const {
-  const std::string graph = rollout_graph_ ? " + rollout graph" : "";
+  const std::string graph =
+      std::string(rollout_graph_ ? " + rollout graph" : "") + (update_graphs_.empty() ? "" : " + update graphs");
   if (paths_open_) return "auto (timed on the first iteration)" + graph;
   if (fused_rollout_ && fused_update_) return "fused" + graph;
   if (!fused_rollout_ && !fused_update_) return "layered" + graph;
@@ -894,14 +894,21 @@ void PpoTrainer::update(IterationMetrics& m) {
   // Gradients go where the reducer reads them without a copy, when it has such a buffer.
   float* grads = reducer_ && reducer_->buffer() ? reducer_->buffer() : grads_.data();
   const rl::PpoLossArgs<float> la = loss_args();
-  // This iteration's shuffles (4 keys an epoch) and learning rate go where the launches read them,
-  // so that a graph captured in an earlier iteration replays with them.
-  for (int epoch = 0; epoch < E; ++epoch) {
-    const rl::Permutation p(n, std::uint64_t(cfg_.train.seed), std::uint64_t(iteration_) * E + epoch);
-    for (int i = 0; i < 4; ++i) update_keys_host_(std::size_t(4 * epoch + i)) = p.keys[i];
+  // This iteration's shuffles (4 keys an epoch, Permutation(n, seed, iteration E + epoch)'s) and
+  // learning rate go where the launches read them, so that a graph captured in an earlier
+  // iteration replays with them.
+  {
+    auto keys = update_keys_;
+    auto lr = update_lr_;
+    const std::uint64_t seed = std::uint64_t(cfg_.train.seed), first = std::uint64_t(iteration_) * E;
+    const double lr_now = lr_;
+    Kokkos::parallel_for(
+        "gmi::ppo::iteration_constants", Range(space_, 0, E), KOKKOS_LAMBDA(const int e) {
+          const rng::Bits4 r = rng::philox(seed, first + std::uint64_t(e), rng::tag(rng::kShuffle, 0));
+          for (int i = 0; i < 4; ++i) keys(4 * e + i) = r.v[i];
+          if (e == 0) lr(0) = lr_now;
+        });
   }
-  Kokkos::deep_copy(space_, update_keys_, update_keys_host_);
-  Kokkos::deep_copy(space_, update_lr_, lr_);
   optim::AdamArgs aa;
   aa.eps = cfg_.section<PpoConfig>().adam_eps;
   aa.max_grad_norm = cfg_.section<PpoConfig>().max_grad_norm;

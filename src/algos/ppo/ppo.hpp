@@ -82,6 +82,12 @@ class PpoTrainer final : public Trainer {
   void load_state(const TrainerState& s) override;
   void load_shared_state(const TrainerState& s, std::uint64_t first_episode) override;
   void inject_nonfinite_gradient() override { inject_nonfinite_ = true; }
+  /// device.graphs: the update epochs captured so far (replayed from then on; 0 on host builds).
+  int update_graphs_captured() const {
+    int n = 0;
+    for (const auto& g : update_graphs_) n += g->captured();
+    return n;
+  }
   bool profile_phases(PhaseClock* clock) override {
     phases_ = clock;
     return true;
@@ -226,7 +232,6 @@ class PpoTrainer final : public Trainer {
   std::vector<std::unique_ptr<CapturedSequence>> update_graphs_;
   bool update_warm_ = false;  ///< an update ran directly (the graphs are captured from the next one)
   View1<std::uint32_t> update_keys_;
-  View1<std::uint32_t>::HostMirror update_keys_host_;
   View1<double> update_lr_;
   /// Adam's step count (adam_step_ is its copy at the end of an update) and bias corrections
   View1<std::int64_t> adam_count_;
