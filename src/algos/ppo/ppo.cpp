@@ -207,8 +207,9 @@ void PpoTrainer::init(std::uint64_t seed) {
   update_lr_ = View1<double>("gmi::ppo::learning_rate", 1);
   const int epochs = cfg.section<PpoConfig>().update_epochs;
   update_keys_ = View1<std::uint32_t>("gmi::ppo::shuffle_keys", 4 * std::size_t(epochs));
-  // device.graphs: each epoch of the update, any env (a game's roles included)
-  if (cfg.device.graphs != "off" && graphs_available())
+  // device.graphs: on: each epoch of the update, any env (a game's roles included); auto leaves the
+  // update direct until its graphs have been measured on a GPU
+  if (cfg.device.graphs == "on" && graphs_available())
     for (int e = 0; e < epochs; ++e)
       update_graphs_.push_back(
           std::make_unique<CapturedSequence>(fmt::format("device.graphs (PPO update, epoch {})", e), true));
