@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/core/error.hpp"
+#include "kernels/core/side_stream.hpp"
 #include "kernels/nn/activation.hpp"
 #include "kernels/nn/fused_mlp.hpp"
 #include "kernels/nn/tensor_core.hpp"
@@ -554,10 +555,16 @@ void launch(const ExecSpace& space, const char* name, const Net& net, const Fuse
   // does (5 of 128 threads on an H100 at 64 samples a tile).  No light-weight hint here (see
   // gmi::LaunchHint): launched from constant memory these two kernels ran faster on the H100
   // (update 75.3 against 78.1 ms at 65536 CartPole envs, equal at 4096), and at about 2 ms each
-  // the host's wait for the previous one costs nothing.
-  Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<team_size(), kMinTeamsPerSm>> policy(space, league,
-                                                                                         team_size());
-  Kokkos::parallel_for(name, policy.set_scratch_size(kScratchLevel, Kokkos::PerTeam(bytes)), f);
+  // the host's wait for the previous one costs nothing. A graph capture cannot contain that wait
+  // (cudaErrorStreamCaptureUnsupported): captured, they take the hint.
+  using Bounds = Kokkos::LaunchBounds<team_size(), kMinTeamsPerSm>;
+  if (SideStream::capturing(space)) {
+    Kokkos::TeamPolicy<ExecSpace, Bounds, LaunchHint> policy(space, league, team_size());
+    Kokkos::parallel_for(name, policy.set_scratch_size(kScratchLevel, Kokkos::PerTeam(bytes)), f);
+  } else {
+    Kokkos::TeamPolicy<ExecSpace, Bounds> policy(space, league, team_size());
+    Kokkos::parallel_for(name, policy.set_scratch_size(kScratchLevel, Kokkos::PerTeam(bytes)), f);
+  }
 }
 
 /// Teams that are resident at once (persistent teams: more would only queue).
