@@ -132,12 +132,13 @@ struct CheckpointConfig {
     "choice), layered on host builds")                                                                         \
   X(std::string, graphs, "auto", one_of({"auto", "on", "off"}),                                                 \
     "launches captured once into CUDA graphs and replayed: PPO's rollout (policy step and env step, every "     \
-    "step; environments that step on the device) and, under on only, each epoch of its update (gradients and "  \
-    "Adam steps, any environment; not yet measured on a GPU), and each kind of DQN, SAC and TD3 update event "  \
-    "(replay sample, losses, backward passes, Adam steps; replay.storage device); with several GMIs the "       \
-    "gradient averaging runs between graphs; same results as off. auto: on where it applies (CUDA builds; "     \
-    "PPO's rollout of host-simulated envs and of a game's roles steps directly, and its update too); on: also " \
-    "an error where it cannot apply (a host replay); host builds run without graphs")
+    "step; environments that step on the device) and each epoch of its update (gradients and Adam steps, any "  \
+    "environment), and each kind of DQN, SAC and TD3 update event (replay sample, losses, backward passes, "     \
+    "Adam steps; replay.storage device); with several GMIs the gradient averaging runs between graphs; same "   \
+    "results as off. auto: on where it applies (CUDA builds; PPO's rollout of host-simulated envs and of a "    \
+    "game's roles steps directly, and a fused update launches directly: slower as a graph on an H100); on: "    \
+    "also the fused update, and an error where graphs cannot apply (a host replay); host builds run without "   \
+    "graphs")
 
 struct DeviceConfig {
   GMI_DEVICE_KEYS(GMI_KEY_MEMBER)

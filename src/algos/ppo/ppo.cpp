@@ -207,9 +207,10 @@ void PpoTrainer::init(std::uint64_t seed) {
   update_lr_ = View1<double>("gmi::ppo::learning_rate", 1);
   const int epochs = cfg.section<PpoConfig>().update_epochs;
   update_keys_ = View1<std::uint32_t>("gmi::ppo::shuffle_keys", 4 * std::size_t(epochs));
-  // device.graphs: on: each epoch of the update, any env (a game's roles included); auto leaves the
-  // update direct until its graphs have been measured on a GPU
-  if (cfg.device.graphs == "on" && graphs_available())
+  // device.graphs: each epoch of the update, any env (a game's roles included); under auto only while
+  // the update runs the layered kernels (update_graphs_apply)
+  update_graphs_always_ = cfg.device.graphs == "on";
+  if (cfg.device.graphs != "off" && graphs_available())
     for (int e = 0; e < epochs; ++e)
       update_graphs_.push_back(
           std::make_unique<CapturedSequence>(fmt::format("device.graphs (PPO update, epoch {})", e), true));
@@ -446,7 +447,7 @@ std::string PpoTrainer::describe() const {
 
 std::string PpoTrainer::kernels() const {
   const std::string graph =
-      std::string(rollout_graph_ ? " + rollout graph" : "") + (update_graphs_.empty() ? "" : " + update graphs");
+      std::string(rollout_graph_ ? " + rollout graph" : "") + (update_graphs_apply() ? " + update graphs" : "");
   if (paths_open_) return "auto (timed on the first iteration)" + graph;
   if (fused_rollout_ && fused_update_) return "fused" + graph;
   if (!fused_rollout_ && !fused_update_) return "layered" + graph;
@@ -917,7 +918,7 @@ void PpoTrainer::update(IterationMetrics& m) {
   // The first update launches directly (the kernels' one-time set-up and timings stay outside a
   // capture), as do profiled ones, one with a Kokkos tool loaded, and one with an injected fault
   // (a capture would keep it).
-  const bool replay = !update_graphs_.empty() && update_warm_ && !phases_ && !inject_nonfinite_ &&
+  const bool replay = update_graphs_apply() && update_warm_ && !phases_ && !inject_nonfinite_ &&
                       !Kokkos::Tools::profileLibraryLoaded();
   int k = 0;
   for (int epoch = 0; epoch < E; ++epoch) {
