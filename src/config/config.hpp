@@ -136,9 +136,9 @@ struct CheckpointConfig {
     "environment), and each kind of DQN, SAC and TD3 update event (replay sample, losses, backward passes, "     \
     "Adam steps; replay.storage device); with several GMIs the gradient averaging runs between graphs; same "   \
     "results as off. auto: on where it applies (CUDA builds; PPO's rollout of host-simulated envs and of a "    \
-    "game's roles steps directly, and a fused update launches directly: slower as a graph on an H100); on: "    \
-    "also the fused update, and an error where graphs cannot apply (a host replay); host builds run without "   \
-    "graphs")
+    "game's roles steps directly, and PPO's update is replayed only with the layered kernels, on one GMI and "  \
+    "not under bf16); on: every PPO update too, and an error where graphs cannot apply (a host replay); host " \
+    "builds run without graphs")
 
 struct DeviceConfig {
   GMI_DEVICE_KEYS(GMI_KEY_MEMBER)

@@ -207,10 +207,11 @@ void PpoTrainer::init(std::uint64_t seed) {
   update_lr_ = View1<double>("gmi::ppo::learning_rate", 1);
   const int epochs = cfg.section<PpoConfig>().update_epochs;
   update_keys_ = View1<std::uint32_t>("gmi::ppo::shuffle_keys", 4 * std::size_t(epochs));
-  // device.graphs: each epoch of the update, any env (a game's roles included); under auto only while
-  // the update runs the layered kernels (update_graphs_apply)
+  // device.graphs: each epoch of the update, any env (a game's roles included); under auto only where
+  // it was measured: one GMI, not bf16, while the update runs the layered kernels (update_graphs_apply)
   update_graphs_always_ = cfg.device.graphs == "on";
-  if (cfg.device.graphs != "off" && graphs_available())
+  const bool auto_measured = cfg.device.graphs == "auto" && !data_parallel() && cfg.device.matmul != "bf16";
+  if ((update_graphs_always_ || auto_measured) && graphs_available())
     for (int e = 0; e < epochs; ++e)
       update_graphs_.push_back(
           std::make_unique<CapturedSequence>(fmt::format("device.graphs (PPO update, epoch {})", e), true));

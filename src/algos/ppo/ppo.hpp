@@ -231,9 +231,10 @@ class PpoTrainer final : public Trainer {
   /// learning rate (update_lr_) read from the device, as direct launches read them too.
   std::vector<std::unique_ptr<CapturedSequence>> update_graphs_;
   bool update_graphs_always_ = false;  ///< device.graphs: on (auto: with the layered update only)
-  /// Whether the update's epochs replay graphs: device.graphs on, or auto with the layered update
-  /// kernels (on an H100 the fused update of CartPole's 2x64 networks ran 2.5-4.2 % slower as a
-  /// graph at 16,384 and 65,536 envs, the layered one of Humanoid-sized networks 3-17 % faster).
+  /// Whether the update's epochs replay graphs: device.graphs on, or auto (one GMI, not bf16: what
+  /// has run on a GPU) with the layered update kernels (on an H100 CartPole's 2x64 networks with the
+  /// fused update ran 2.5-4.2 % fewer env-steps/s with it as a graph at 16,384 and 65,536 envs, one
+  /// run each; SyntheticHumanoid 256x256 tf32 with the layered one 3-17 % more).
   bool update_graphs_apply() const { return !update_graphs_.empty() && (update_graphs_always_ || !fused_update_); }
   bool update_warm_ = false;  ///< an update ran directly (the graphs are captured from the next one)
   View1<std::uint32_t> update_keys_;
