@@ -20,8 +20,13 @@ struct Permutation {
   Permutation() = default;
   /// Permutation number `index` of [0, n) under `seed`.
   Permutation(std::uint32_t n_, std::uint64_t seed, std::uint64_t index) : n(n_), half_bits(half_bits_of(n_)) {
+    make_keys(seed, index, keys);
+  }
+  /// The 4 keys of permutation `index` under `seed` into out (host or device: what a stored
+  /// permutation's memory is to hold).
+  KOKKOS_INLINE_FUNCTION static void make_keys(std::uint64_t seed, std::uint64_t index, std::uint32_t* out) {
     const auto r = rng::philox(seed, index, rng::tag(rng::kShuffle, 0));
-    for (int k = 0; k < 4; ++k) keys[k] = r.v[k];
+    for (int k = 0; k < 4; ++k) out[k] = r.v[k];
   }
   /// A permutation of [0, n) whose keys are read from `stored` (4 values, device memory on GPU
   /// builds: evaluate it in kernels only) when it is evaluated: the one of Permutation(n, seed,

@@ -907,8 +907,7 @@ void PpoTrainer::update(IterationMetrics& m) {
     const double lr_now = lr_;
     Kokkos::parallel_for(
         "gmi::ppo::iteration_constants", Range(space_, 0, E), KOKKOS_LAMBDA(const int e) {
-          const rng::Bits4 r = rng::philox(seed, first + std::uint64_t(e), rng::tag(rng::kShuffle, 0));
-          for (int i = 0; i < 4; ++i) keys(4 * e + i) = r.v[i];
+          rl::Permutation::make_keys(seed, first + std::uint64_t(e), &keys(4 * e));
           if (e == 0) lr(0) = lr_now;
         });
   }
