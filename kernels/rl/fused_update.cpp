@@ -558,13 +558,13 @@ void launch(const ExecSpace& space, const char* name, const Net& net, const Fuse
   // the host's wait for the previous one costs nothing. A graph capture cannot contain that wait
   // (cudaErrorStreamCaptureUnsupported): captured, they take the hint.
   using Bounds = Kokkos::LaunchBounds<team_size(), kMinTeamsPerSm>;
-  if (SideStream::capturing(space)) {
-    Kokkos::TeamPolicy<ExecSpace, Bounds, LaunchHint> policy(space, league, team_size());
+  auto run = [&](auto policy) {
     Kokkos::parallel_for(name, policy.set_scratch_size(kScratchLevel, Kokkos::PerTeam(bytes)), f);
-  } else {
-    Kokkos::TeamPolicy<ExecSpace, Bounds> policy(space, league, team_size());
-    Kokkos::parallel_for(name, policy.set_scratch_size(kScratchLevel, Kokkos::PerTeam(bytes)), f);
-  }
+  };
+  if (SideStream::capturing(space))
+    run(Kokkos::TeamPolicy<ExecSpace, Bounds, LaunchHint>(space, league, team_size()));
+  else
+    run(Kokkos::TeamPolicy<ExecSpace, Bounds>(space, league, team_size()));
 }
 
 /// Teams that are resident at once (persistent teams: more would only queue).
