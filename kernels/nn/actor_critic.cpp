@@ -7,8 +7,16 @@
 namespace gmi::nn {
 
 ActorCriticLayout::ActorCriticLayout(const ActorCriticSpec& s)
-    : obs_dim(s.obs_dim), act_dim(s.act_dim), num_actions(s.num_actions) {
+    : obs_dim(s.obs_dim), act_dim(s.act_dim), num_actions(s.num_actions), action_nvec(s.action_nvec) {
   GMI_REQUIRE(s.obs_dim > 0 && s.act_dim > 0, "ActorCriticLayout: empty observation or action");
+  if (!s.action_nvec.empty()) {
+    int sum = 0;
+    for (int n : s.action_nvec) sum += n;
+    GMI_REQUIRE(s.num_actions == sum && s.act_dim == int(s.action_nvec.size()),
+                "ActorCriticLayout: a MultiDiscrete head needs num_actions = the groups' sum and act_dim = their number");
+  } else {
+    GMI_REQUIRE(s.num_actions == 0 || s.act_dim == 1, "ActorCriticLayout: a categorical head of one group takes act_dim 1");
+  }
   const int out = s.num_actions > 0 ? s.num_actions : s.act_dim;
   actor = MlpLayout(s.obs_dim, s.actor_hidden, out, s.activation, 0);
   std::size_t next = actor.num_params;

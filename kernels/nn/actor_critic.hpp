@@ -14,6 +14,7 @@ struct ActorCriticSpec {
   int obs_dim = 0;
   int act_dim = 1;                      ///< numbers per action
   int num_actions = 0;                  ///< > 0: categorical head over this many actions
+  std::vector<int> action_nvec;         ///< MultiDiscrete: logits per group (sum num_actions, act_dim groups)
   std::vector<int> actor_hidden{64, 64};
   std::vector<int> critic_hidden{64, 64};
   Activation activation = Activation::Tanh;
@@ -36,6 +37,7 @@ struct ActorCriticLayout {
   int obs_dim = 0;
   int act_dim = 1;
   int num_actions = 0;
+  std::vector<int> action_nvec;  ///< the categorical head's groups (empty: one)
 };
 
 /// Initial parameters (host), identical for a given seed on every rank and build.

@@ -55,7 +55,8 @@ namespace gmi::rl {
 template <class S>
 struct PpoLossArgs {
   int B = 0;                     ///< minibatch size
-  int num_actions = 0;           ///< > 0: categorical head
+  int num_actions = 0;           ///< > 0: categorical head (its logits, every group's)
+  Categories categories;         ///< the categorical head's groups (act_dim of them)
   int act_dim = 1;
   S clip_coef = 0.2, ent_coef = 0, vf_coef = 0.5;
   bool clip_vloss = true, norm_adv = true;
@@ -153,7 +154,7 @@ KOKKOS_INLINE_FUNCTION S categorical_grad(S y, S lse, S ent, bool taken, S g_log
 
 }  // namespace detail
 
-/// Categorical heads with at least this many actions run the loss with a vector of lanes per
+/// Categorical heads of one group with at least this many actions run the loss with a vector of lanes per
 /// sample (ppo_loss_wide): one thread per sample walks its logits four times, and on GPUs a
 /// warp's loads then touch a cache line per lane (continuous Tag's 441 actions: 19 % of an
 /// iteration).
@@ -169,14 +170,12 @@ void ppo_loss_per_sample(const ExecSpace& space, const PpoLossArgs<S>& a, LossSt
       KOKKOS_LAMBDA(const int i, LossStats& st) {
         const S invB = S(1) / S(p.B);
         // log pi(a|s) and entropy of the current policy
-        S logp, ent, lse = 0;
+        S logp, ent, lse[Categories::kMaxGroups], ents[Categories::kMaxGroups];
         const int out = p.num_actions > 0 ? p.num_actions : p.act_dim;
         const S* y = p.actor_out + std::size_t(i) * out;
         if (p.num_actions > 0) {
-          lse = logsumexp(y, p.num_actions);
-          const int act = int(p.actions[i]);
-          logp = y[act] - lse;
-          ent = categorical_entropy(y, p.num_actions, lse);
+          categorical_logp_entropy(y, p.num_actions, p.categories, p.actions + std::size_t(i) * p.act_dim, logp, ent,
+                                   lse, ents);
         } else {
           logp = gaussian_logp(p.actions + std::size_t(i) * p.act_dim, y, p.log_std, p.act_dim);
           ent = gaussian_entropy(p.log_std, p.act_dim);
@@ -185,8 +184,13 @@ void ppo_loss_per_sample(const ExecSpace& space, const PpoLossArgs<S>& a, LossSt
         const S g_ent = -p.ent_coef * invB;                      // dL/dH for this sample
         S* dy = p.d_actor_out + std::size_t(i) * out;
         if (p.num_actions > 0) {
-          const int act = int(p.actions[i]);
-          for (int j = 0; j < p.num_actions; ++j) dy[j] = detail::categorical_grad(y[j], lse, ent, j == act, g_logp, g_ent);
+          // Group g's logits see its own entropy: H = sum_g H_g, dH/dy_j = -p_j (log p_j + H_g).
+          for (int g = 0, at = 0; g < p.categories.groups(); ++g) {
+            const int n = p.categories.size_of(g, p.num_actions), act = int(p.actions[std::size_t(i) * p.act_dim + g]);
+            for (int j = 0; j < n; ++j)
+              dy[at + j] = detail::categorical_grad(y[at + j], lse[g], ents[g], j == act, g_logp, g_ent);
+            at += n;
+          }
         } else {
           const S* act = p.actions + std::size_t(i) * p.act_dim;
           for (int j = 0; j < p.act_dim; ++j) {
@@ -209,7 +213,7 @@ void ppo_loss_per_sample(const ExecSpace& space, const PpoLossArgs<S>& a, LossSt
 /// their order.
 template <class S>
 void ppo_loss_wide(const ExecSpace& space, const PpoLossArgs<S>& a, LossStats* stats) {
-  GMI_REQUIRE(a.num_actions > 0, "ppo_loss_wide: a categorical head only");
+  GMI_REQUIRE(a.num_actions > 0 && a.categories.groups() == 1, "ppo_loss_wide: a categorical head of one group only");
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
   Kokkos::View<LossStats, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> r(stats);
@@ -256,7 +260,7 @@ void ppo_loss_wide(const ExecSpace& space, const PpoLossArgs<S>& a, LossStats* s
 /// The loss kernel; sums of the loss terms go to *stats (device memory).
 template <class S>
 void ppo_loss(const ExecSpace& space, const PpoLossArgs<S>& a, LossStats* stats) {
-  if (a.num_actions >= kWideCategorical)
+  if (a.num_actions >= kWideCategorical && a.categories.groups() == 1)
     ppo_loss_wide(space, a, stats);
   else
     ppo_loss_per_sample(space, a, stats);

@@ -14,7 +14,8 @@ namespace gmi::rl {
 
 struct SampleArgs {
   int N = 0;
-  int num_actions = 0;  ///< > 0: categorical
+  int num_actions = 0;  ///< > 0: categorical (logits per row, every group's)
+  Categories categories;  ///< the categorical head's groups (act_dim of them: one action index each)
   int act_dim = 1;
   std::uint64_t seed = 0;
   std::uint64_t step = 0;        ///< global step index of this rollout step
@@ -42,19 +43,28 @@ inline void sample_actions(const ExecSpace& space, const SampleArgs& args) {
         const std::uint64_t step = a.step_base ? *a.step_base + a.step : a.step;
         if (a.values) a.values[i] = a.critic_out[i];
         if (a.num_actions > 0) {
+          // Group g draws lane g % 4 of counter (step << 8 | g / 4), as the Gaussian's dimensions.
           const float* y = a.actor_out + std::size_t(i) * a.num_actions;
-          const float lse = logsumexp(y, a.num_actions);
-          int act = 0;
-          if (a.deterministic) {
-            for (int k = 1; k < a.num_actions; ++k)
-              if (y[k] > y[act]) act = k;
-          } else {
-            const auto bits = rng::philox(a.seed, step << 8, hi);
-            act = categorical_sample(y, a.num_actions, lse, rng::uniform01(bits.v[0]));
+          const int G = a.categories.groups();
+          float lp = 0;
+          rng::Bits4 bits{};
+          for (int g = 0, at = 0; g < G; ++g) {
+            const int n = a.categories.size_of(g, a.num_actions);
+            const float lse = logsumexp(y + at, n);
+            int act = 0;
+            if (a.deterministic) {
+              for (int k = 1; k < n; ++k)
+                if (y[at + k] > y[at + act]) act = k;
+            } else {
+              if (g % 4 == 0) bits = rng::philox(a.seed, (step << 8) | std::uint64_t(g / 4), hi);
+              act = categorical_sample(y + at, n, lse, rng::uniform01(bits.v[g % 4]));
+            }
+            a.actions[std::size_t(i) * G + g] = float(act);
+            if (a.env_actions != a.actions) a.env_actions[std::size_t(i) * G + g] = float(act);
+            lp += y[at + act] - lse;
+            at += n;
           }
-          a.actions[i] = float(act);
-          if (a.env_actions != a.actions) a.env_actions[i] = float(act);
-          if (a.logp) a.logp[i] = y[act] - lse;
+          if (a.logp) a.logp[i] = lp;
         } else {
           const float* mean = a.actor_out + std::size_t(i) * a.act_dim;
           float* out = a.actions + std::size_t(i) * a.act_dim;

@@ -62,16 +62,16 @@ void vtrace(const ExecSpace& space, const VtraceArgs<S>& a) {
 }
 
 /// log pi(a_i|x_i) of B samples from the actor's outputs ([B x out]: logits of a categorical head
-/// with num_actions > 0, else Gaussian means with log_std) and the actions taken ([B x act_dim];
-/// a categorical action as its index in a float), into logp[B].
+/// with num_actions > 0, in `categories`' groups, else Gaussian means with log_std) and the actions
+/// taken ([B x act_dim]; a categorical action as one index per group in floats), into logp[B].
 template <class S>
 void action_logp(const ExecSpace& space, int B, int num_actions, int act_dim, const S* actor_out, const S* log_std,
-                 const S* actions, S* logp) {
+                 const S* actions, S* logp, Categories categories = {}) {
   Kokkos::parallel_for(
       "gmi::rl::action_logp", Range(space, 0, B), KOKKOS_LAMBDA(const int i) {
         if (num_actions > 0) {
-          const S* y = actor_out + std::size_t(i) * num_actions;
-          logp[i] = y[int(actions[i])] - logsumexp(y, num_actions);
+          logp[i] = categorical_logp(actor_out + std::size_t(i) * num_actions, num_actions, categories,
+                                     actions + std::size_t(i) * act_dim);
         } else {
           logp[i] = gaussian_logp(actions + std::size_t(i) * act_dim, actor_out + std::size_t(i) * act_dim, log_std,
                                   act_dim);

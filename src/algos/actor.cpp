@@ -75,6 +75,7 @@ void act_step(const ExecSpace& space, const ActStep& s, const ActScratch& w) {
   rl::SampleArgs a;
   a.N = s.n;
   a.num_actions = L.num_actions;
+  a.categories = rl::categories(L.action_nvec, "the policy's action space");
   a.act_dim = L.act_dim;
   a.seed = s.seed;
   a.step = s.step;

@@ -14,7 +14,7 @@ std::vector<mpi::PackageType> experience_packages(const config::Config& cfg) {
     for (const envs::RoleSpec& r : envs::multi_agent_spec(cfg.env.name, ov).roles) {
       const int rows = n * r.agents;
       p.push_back({r.name + ".obs", rows, 4 * r.obs_dim, 4});
-      p.push_back({r.name + ".action", rows, 4, 4});
+      p.push_back({r.name + ".action", rows, 4 * r.act_dim(), 4});
       p.push_back({r.name + ".reward", rows, 4, 4});
       p.push_back({r.name + ".log_prob", rows, 4, 4});
       p.push_back({r.name + ".value", rows, 4, 4});
@@ -25,7 +25,7 @@ std::vector<mpi::PackageType> experience_packages(const config::Config& cfg) {
   }
   const envs::EnvSpec s = envs::env_spec(cfg.env.name, ov);
   p.push_back({"obs", n, 4 * s.obs_dim, 4});
-  p.push_back({"action", n, 4 * (s.discrete() ? 1 : s.act_dim), 4});
+  p.push_back({"action", n, 4 * s.act_dim, 4});
   p.push_back({"reward", n, 4, 4});
   p.push_back({"terminated", n, 1, 1});
   p.push_back({"truncated", n, 1, 1});

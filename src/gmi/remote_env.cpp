@@ -42,7 +42,7 @@ std::vector<RowGroup> row_groups(const config::Config& cfg, int sim_envs) {
   if (envs::is_multi_agent(cfg.env.name)) {
     std::vector<RowGroup> g;
     for (const envs::RoleSpec& r : envs::multi_agent_spec(cfg.env.name, config::env_overrides(cfg)).roles)
-      g.push_back({r.name + ".", sim_envs * r.agents, r.obs_dim, 1});
+      g.push_back({r.name + ".", sim_envs * r.agents, r.obs_dim, r.act_dim()});
     return g;
   }
   const envs::EnvSpec s = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
@@ -308,7 +308,8 @@ SimulatorServer::SimulatorServer(std::shared_ptr<SimulatorLinks> links, const co
   if (envs::is_multi_agent(cfg.env.name)) {
     game_ = envs::make_multi_agent_env(cfg.env.name, E, seed, env_offset, config::env_overrides(cfg));
     const envs::RoleSpec& r = game_->spec().roles.front();
-    spec_.name = game_->spec().name, spec_.obs_dim = r.obs_dim, spec_.num_actions = r.num_actions, spec_.act_dim = 1;
+    spec_.name = game_->spec().name, spec_.obs_dim = r.obs_dim, spec_.num_actions = r.num_actions,
+    spec_.act_dim = r.act_dim(), spec_.action_nvec = r.action_nvec;
     spec_.max_episode_steps = game_->spec().max_episode_steps;
     for (const envs::RoleSpec& role : game_->spec().roles) spec_.reward_terms.push_back(role.name + "_return");
     for (const std::string& stat : game_->spec().stat_terms) spec_.reward_terms.push_back(stat);

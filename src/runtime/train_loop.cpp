@@ -1,6 +1,7 @@
 // Training: the iteration loop (aggregate statistics over GMIs, metrics rows, the log line,
 // non-finite updates, signals and checkpoints at iteration boundaries).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -241,8 +242,9 @@ void log_plan(const Run& r) {
   const envs::EnvSpec& spec = r.trainer->env_spec();
   spdlog::info("{}: obs {}, {} | {} {}GMI(s) x {} env steps = {} per iteration, {} iterations", cfg.env.name,
                spec.obs_dim,
-               spec.discrete() ? fmt::format("{} discrete actions", spec.num_actions)
-                               : fmt::format("continuous actions {}", spec.act_dim),
+               spec.multi_discrete()  ? fmt::format("MultiDiscrete{} actions", spec.action_nvec)
+               : spec.discrete()      ? fmt::format("{} discrete actions", spec.num_actions)
+                                      : fmt::format("continuous actions {}", spec.act_dim),
                r.learners, r.split ? "trainer " : "", cfg.batch_size, r.per_iteration, cfg.num_iterations);
   spdlog::info("{}", r.describe);
   spdlog::info("first training iteration starts {:.2f} s after launch", seconds_since_launch());

@@ -74,10 +74,12 @@ void run_multi_agent_env_bench(const EnvBenchOptions& o, const config::Config& c
     rew.emplace_back("gmi::bench_env::reward", rows);
     term.emplace_back("gmi::bench_env::terminated", rows);
     trunc.emplace_back("gmi::bench_env::truncated", rows);
-    std::vector<float> a(rows);
-    for (float& x : a) x = float(g() % std::uint32_t(r.num_actions));
-    act.emplace_back("gmi::bench_env::actions", rows);
-    Kokkos::deep_copy(act.back(), Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(a.data(), rows));
+    const std::vector<int> sizes = r.action_sizes();
+    std::vector<float> a(rows * sizes.size());
+    for (std::size_t k = 0; k < a.size(); ++k) a[k] = float(g() % std::uint32_t(sizes[k % sizes.size()]));
+    act.emplace_back("gmi::bench_env::actions", a.size());
+    Kokkos::deep_copy(act.back(),
+                      Kokkos::View<const float*, HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(a.data(), a.size()));
     obs_p.push_back(obs.back().data());
     act_p.push_back(act.back().data());
     out.push_back({obs.back().data(), fin.back().data(), rew.back().data(), term.back().data(), trunc.back().data()});

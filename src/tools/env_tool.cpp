@@ -87,7 +87,7 @@ void run_multi_agent(const EnvToolOptions& o, const config::Config& cfg) {
   spdlog::info("env {}: {} envs x {} agents, {} steps of random actions, seed {}", spec.name, N, spec.num_agents(), T,
                o.seed);
   struct Role {
-    std::size_t rows = 0, od = 0;
+    std::size_t rows = 0, od = 0, ad = 1;
     std::vector<float> actions;
     View1<float> act, obs, fin, rew;
     View1<std::uint8_t> term, trunc;
@@ -98,7 +98,8 @@ void run_multi_agent(const EnvToolOptions& o, const config::Config& cfg) {
     const envs::RoleSpec& rs = spec.roles[r];
     b[r].rows = N * rs.agents;
     b[r].od = rs.obs_dim;
-    b[r].act = View1<float>("gmi::tools::env::actions", T * b[r].rows);
+    b[r].ad = std::size_t(rs.act_dim());
+    b[r].act = View1<float>("gmi::tools::env::actions", T * b[r].rows * b[r].ad);
     b[r].obs = View1<float>("gmi::tools::env::obs", (T + 1) * b[r].rows * b[r].od);
     b[r].fin = View1<float>("gmi::tools::env::final_obs", T * b[r].rows * b[r].od);
     b[r].rew = View1<float>("gmi::tools::env::reward", T * b[r].rows);
@@ -107,8 +108,9 @@ void run_multi_agent(const EnvToolOptions& o, const config::Config& cfg) {
   }
   for (std::size_t t = 0; t < T; ++t)  // step by step, role by role, row by row
     for (std::size_t r = 0; r < R; ++r) {
-      std::uniform_int_distribution<int> pick(0, spec.roles[r].num_actions - 1);
-      for (std::size_t k = 0; k < b[r].rows; ++k) b[r].actions.push_back(float(pick(gen)));
+      const std::vector<int> sizes = spec.roles[r].action_sizes();
+      for (std::size_t k = 0; k < b[r].rows; ++k)
+        for (int n : sizes) b[r].actions.push_back(float(std::uniform_int_distribution<int>(0, n - 1)(gen)));
     }
   for (std::size_t r = 0; r < R; ++r)
     Kokkos::deep_copy(space, b[r].act,
@@ -133,7 +135,7 @@ void run_multi_agent(const EnvToolOptions& o, const config::Config& cfg) {
     std::vector<envs::StepOutputs> out(R);
     for (std::size_t r = 0; r < R; ++r) {
       const std::size_t rows = b[r].rows, od = b[r].od;
-      act[r] = b[r].act.data() + t * rows;
+      act[r] = b[r].act.data() + t * rows * b[r].ad;
       out[r].next_obs = b[r].obs.data() + (t + 1) * rows * od;
       out[r].final_obs = b[r].fin.data() + t * rows * od;
       out[r].reward = b[r].rew.data() + t * rows;
@@ -159,7 +161,10 @@ void run_multi_agent(const EnvToolOptions& o, const config::Config& cfg) {
     io::H5Handle g = io::create_group(f, rs.name);
     io::write(g, "obs", obs.data(), {T + 1, rows, od});
     io::write(g, "final_obs", fin.data(), {T, rows, od});
-    io::write(g, "action", b[r].actions.data(), {T, rows});
+    if (b[r].ad == 1)
+      io::write(g, "action", b[r].actions.data(), {T, rows});
+    else
+      io::write(g, "action", b[r].actions.data(), {T, rows, b[r].ad});
     io::write(g, "reward", rew.data(), {T, rows});
     io::write(g, "terminated", term.data(), {T, rows});
     io::write(g, "truncated", trunc.data(), {T, rows});

@@ -83,6 +83,9 @@ void write_onnx(const ExportOptions& o) {
                      "; this checkpoint was trained with algo " + cfg.algo + " (gmi_drl eval serves it)");
   const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
   const nn::ActorCriticLayout L(algos::policy_spec(cfg, spec));
+  if (!L.action_nvec.empty())
+    throw InputError(o.checkpoint + ": export --onnx writes Discrete and Box policies; " + spec.name +
+                     " has a MultiDiscrete action space (gmi_drl eval serves it)");
   if (c.state.params.size() != L.num_params)
     throw InputError(o.checkpoint + ": /policy/params does not match the policy of its config");
   const std::vector<float>& P = c.state.params;

@@ -113,6 +113,36 @@ TEST(MultiAgent, SaveAndLoadResumeExactly) {
   }
 }
 
+// WarpDrive's action space for continuous Tag: an acceleration and a turn index per agent, a
+// softmax head for each (the layered kernels even under fused_kernels on: the fused ones take
+// one head).  The initial policies are near uniform over each index (entropy 2 ln 11), the run is
+// deterministic and resumes exactly.
+TEST(MultiAgent, MultiDiscreteHeadsTrainAndResumeExactly) {
+  const auto cfg = tag("TagContinuous-v0", {{"env.multi_discrete_actions", "true"}, {"device.fused_kernels", "on"}});
+  auto straight = gmi::algos::make_trainer(cfg, 0);
+  EXPECT_EQ(straight->env_spec().action_nvec, (std::vector<int>{11, 11}));
+  EXPECT_EQ(straight->kernels().rfind("layered", 0), 0u) << straight->kernels();
+  std::vector<IterationMetrics> a, b;
+  for (int i = 0; i < 4; ++i) a.push_back(straight->iterate());
+  const auto& names = straight->loss_columns();
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    EXPECT_TRUE(std::isfinite(a[0].losses[k])) << names[k];
+    if (names[k].find("entropy") != std::string::npos) {
+      EXPECT_NEAR(a[0].losses[k], 2 * std::log(11.0), 0.05) << names[k];
+    }
+  }
+  auto first = gmi::algos::make_trainer(cfg, 0);
+  for (int i = 0; i < 2; ++i) first->iterate();
+  auto resumed = gmi::algos::make_trainer(cfg, 0);
+  resumed->load_state(first->save_state());
+  for (int i = 0; i < 2; ++i) b.push_back(resumed->iterate());
+  EXPECT_EQ(straight->params_host(), resumed->params_host());
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(a[2 + i].losses, b[i].losses);
+  // A policy of the joint action space does not load into this one.
+  auto joint = gmi::algos::make_trainer(tag("TagContinuous-v0"), 0);
+  EXPECT_THROW(resumed->load_state(joint->save_state()), gmi::Error);
+}
+
 // Each role keeps its own kernels across a restart with device.fused_kernels: auto (the role's
 // `kernel_paths` counter, under the role's name in the game's state); host builds record none.
 TEST(MultiAgent, AutoKeepsEachRolesKernelsOnResume) {

@@ -39,7 +39,7 @@ struct Harness {
       obs.emplace_back("obs", rows * r.obs_dim);
       fin.emplace_back("final_obs", rows * r.obs_dim);
       rew.emplace_back("reward", rows);
-      act.emplace_back("actions", rows);
+      act.emplace_back("actions", rows * r.act_dim());
       term.emplace_back("terminated", rows);
       trunc.emplace_back("truncated", rows);
     }
@@ -139,6 +139,39 @@ TEST(Tag, SpecShapes) {
   c = tag_spec(kTagContinuous, p);
   EXPECT_EQ(c.roles[0].obs_dim, 7 * 4 + 1);
   EXPECT_EQ(c.roles[1].num_actions, 4);
+}
+
+// With multi_discrete_actions an action is the pair (acceleration index, turn index) that the
+// joint index k = i * (num_turn_levels + 1) + j stands for: the same game step for step.
+TEST(Tag, ContinuousMultiDiscreteActionsAreThePairs) {
+  TagParams joint = small_continuous(), pairs = small_continuous();
+  joint.num_acceleration_levels = 4;
+  joint.num_turn_levels = 6;
+  pairs.num_acceleration_levels = 4;
+  pairs.num_turn_levels = 6;
+  pairs.multi_discrete_actions = true;
+  const MultiAgentSpec s = tag_spec(kTagContinuous, pairs);
+  for (const RoleSpec& r : s.roles) {
+    EXPECT_EQ(r.action_nvec, (std::vector<int>{5, 7}));
+    EXPECT_EQ(r.num_actions, 12);
+    EXPECT_EQ(r.act_dim(), 2);
+  }
+  EXPECT_TRUE(tag_spec(kTagContinuous, joint).roles[0].action_nvec.empty());
+  const int n = 3;
+  Harness a(kTagContinuous, n, 5, 0, joint), b(kTagContinuous, n, 5, 0, pairs);
+  EXPECT_EQ(a.reset(), b.reset());
+  std::mt19937 gen(3);
+  for (int t = 0; t < 40; ++t) {
+    const std::vector<std::vector<float>> k = random_actions(a.env->spec(), n, gen);
+    std::vector<std::vector<float>> ij(k.size());
+    for (std::size_t r = 0; r < k.size(); ++r)
+      for (float x : k[r]) ij[r].insert(ij[r].end(), {float(int(x) / 7), float(int(x) % 7)});
+    const Step x = a.step(k), y = b.step(ij);
+    ASSERT_EQ(x.obs, y.obs) << "step " << t;
+    ASSERT_EQ(x.reward, y.reward) << "step " << t;
+    ASSERT_EQ(x.terminated, y.terminated) << "step " << t;
+    ASSERT_EQ(x.truncated, y.truncated) << "step " << t;
+  }
 }
 
 /// Runs `steps` random steps; returns every observation, reward and flag, and the final state.

@@ -34,6 +34,7 @@ constexpr double kLog2Pi = 1.83787706640934548356;  // log(2 pi)
 struct Config {
   int num_actions = 0;  ///< > 0: categorical
   int act_dim = 1;
+  std::vector<int> nvec;  ///< MultiDiscrete groups (num_actions their sum, act_dim their number)
   double clip = 0.2, ent_coef = 0.05, vf_coef = 0.5;
   bool clip_vloss = true, norm_adv = true;
 };
@@ -55,19 +56,38 @@ struct HostResult {
 
 int out_width(const Config& c) { return c.num_actions > 0 ? c.num_actions : c.act_dim; }
 
+/// The categorical head's groups: nvec, or one of every action.
+std::vector<int> groups_of(const Config& c) { return c.nvec.empty() ? std::vector<int>{c.num_actions} : c.nvec; }
+
+/// A MultiDiscrete(nvec) config.
+Config multi_discrete(std::vector<int> nvec) {
+  Config c;
+  c.nvec = nvec;
+  c.act_dim = int(nvec.size());
+  for (int n : nvec) c.num_actions += n;
+  return c;
+}
+
 /// log pi(a|s) and entropy H for sample i, directly from the distributions' definitions.
 void host_logp_entropy(const Config& c, const Batch& b, int i, double& logp, double& ent) {
   const int out = out_width(c);
   const double* y = b.actor_out.data() + std::size_t(i) * out;
   if (c.num_actions > 0) {
-    double z = 0;
-    for (int j = 0; j < c.num_actions; ++j) z += std::exp(y[j]);
-    const int a = int(b.actions[i]);
-    logp = std::log(std::exp(y[a]) / z);
+    // A product of independent softmaxes, one per group: log-probabilities and entropies add.
+    logp = 0;
     ent = 0;
-    for (int j = 0; j < c.num_actions; ++j) {
-      const double pj = std::exp(y[j]) / z;
-      ent -= pj * std::log(pj);
+    int at = 0, g = 0;
+    for (int n : groups_of(c)) {
+      double z = 0;
+      for (int j = 0; j < n; ++j) z += std::exp(y[at + j]);
+      const int a = int(b.actions[std::size_t(i) * c.act_dim + g]);
+      logp += std::log(std::exp(y[at + a]) / z);
+      for (int j = 0; j < n; ++j) {
+        const double pj = std::exp(y[at + j]) / z;
+        ent -= pj * std::log(pj);
+      }
+      at += n;
+      ++g;
     }
   } else {
     logp = 0;
@@ -171,7 +191,8 @@ Batch make_batch(const Config& c, int B, std::uint64_t seed) {
   b.actor_out.resize(std::size_t(out) * B);
   for (auto& y : b.actor_out) y = 1.5 * u(g);
   if (c.num_actions > 0) {
-    for (int i = 0; i < B; ++i) b.actions.push_back(double(g() % c.num_actions));
+    for (int i = 0; i < B; ++i)
+      for (int n : groups_of(c)) b.actions.push_back(double(g() % n));
   } else {
     for (int j = 0; j < c.act_dim; ++j) b.log_std.push_back(-0.3 + 0.5 * j + 0.1 * u(g));
     for (int i = 0; i < B; ++i)
@@ -216,6 +237,7 @@ KernelResult run_kernel(const Config& c, const Batch& b, Kernel which = Kernel::
   PpoLossArgs<double> a;
   a.B = b.B;
   a.num_actions = c.num_actions;
+  a.categories = categories(c.nvec, "test");
   a.act_dim = c.act_dim;
   a.clip_coef = c.clip;
   a.ent_coef = c.ent_coef;
@@ -355,6 +377,32 @@ TEST(PpoLossExtra, OtherCoefficientsAndWiderGaussian) {
   check_case(c);
   c.num_actions = 40;  // at least kWideCategorical: the lane-parallel kernel
   check_case(c);
+}
+
+// MultiDiscrete heads: one softmax per group of logits, log-probabilities and entropies summed
+// (WarpDrive's Tag policies: 21 acceleration and 21 turn levels); groups wider than
+// kWideCategorical stay on the per-sample kernel.
+TEST(PpoLossExtra, MultiDiscreteGradientsMatchFiniteDifferences) {
+  for (const std::vector<int>& nvec : {std::vector<int>{3, 2}, std::vector<int>{21, 21}, std::vector<int>{2, 5, 1, 40}}) {
+    Config c = multi_discrete(nvec);
+    check_case(c);
+    c.clip_vloss = false;
+    c.norm_adv = false;
+    check_case(c);
+  }
+}
+
+// One group of a MultiDiscrete head is the same distribution as a Discrete head: the same
+// gradients and sums bit for bit.
+TEST(PpoLossExtra, OneGroupIsTheDiscreteHead) {
+  Config one = multi_discrete({7});
+  Config plain;
+  plain.num_actions = 7;
+  const Batch b = make_batch(plain, 33, 5);
+  const KernelResult x = run_kernel(one, b), y = run_kernel(plain, b);
+  EXPECT_EQ(x.d_actor_out, y.d_actor_out);
+  EXPECT_EQ(x.stats.pg, y.stats.pg);
+  EXPECT_EQ(x.stats.entropy, y.stats.entropy);
 }
 
 // The lane-parallel kernel of wide categorical heads and the one-thread-per-sample kernel agree

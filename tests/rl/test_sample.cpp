@@ -29,6 +29,8 @@ struct Outputs {
 struct Sampler {
   int N, num_actions, act_dim;
   std::vector<float> actor_out, log_std, low, high, critic;
+  std::vector<int> nvec;  ///< MultiDiscrete groups (act_dim of them)
+  bool deterministic = false;
 
   Sampler(int N_, int na, int ad, std::vector<float> per_env, std::vector<float> ls = {},
           std::vector<float> lo = {}, std::vector<float> hi = {})
@@ -39,7 +41,7 @@ struct Sampler {
 
   Outputs run(std::uint64_t seed, std::uint64_t step, std::uint64_t env_offset = 0,
               bool clip_actions = true, bool alias_env_actions = false) const {
-    const int per = num_actions > 0 ? 1 : act_dim;
+    const int per = act_dim;
     auto y = to_device(actor_out), c = to_device(critic);
     View1<float> ls("ls", std::max<std::size_t>(1, log_std.size())),
         lo("lo", std::max<std::size_t>(1, low.size())), hi("hi", std::max<std::size_t>(1, high.size()));
@@ -50,11 +52,13 @@ struct Sampler {
     SampleArgs a;
     a.N = N;
     a.num_actions = num_actions;
+    a.categories = categories(nvec, "test");
     a.act_dim = act_dim;
     a.seed = seed;
     a.step = step;
     a.env_offset = env_offset;
     a.clip_actions = clip_actions;
+    a.deterministic = deterministic;
     a.actor_out = y.data();
     a.log_std = ls.data();
     a.act_low = lo.data();
@@ -100,6 +104,60 @@ TEST(SampleActions, CategoricalFrequenciesAndLogp) {
       EXPECT_NEAR(count[j] / N, p, 5 * se) << "action " << j;
     }
   }
+}
+
+// MultiDiscrete: one index per group from its own softmax (six groups: two Philox blocks), the
+// groups independent of each other, log pi the sum of the groups'; deterministic: each group's
+// argmax.
+TEST(SampleActions, MultiDiscreteGroupsAreIndependentSoftmaxes) {
+  const std::vector<int> nvec = {3, 2, 5, 1, 4, 2};
+  const std::vector<float> logits = {0.5f, -1.0f, 1.2f, 0.3f, 0.0f, -0.2f, 1.5f, 0.1f, -2.0f, 0.7f,
+                                     0.4f, 1.1f, -0.6f, 0.2f, 0.0f, 2.0f, -1.0f};
+  const int G = int(nvec.size()), N = 200000;
+  std::vector<int> at(G, 0);
+  std::vector<double> z(G, 0);
+  for (int g = 0; g < G; ++g) {
+    at[g] = g ? at[g - 1] + nvec[g - 1] : 0;
+    for (int j = 0; j < nvec[g]; ++j) z[g] += std::exp(double(logits[at[g] + j]));
+  }
+  auto p = [&](int g, int j) { return std::exp(double(logits[at[g] + j])) / z[g]; };
+  Sampler s(N, int(logits.size()), G, logits);
+  s.nvec = nvec;
+  const auto o = s.run(11, 77);
+  std::vector<std::vector<double>> count(G);
+  for (int g = 0; g < G; ++g) count[g].assign(nvec[g], 0);
+  std::vector<double> joint(3 * 4, 0);  // groups 0 and 4: different Philox blocks
+  for (int i = 0; i < N; ++i) {
+    double ref = 0;
+    for (int g = 0; g < G; ++g) {
+      const float a = o.actions[std::size_t(i) * G + g];
+      ASSERT_EQ(a, std::floor(a));
+      ASSERT_GE(a, 0.0f);
+      ASSERT_LT(a, float(nvec[g]));
+      ASSERT_EQ(o.env_actions[std::size_t(i) * G + g], a);
+      count[g][int(a)] += 1;
+      ref += std::log(p(g, int(a)));
+    }
+    joint[int(o.actions[std::size_t(i) * G]) * 4 + int(o.actions[std::size_t(i) * G + 4])] += 1;
+    ASSERT_NEAR(o.logp[i], ref, 1e-5) << "env " << i;
+  }
+  for (int g = 0; g < G; ++g)
+    for (int j = 0; j < nvec[g]; ++j) {
+      const double se = std::sqrt(p(g, j) * (1 - p(g, j)) / N);
+      EXPECT_NEAR(count[g][j] / N, p(g, j), 5 * se + 1e-12) << "group " << g << " action " << j;
+    }
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 4; ++b) {
+      const double q = p(0, a) * p(4, b), se = std::sqrt(q * (1 - q) / N);
+      EXPECT_NEAR(joint[a * 4 + b] / N, q, 5 * se) << "groups 0 and 4: " << a << ", " << b;
+    }
+  Sampler d(4, int(logits.size()), G, logits);
+  d.nvec = nvec;
+  d.deterministic = true;
+  const auto m = d.run(11, 77);
+  const std::vector<float> mode = {2, 0, 1, 0, 0, 0};  // each group's largest logit
+  for (int i = 0; i < 4; ++i)
+    for (int g = 0; g < G; ++g) EXPECT_EQ(m.actions[std::size_t(i) * G + g], mode[g]) << "group " << g;
 }
 
 TEST(SampleActions, GaussianMomentsLogpAndClipping) {

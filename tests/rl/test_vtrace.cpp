@@ -204,6 +204,28 @@ TEST(Vtrace, ActionLogProbabilities) {
       EXPECT_NEAR(got[i], want, 1e-5 * std::max(1.0, std::fabs(want))) << "sample " << i;
     }
   }
+  {  // MultiDiscrete(4, 1, 3): the sum of each group's log-softmax
+    const std::vector<int> nvec = {4, 1, 3};
+    const int A = 8, G = 3;
+    std::vector<float> logits(std::size_t(B) * A), actions(std::size_t(B) * G);
+    for (auto& x : logits) x = 2 * n01(g);
+    for (int i = 0; i < B; ++i)
+      for (int k = 0; k < G; ++k) actions[std::size_t(i) * G + k] = float((i + k) % nvec[k]);
+    auto y = to_device(logits), a = to_device(actions);
+    View1<float> out("logp", B);
+    action_logp<float>(space, B, A, G, y.data(), nullptr, a.data(), out.data(), categories(nvec, "test"));
+    space.fence();
+    const auto got = to_host(out);
+    for (int i = 0; i < B; ++i) {
+      double want = 0;
+      for (int k = 0, at = 0; k < G; at += nvec[k], ++k) {
+        double z = 0;
+        for (int j = 0; j < nvec[k]; ++j) z += std::exp(double(logits[std::size_t(i) * A + at + j]));
+        want += logits[std::size_t(i) * A + at + (i + k) % nvec[k]] - std::log(z);
+      }
+      EXPECT_NEAR(got[i], want, 1e-5 * std::max(1.0, std::fabs(want))) << "sample " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -27,7 +27,11 @@ struct RoleSpec {            ///< one policy per role trains all agents of the r
   std::string name;          ///< "tagger", "runner"
   int agents = 0;            ///< agents of this role per environment
   int obs_dim = 0;
-  int num_actions = 0;       ///< discrete action count (both Tag games are discrete)
+  int num_actions = 0;       ///< discrete action count (both Tag games are discrete; MultiDiscrete: the sum)
+  std::vector<int> action_nvec;  ///< MultiDiscrete groups (EnvSpec::action_nvec); empty: Discrete
+  int act_dim() const { return action_nvec.empty() ? 1 : int(action_nvec.size()); }  ///< numbers per action
+  /// The index range of each of an action's numbers: action_nvec, or {num_actions}.
+  std::vector<int> action_sizes() const { return action_nvec.empty() ? std::vector<int>{num_actions} : action_nvec; }
 };
 
 struct MultiAgentSpec {

@@ -74,6 +74,7 @@ TagParams resolve_tag_params(const std::string& name, const TagParams& in) {
     unused("min_turn", p.min_turn == d.min_turn);
     unused("num_acceleration_levels", p.num_acceleration_levels == d.num_acceleration_levels);
     unused("num_turn_levels", p.num_turn_levels == d.num_turn_levels);
+    unused("multi_discrete_actions", p.multi_discrete_actions == d.multi_discrete_actions);
     unused("edge_hit_penalty", p.edge_hit_penalty == d.edge_hit_penalty);
     unused("num_other_agents_observed", p.num_other_agents_observed == d.num_other_agents_observed);
     unused("tagging_distance", p.tagging_distance == d.tagging_distance);

@@ -16,8 +16,9 @@
 ///   square is clipped to it and the step costs edge_hit_penalty.
 /// An agent out of the game keeps its position with speed, direction and acceleration 0.
 /// The action is one index a = i * (num_turn_levels + 1) + j (WarpDrive's MultiDiscrete pair
-/// flattened): acc_levels = [0, linspace(min_acceleration, max_acceleration, levels)], turn_levels
-/// likewise.
+/// flattened), or with multi_discrete_actions the pair (i, j) itself, two floats per row (WarpDrive's
+/// action space: its policies have one softmax head per index): acc_levels = [0,
+/// linspace(min_acceleration, max_acceleration, levels)], turn_levels likewise.
 /// Rewards: every agent in the game gets edge penalty + step reward (step_penalty_for_tagger,
 /// step_reward_for_runner); a runner in the game whose nearest tagger (lowest number on ties) is
 /// closer than tagging_distance * grid_length is tagged: tag_penalty_for_runner to it and
@@ -54,10 +55,12 @@ struct TagContinuous {
     const int taggers = *p.num_taggers, runners = *p.num_runners, agents = taggers + runners;
     const int others = p.use_full_observation ? agents - 1 : p.num_other_agents_observed;
     const int obs_dim = kFeatures * others + 1;
-    const int actions = (p.num_acceleration_levels + 1) * (p.num_turn_levels + 1);
+    const int acc = p.num_acceleration_levels + 1, turn = p.num_turn_levels + 1;
+    const int actions = p.multi_discrete_actions ? acc + turn : acc * turn;
+    const std::vector<int> nvec = p.multi_discrete_actions ? std::vector<int>{acc, turn} : std::vector<int>{};
     MultiAgentSpec s;
     s.name = kTagContinuous;
-    s.roles = {{"tagger", taggers, obs_dim, actions}, {"runner", runners, obs_dim, actions}};
+    s.roles = {{"tagger", taggers, obs_dim, actions, nvec}, {"runner", runners, obs_dim, actions, nvec}};
     s.max_episode_steps = p.episode_length;
     s.stat_terms = {"runners_tagged", "tag_rate"};
     s.stat_divisors = {1.0, double(runners)};
@@ -83,6 +86,7 @@ struct TagContinuous {
         nearest(p.num_other_agents_observed),
         turn_count(p.num_turn_levels + 1),
         num_actions((p.num_acceleration_levels + 1) * (p.num_turn_levels + 1)),
+        multi_discrete(p.multi_discrete_actions),
         grid(float(p.grid_length)),
         diag(float(double(float(p.grid_length)) * 1.4142135623730951)),
         margin(float(p.tagging_distance * double(float(p.grid_length)))),
@@ -135,6 +139,11 @@ struct TagContinuous {
     });
   }
 
+  /// The action index f (a float) clamped to [0, n).
+  KOKKOS_INLINE_FUNCTION static int index_in(float f, int n) {
+    return f >= 1.0f ? (f < float(n - 1) ? int(f) : n - 1) : 0;
+  }
+
   /// Euclidean distance in float32, as WarpDrive's (sqrt of the summed squares).
   KOKKOS_INLINE_FUNCTION float distance(std::size_t i, std::size_t j) const {
     const float dx = loc_x(i) - loc_x(j), dy = loc_y(i) - loc_y(j);
@@ -154,11 +163,18 @@ struct TagContinuous {
       const std::size_t i = base + a;
       const int r = lay.role(a);
       const std::size_t row = lay.row(e, a, r);
-      const float f = act.p[r][row];
-      const int k = f >= 1.0f ? (f < float(num_actions - 1) ? int(f) : num_actions - 1) : 0;
+      int ia, it;  // acceleration and turn indices
+      if (multi_discrete) {
+        ia = index_in(act.p[r][2 * row], num_actions / turn_count);
+        it = index_in(act.p[r][2 * row + 1], turn_count);
+      } else {
+        const int k = index_in(act.p[r][row], num_actions);
+        ia = k / turn_count;
+        it = k % turn_count;
+      }
       const float in = float(still(i));
-      float acc = acceleration(i) + acc_levels(k / turn_count);
-      float dir = math::fmod(direction(i) + turn_levels(k % turn_count), two_pi) * in;
+      float acc = acceleration(i) + acc_levels(ia);
+      float dir = math::fmod(direction(i) + turn_levels(it), two_pi) * in;
       if (dir < 0.0f) dir = two_pi + dir;
       const float limit = speed_limit[r];
       const float sp = math::min(limit, math::max(0.0f, speed(i) + acc)) * in;
@@ -346,7 +362,8 @@ struct TagContinuous {
   RoleLayout lay;
   int taggers, episode_length;
   bool full_obs, exits;
-  int nearest, turn_count, num_actions;
+  int nearest, turn_count, num_actions;  ///< num_actions: every (acceleration, turn) pair
+  bool multi_discrete;                   ///< actions as two indices (acceleration, turn), not one
   float grid, diag, margin, speed_norm, edge_penalty, tag_reward, tag_penalty, end_reward;
   float speed_limit[2] = {}, step_reward[2] = {};  ///< per role: tagger, runner
   bool given_xy, given_dir;

@@ -35,7 +35,7 @@ struct TagGridworld {
     const int obs_dim = p.use_full_observation ? 4 * agents + 1 : 6;
     MultiAgentSpec s;
     s.name = kTagGridworld;
-    s.roles = {{"tagger", taggers, obs_dim, kNumActions}, {"runner", 1, obs_dim, kNumActions}};
+    s.roles = {{"tagger", taggers, obs_dim, kNumActions, {}}, {"runner", 1, obs_dim, kNumActions, {}}};
     s.max_episode_steps = p.episode_length;
     s.stat_terms = {"runners_tagged", "tag_rate"};
     s.stat_divisors = {1.0, 1.0};  // one runner

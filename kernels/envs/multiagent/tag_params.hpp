@@ -58,6 +58,8 @@ inline constexpr int kMaxTagActionLevels = 1000;
   X(double, min_turn, -1.5707963267948966, any, "smallest turn action [rad]" GMI_TAG_CONT_)                              \
   X(int, num_acceleration_levels, 10, any, "acceleration actions evenly spaced in [min, max] besides 'no change'" GMI_TAG_CONT_) \
   X(int, num_turn_levels, 10, any, "turn actions evenly spaced in [min, max] besides 'no turn'" GMI_TAG_CONT_)           \
+  X(bool, multi_discrete_actions, false, any,                                                                 \
+    "an action as two indices, acceleration and turn (MultiDiscrete, WarpDrive's policy heads), or one index over every pair" GMI_TAG_CONT_) \
   X(double, edge_hit_penalty, -0.0, any, "added (<= 0) when an agent is clipped at the edge" GMI_TAG_CONT_)              \
   X(int, num_other_agents_observed, 2, any, "nearest other agents observed when use_full_observation is false" GMI_TAG_CONT_) \
   X(double, tagging_distance, 0.01, any, "a runner closer than this times grid_length to a tagger is tagged" GMI_TAG_CONT_) \

@@ -65,7 +65,7 @@ void PpoTrainer::vtrace_targets(const rl::PpoLossArgs<float>& la) {
   const int n = N_ / cfg_.section<PpoConfig>().num_minibatches;
   nn::mlp_forward(space_, layout_.critic, params_.data(), policy_in_.data(), n, critic_roll_);
   rl::action_logp(space_, B_, layout_.num_actions, ad_, la.actor_out, la.log_std, mb_actions_.data(),
-                  mb_logp_now_.data());
+                  mb_logp_now_.data(), la.categories);
   rl::VtraceArgs<float> va;
   va.T = T_;
   va.N = n;

@@ -41,8 +41,9 @@ envs::EnvSpec MultiAgentPpoTrainer::role_spec(const envs::MultiAgentSpec& g, int
   envs::EnvSpec s;
   s.name = g.name + ":" + role.name;
   s.obs_dim = role.obs_dim;
-  s.act_dim = 1;
+  s.act_dim = role.act_dim();
   s.num_actions = role.num_actions;
+  s.action_nvec = role.action_nvec;
   s.obs_low.assign(role.obs_dim, -INFINITY);
   s.obs_high.assign(role.obs_dim, INFINITY);
   s.max_episode_steps = g.max_episode_steps;
@@ -243,6 +244,11 @@ TrainerState MultiAgentPpoTrainer::role_state(const TrainerState& s, int r, bool
   const std::string name = game_.roles[r].name;
   std::size_t at = 0;
   for (int q = 0; q < r; ++q) at += params_[q];
+  std::size_t total = 0;
+  for (std::size_t n : params_) total += n;
+  GMI_REQUIRE(s.params.size() == total && s.adam_m.size() == total && s.adam_v.size() == total,
+              "multi-agent state: " + std::to_string(s.params.size()) + " parameters where the roles' policies have " +
+                  std::to_string(total));
   TrainerState t;
   t.iteration = s.iteration;
   t.adam_step = s.counter(name + "_adam_step");

@@ -76,6 +76,7 @@ nn::ActorCriticSpec policy_spec(const config::Config& c, const envs::EnvSpec& e)
   s.obs_dim = e.obs_dim;
   s.act_dim = e.act_dim;
   s.num_actions = e.num_actions;
+  s.action_nvec = e.action_nvec;
   s.actor_hidden = c.policy.actor_hidden;
   s.critic_hidden = c.policy.critic_hidden;
   s.activation = nn::parse_activation(c.policy.activation);
@@ -727,6 +728,7 @@ rl::PpoLossArgs<float> PpoTrainer::loss_args() const {
   rl::PpoLossArgs<float> la;
   la.B = B_;
   la.num_actions = layout_.num_actions;
+  la.categories = rl::categories(layout_.action_nvec, "the policy's action space");
   la.act_dim = ad_;
   la.clip_coef = float(cfg_.section<PpoConfig>().clip_coef);
   la.ent_coef = float(cfg_.section<PpoConfig>().ent_coef);
