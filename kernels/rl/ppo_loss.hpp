@@ -8,6 +8,7 @@
 /// with r = exp(logp - logp_old) and A normalised per minibatch when norm_adv
 /// (mean, unbiased std + 1e-8, as torch's .std()).  The kernel writes dL/d(actor output),
 /// dL/dV and, for the Gaussian head, per-sample dL/dlog_std terms that one GEMV sums.
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/core/error.hpp"
@@ -154,10 +155,11 @@ KOKKOS_INLINE_FUNCTION S categorical_grad(S y, S lse, S ent, bool taken, S g_log
 
 }  // namespace detail
 
-/// Categorical heads of one group with at least this many actions run the loss with a vector of lanes per
-/// sample (ppo_loss_wide): one thread per sample walks its logits four times, and on GPUs a
-/// warp's loads then touch a cache line per lane (continuous Tag's 441 actions: 19 % of an
-/// iteration).
+/// Categorical heads with a group of at least this many logits run the loss with a vector of lanes
+/// per sample (ppo_loss_wide): one thread per sample walks its logits four times, and on GPUs a
+/// warp's loads then touch a cache line per lane (continuous Tag's 441 joint actions: 19 % of an
+/// iteration).  Narrower groups stay on one thread a sample: with WarpDrive's 21 + 21 logits the
+/// lanes' loss took 40 ms of a 208 ms update on an H100, one thread a sample 24 ms.
 inline constexpr int kWideCategorical = 32;
 
 /// The loss kernel, one thread per sample; sums of the loss terms go to *stats (device memory).
@@ -170,10 +172,16 @@ void ppo_loss_per_sample(const ExecSpace& space, const PpoLossArgs<S>& a, LossSt
       KOKKOS_LAMBDA(const int i, LossStats& st) {
         const S invB = S(1) / S(p.B);
         // log pi(a|s) and entropy of the current policy
-        S logp, ent, lse[Categories::kMaxGroups], ents[Categories::kMaxGroups];
+        // One group (Discrete): scalars; several: per-group arrays (local memory on GPUs).
+        S logp, ent, lse1 = 0, lse[Categories::kMaxGroups], ents[Categories::kMaxGroups];
         const int out = p.num_actions > 0 ? p.num_actions : p.act_dim;
+        const bool grouped = p.categories.groups() > 1;
         const S* y = p.actor_out + std::size_t(i) * out;
-        if (p.num_actions > 0) {
+        if (p.num_actions > 0 && !grouped) {
+          lse1 = logsumexp(y, p.num_actions);
+          logp = y[int(p.actions[i])] - lse1;
+          ent = categorical_entropy(y, p.num_actions, lse1);
+        } else if (p.num_actions > 0) {
           categorical_logp_entropy(y, p.num_actions, p.categories, p.actions + std::size_t(i) * p.act_dim, logp, ent,
                                    lse, ents);
         } else {
@@ -183,7 +191,10 @@ void ppo_loss_per_sample(const ExecSpace& space, const PpoLossArgs<S>& a, LossSt
         const S g_logp = detail::policy_terms(p, i, logp, st);  // dL/dlogp for this sample
         const S g_ent = -p.ent_coef * invB;                      // dL/dH for this sample
         S* dy = p.d_actor_out + std::size_t(i) * out;
-        if (p.num_actions > 0) {
+        if (p.num_actions > 0 && !grouped) {
+          const int act = int(p.actions[i]);
+          for (int j = 0; j < p.num_actions; ++j) dy[j] = detail::categorical_grad(y[j], lse1, ent, j == act, g_logp, g_ent);
+        } else if (p.num_actions > 0) {
           // Group g's logits see its own entropy: H = sum_g H_g, dH/dy_j = -p_j (log p_j + H_g).
           for (int g = 0, at = 0; g < p.categories.groups(); ++g) {
             const int n = p.categories.size_of(g, p.num_actions), act = int(p.actions[std::size_t(i) * p.act_dim + g]);
@@ -208,12 +219,12 @@ void ppo_loss_per_sample(const ExecSpace& space, const PpoLossArgs<S>& a, LossSt
 }
 
 /// The loss kernel of a categorical head with a vector of lanes per sample (a warp on GPUs, one
-/// lane on host backends): the logits' max, sum of exponentials and entropy are lane reductions,
+/// lane on host backends): each group's max, sum of exponentials and entropy are lane reductions,
 /// their gradients written by consecutive lanes.  The same sums as ppo_loss_per_sample up to
 /// their order.
 template <class S>
 void ppo_loss_wide(const ExecSpace& space, const PpoLossArgs<S>& a, LossStats* stats) {
-  GMI_REQUIRE(a.num_actions > 0 && a.categories.groups() == 1, "ppo_loss_wide: a categorical head of one group only");
+  GMI_REQUIRE(a.num_actions > 0, "ppo_loss_wide: a categorical head only");
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
   Kokkos::View<LossStats, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> r(stats);
@@ -224,30 +235,46 @@ void ppo_loss_wide(const ExecSpace& space, const PpoLossArgs<S>& a, LossStats* s
       KOKKOS_LAMBDA(const Member& m, LossStats& st) {
         const int i = m.league_rank() * m.team_size() + m.team_rank();
         if (i >= p.B) return;
-        const int n = p.num_actions;
-        const S* y = p.actor_out + std::size_t(i) * n;
-        S mx;
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(m, n), [&](const int j, S& v) { v = math::max(v, y[j]); }, Kokkos::Max<S>(mx));
-        S sum = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(m, n), [&](const int j, S& v) { v += math::exp(y[j] - mx); }, sum);
-        const S lse = mx + math::log(sum);
-        S ent = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(m, n),
-            [&](const int j, S& v) {
-              const S lp = y[j] - lse;
-              v -= math::exp(lp) * lp;
-            },
-            ent);
-        const int act = int(p.actions[i]);
+        const int G = p.categories.groups();
+        const S* y = p.actor_out + std::size_t(i) * p.num_actions;
+        const S* act = p.actions + std::size_t(i) * p.act_dim;
+        S lse[Categories::kMaxGroups], ents[Categories::kMaxGroups], logp = 0, ent = 0;
+        for (int g = 0, at = 0; g < G; ++g) {
+          const int n = p.categories.size_of(g, p.num_actions);
+          const S* yg = y + at;
+          S mx;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(m, n), [&](const int j, S& v) { v = math::max(v, yg[j]); }, Kokkos::Max<S>(mx));
+          S sum = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(m, n), [&](const int j, S& v) { v += math::exp(yg[j] - mx); }, sum);
+          lse[g] = mx + math::log(sum);
+          S h = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(m, n),
+              [&](const int j, S& v) {
+                const S lp = yg[j] - lse[g];
+                v -= math::exp(lp) * lp;
+              },
+              h);
+          ents[g] = h;
+          logp += yg[int(act[g])] - lse[g];
+          ent += h;
+          at += n;
+        }
         LossStats mine;
-        const S g_logp = detail::policy_terms(p, i, y[act] - lse, mine);
+        const S g_logp = detail::policy_terms(p, i, logp, mine);
         const S g_ent = -p.ent_coef * (S(1) / S(p.B));
-        S* dy = p.d_actor_out + std::size_t(i) * n;
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, n),
-                             [&](const int j) { dy[j] = detail::categorical_grad(y[j], lse, ent, j == act, g_logp, g_ent); });
+        S* dy = p.d_actor_out + std::size_t(i) * p.num_actions;
+        for (int g = 0, at = 0; g < G; ++g) {
+          const int n = p.categories.size_of(g, p.num_actions), k = int(act[g]);
+          // one group: its entropy is the whole entropy (the same expression as before groups)
+          const S l = lse[g], h = G > 1 ? ents[g] : ent;
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(m, n), [&](const int j) {
+            dy[at + j] = detail::categorical_grad(y[at + j], l, h, j == k, g_logp, g_ent);
+          });
+          at += n;
+        }
         Kokkos::single(Kokkos::PerThread(m), [&] {
           detail::value_terms(p, i, mine);
           mine.entropy += double(ent);
@@ -260,7 +287,9 @@ void ppo_loss_wide(const ExecSpace& space, const PpoLossArgs<S>& a, LossStats* s
 /// The loss kernel; sums of the loss terms go to *stats (device memory).
 template <class S>
 void ppo_loss(const ExecSpace& space, const PpoLossArgs<S>& a, LossStats* stats) {
-  if (a.num_actions >= kWideCategorical && a.categories.groups() == 1)
+  int widest = 0;
+  for (int g = 0; g < a.categories.groups(); ++g) widest = std::max(widest, a.categories.size_of(g, a.num_actions));
+  if (a.num_actions > 0 && widest >= kWideCategorical)
     ppo_loss_wide(space, a, stats);
   else
     ppo_loss_per_sample(space, a, stats);

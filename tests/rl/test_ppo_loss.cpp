@@ -392,28 +392,15 @@ TEST(PpoLossExtra, MultiDiscreteGradientsMatchFiniteDifferences) {
   }
 }
 
-// One group of a MultiDiscrete head is the same distribution as a Discrete head: the same
-// gradients and sums bit for bit.
-TEST(PpoLossExtra, OneGroupIsTheDiscreteHead) {
-  Config one = multi_discrete({7});
-  Config plain;
-  plain.num_actions = 7;
-  const Batch b = make_batch(plain, 33, 5);
-  const KernelResult x = run_kernel(one, b), y = run_kernel(plain, b);
-  EXPECT_EQ(x.d_actor_out, y.d_actor_out);
-  EXPECT_EQ(x.stats.pg, y.stats.pg);
-  EXPECT_EQ(x.stats.entropy, y.stats.entropy);
-}
-
 // The lane-parallel kernel of wide categorical heads and the one-thread-per-sample kernel agree
 // to rounding (their sums over the logits run in another order), for narrow and wide heads.
 TEST(PpoLossExtra, WideCategoricalKernelMatchesPerSampleKernel) {
-  for (int n : {3, 33, 441}) {
-    SCOPED_TRACE(n);
-    Config c;
-    c.num_actions = n;
-    c.act_dim = 1;
-    const Batch b = make_batch(c, 70, 7 + n);  // 70 samples: a partial last team
+  const std::vector<std::vector<int>> heads = {{3}, {33}, {441}, {21, 21}, {3, 2, 40}};
+  for (const std::vector<int>& nvec : heads) {
+    SCOPED_TRACE(::testing::Message() << nvec.size() << " groups, " << nvec.back() << " logits in the last");
+    Config c = nvec.size() > 1 ? multi_discrete(nvec) : Config{};
+    if (nvec.size() == 1) c.num_actions = nvec[0];
+    const Batch b = make_batch(c, 70, 7 + c.num_actions);  // 70 samples: a partial last team
     const KernelResult x = run_kernel(c, b, Kernel::PerSample), y = run_kernel(c, b, Kernel::Wide);
     ASSERT_EQ(x.d_actor_out.size(), y.d_actor_out.size());
     for (std::size_t q = 0; q < x.d_actor_out.size(); ++q)

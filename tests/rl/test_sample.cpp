@@ -127,6 +127,7 @@ TEST(SampleActions, MultiDiscreteGroupsAreIndependentSoftmaxes) {
   std::vector<std::vector<double>> count(G);
   for (int g = 0; g < G; ++g) count[g].assign(nvec[g], 0);
   std::vector<double> joint(3 * 4, 0);  // groups 0 and 4: different Philox blocks
+  std::vector<double> lanes(3 * 2, 0);  // groups 0 and 1: lanes 0 and 1 of one block
   for (int i = 0; i < N; ++i) {
     double ref = 0;
     for (int g = 0; g < G; ++g) {
@@ -139,6 +140,7 @@ TEST(SampleActions, MultiDiscreteGroupsAreIndependentSoftmaxes) {
       ref += std::log(p(g, int(a)));
     }
     joint[int(o.actions[std::size_t(i) * G]) * 4 + int(o.actions[std::size_t(i) * G + 4])] += 1;
+    lanes[int(o.actions[std::size_t(i) * G]) * 2 + int(o.actions[std::size_t(i) * G + 1])] += 1;
     ASSERT_NEAR(o.logp[i], ref, 1e-5) << "env " << i;
   }
   for (int g = 0; g < G; ++g)
@@ -150,6 +152,11 @@ TEST(SampleActions, MultiDiscreteGroupsAreIndependentSoftmaxes) {
     for (int b = 0; b < 4; ++b) {
       const double q = p(0, a) * p(4, b), se = std::sqrt(q * (1 - q) / N);
       EXPECT_NEAR(joint[a * 4 + b] / N, q, 5 * se) << "groups 0 and 4: " << a << ", " << b;
+    }
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 2; ++b) {
+      const double q = p(0, a) * p(1, b), se = std::sqrt(q * (1 - q) / N);
+      EXPECT_NEAR(lanes[a * 2 + b] / N, q, 5 * se) << "groups 0 and 1: " << a << ", " << b;
     }
   Sampler d(4, int(logits.size()), G, logits);
   d.nvec = nvec;
