@@ -141,7 +141,7 @@ template <class Scalar>
 void layer_forward(const ExecSpace& space, const MlpLayout& layout, std::size_t l, const Scalar* W, long long w_stride,
                    const Scalar* b, const Scalar* in, long long in_stride, Scalar* Z, int B, int count) {
   const Layer& ly = layout.layers[l];
-  const bool linear = l + 1 == layout.layers.size();
+  const bool linear = l + 1 == layout.layers.size() && !layout.activated_out;
   const long long z_stride = (long long)ly.out * B;
   if constexpr (std::is_same_v<Scalar, float>) {
     if (count == 1 && !linear && tile_gemm::forward(space, layout.act, ly.out, ly.in, B, W, b, in, Z)) return;
@@ -228,6 +228,12 @@ template <class Scalar>
 void backward(const ExecSpace& space, const MlpLayout& layout, const Scalar* params, std::size_t param_stride,
               int count, const Scalar* X, int B, MlpWorkspace<Scalar>& ws, Scalar* dY, Scalar* grads, Scalar* dX) {
   Scalar* dZ = dY;
+  if (layout.activated_out) {  // dY is the gradient of the last activation's output
+    GMI_REQUIRE(count == 1, "mlp_backward: an activated output layer in a batched backward pass");
+    dispatch(layout.act, [&](auto a) {
+      act_backward(space, dY, ws.acts.data() + ws.act_offset.back(), std::size_t(layout.out()) * B, a);
+    });
+  }
   int dz_buffer = -1;  // which ping-pong buffer dZ is (-1: the caller's dY)
   Scalar* bufs[2] = {ws.grad_a.data(), ws.grad_b.data()};
   int next = 0;

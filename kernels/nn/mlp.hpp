@@ -28,13 +28,17 @@ struct Layer {
   std::size_t b = 0;  ///< offset of b in the flat buffer
 };
 
-/// Shapes and parameter offsets of an MLP: in -> hidden... -> out (last layer linear).
+/// Shapes and parameter offsets of an MLP: in -> hidden... -> out (last layer linear, unless
+/// activated_out).
 struct MlpLayout {
   MlpLayout() = default;
   MlpLayout(int in, const std::vector<int>& hidden, int out, Activation act, std::size_t offset);
 
   std::vector<Layer> layers;
   Activation act = Activation::Tanh;
+  /// The last layer applies `act` too (hidden layers that heads share: an actor-critic's trunk);
+  /// mlp_backward's dY is then the gradient of that activation's output.
+  bool activated_out = false;
   std::size_t offset = 0;      ///< first parameter in the flat buffer
   std::size_t num_params = 0;  ///< flat-buffer entries of this MLP (alignment padding included)
   int in() const { return layers.front().in; }

@@ -89,7 +89,7 @@ void fused_act_prepare(const ExecSpace& space, const nn::ActorCriticLayout& layo
 }
 
 int fused_act_tile(const nn::ActorCriticLayout& l, long long n) {
-  if (l.action_nvec.size() > 1) return 0;  // a MultiDiscrete head: the layered kernels
+  if (l.action_nvec.size() > 1 || l.shared()) return 0;  // MultiDiscrete heads, shared hidden layers: layered
   if (int(l.actor.layers.size()) > nn::FusedNet::kMaxLayers ||
       int(l.critic.layers.size()) > nn::FusedNet::kMaxLayers)
     return 0;

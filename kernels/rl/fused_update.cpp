@@ -587,7 +587,7 @@ std::size_t scratch_limit() { return std::size_t(TeamPolicy::scratch_size_max(kS
 
 /// Largest tile whose scratch fits both networks (0: none).
 int pick_tile(const nn::ActorCriticLayout& l) {
-  if (l.action_nvec.size() > 1) return 0;  // a MultiDiscrete head: the layered kernels
+  if (l.action_nvec.size() > 1 || l.shared()) return 0;  // MultiDiscrete heads, shared hidden layers: layered
   if (int(l.actor.layers.size()) > FusedUpdate::kMaxLayers || int(l.critic.layers.size()) > FusedUpdate::kMaxLayers)
     return 0;
   if (l.continuous() && l.act_dim > FusedUpdate::kMaxActDim) return 0;

@@ -8,7 +8,7 @@
 namespace gmi::algos {
 Actor::Actor(const nn::ActorCriticLayout& layout, const std::vector<float>& params, const std::vector<double>& obs_rms,
              const ActorOptions& options, int capacity)
-    : layout_(layout), options_(options) {
+    : layout_(layout), options_(options), categories_(rl::categories(layout.action_nvec, "the policy's action space")) {
   GMI_REQUIRE(params.size() == layout.num_params, "actor: parameter count does not match the policy layout");
   params_ = device_copy("gmi::actor::params", params);
   policy_in_ = View1<float>("gmi::actor::policy_in", std::size_t(capacity) * layout.obs_dim);
@@ -22,7 +22,7 @@ Actor::Actor(const nn::ActorCriticLayout& layout, const std::vector<float>& para
     GMI_REQUIRE(obs_rms.size() == obs_rms_.state().extent(0), "actor: observation normaliser has the wrong size");
     Kokkos::deep_copy(obs_rms_.state(), device_copy("gmi::actor::obs_rms", obs_rms));
   }
-  ws_ = nn::MlpWorkspace<float>(layout.actor, capacity);
+  ws_ = nn::ActorCriticWorkspace(layout, capacity, true, false);
   fused_ = options.fused && rl::fused_act_supported(layout);
   if (fused_) {
     logp_ = View1<float>("gmi::actor::logp", capacity);
@@ -70,12 +70,11 @@ void act_step(const ExecSpace& space, const ActStep& s, const ActScratch& w) {
     s.obs_rms->normalize(space, s.obs, w.policy_in, s.n, s.obs_clip);
     in = w.policy_in;
   }
-  nn::mlp_forward(space, L.actor, s.params, in, s.n, *w.actor);
-  if (w.critic) nn::mlp_forward(space, L.critic, s.params, in, s.n, *w.critic);
+  nn::ac_forward(space, L, s.params, in, s.n, *w.nets, true, w.values);
   rl::SampleArgs a;
   a.N = s.n;
   a.num_actions = L.num_actions;
-  a.categories = rl::categories(L.action_nvec, "the policy's action space");
+  a.categories = s.categories;
   a.act_dim = L.act_dim;
   a.seed = s.seed;
   a.step = s.step;
@@ -83,15 +82,15 @@ void act_step(const ExecSpace& space, const ActStep& s, const ActScratch& w) {
   a.env_offset = s.env_offset;
   a.clip_actions = s.clip_actions;
   a.deterministic = s.deterministic;
-  a.actor_out = w.actor->output(L.actor);
+  a.actor_out = nn::ac_policy_out(L, *w.nets);
   a.log_std = L.continuous() ? s.params + L.log_std : nullptr;
   a.act_low = s.act_low;
   a.act_high = s.act_high;
-  a.critic_out = w.critic ? w.critic->output(L.critic) : nullptr;
+  a.critic_out = w.values ? nn::ac_values(L, *w.nets) : nullptr;
   a.actions = s.actions;
   a.env_actions = s.env_actions;
   a.logp = s.logp;
-  a.values = w.critic ? s.values : nullptr;
+  a.values = w.values ? s.values : nullptr;
   rl::sample_actions(space, a);
 }
 
@@ -99,6 +98,7 @@ void Actor::act(const ExecSpace& space, const float* obs, int n, bool determinis
                 std::uint64_t step, std::uint64_t env_offset, float* actions, float* env_actions) {
   ActStep s;
   s.layout = &layout_;
+  s.categories = categories_;
   s.params = params_.data();
   s.obs = obs;
   s.n = n;
@@ -116,7 +116,7 @@ void Actor::act(const ExecSpace& space, const float* obs, int n, bool determinis
   s.env_actions = env_actions;
   s.logp = logp_.data();      // the fused kernel's by-products (unallocated on the layered path)
   s.values = values_.data();
-  act_step(space, s, {fused_, frag_.size() ? frag_.data() : nullptr, policy_in_.data(), &ws_, nullptr});
+  act_step(space, s, {fused_, frag_.size() ? frag_.data() : nullptr, policy_in_.data(), &ws_, false});
 }
 
 void copy_env_actions(const ExecSpace& space, const float* actions, float* env_actions, std::size_t count) {

@@ -10,6 +10,7 @@
 #include "kernels/core/kokkos.hpp"
 #include "kernels/nn/actor_critic.hpp"
 #include "kernels/nn/mlp.hpp"
+#include "kernels/rl/heads.hpp"
 #include "kernels/rl/normalizer.hpp"
 
 namespace gmi::algos {
@@ -28,6 +29,7 @@ struct ActorOptions {
 /// (`fused`) or the layered one (normalise, actor MLP, critic MLP when wanted, sample).
 struct ActStep {
   const nn::ActorCriticLayout* layout = nullptr;
+  rl::Categories categories;      ///< the categorical head's groups (rl::categories(layout->action_nvec))
   const float* params = nullptr;  ///< the flat actor-critic parameters (device)
   const float* obs = nullptr;     ///< [n][obs_dim] raw observations (device)
   int n = 0;
@@ -55,8 +57,8 @@ struct ActScratch {
   bool fused = false;
   const float* frag = nullptr;
   float* policy_in = nullptr;                     ///< [n][obs_dim]
-  nn::MlpWorkspace<float>* actor = nullptr;
-  nn::MlpWorkspace<float>* critic = nullptr;      ///< nullptr: no values (layered path)
+  nn::ActorCriticWorkspace* nets = nullptr;
+  bool values = false;                            ///< the critic's values too (layered path)
 };
 
 void act_step(const ExecSpace& space, const ActStep& s, const ActScratch& w);
@@ -102,7 +104,8 @@ class Actor final : public Policy {
   View1<float> frag_;
   bool fused_ = false;
   rl::RunningMeanStd obs_rms_;
-  nn::MlpWorkspace<float> ws_;
+  nn::ActorCriticWorkspace ws_;
+  rl::Categories categories_;
 };
 
 }  // namespace gmi::algos

@@ -40,6 +40,9 @@ std::int64_t multiples(std::int64_t lo, std::int64_t hi, std::int64_t m) {
 }  // namespace
 
 void derive_offpolicy(config::Config& c, int num_steps, int batch_size) {
+  if (c.policy.shared_hidden)
+    config::fail(c, "policy.shared_hidden", "true is for actor-critic policies (ppo, appo); " + c.algo +
+                                                " trains separate networks (policy.q_hidden)");
   c.num_steps = num_steps > 0 ? num_steps : (1000 + c.env.num_envs - 1) / c.env.num_envs;
   c.batch_size = std::int64_t(c.env.num_envs) * c.num_steps;
   c.minibatch_size = batch_size;

@@ -65,6 +65,9 @@ struct EnvConfig {
   X(double, actor_output_gain, 0.01, positive(),                                                                \
     "orthogonal-init gain of the actor's output layer (hidden layers: sqrt(2))")                               \
   X(double, critic_output_gain, 1.0, positive(), "orthogonal-init gain of the critic's output layer")          \
+  X(bool, shared_hidden, false, any,                                                                            \
+    "actor and critic share their hidden layers (actor_hidden; critic_hidden must equal it), one linear head "  \
+    "each on top, as WarpDrive's and CleanRL's Atari networks (ppo, appo)")                                   \
   X(std::vector<int>, q_hidden, (std::vector<int>{256, 256}), widths(),                                         \
     "hidden layer widths of the Q networks (dqn, sac; PyTorch's default initialisation, as CleanRL); "          \
     "policy.activation applies")

@@ -337,6 +337,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
     s.obs_dim = spec.obs_dim;
     s.act_dim = spec.act_dim;
     s.continuous = !spec.discrete();
+    for (const auto& l : L.trunk.layers) s.trunk.emplace_back(l.in, l.out);
     for (const auto& l : L.actor.layers) s.actor.emplace_back(l.in, l.out);
     for (const auto& l : L.critic.layers) s.critic.emplace_back(l.in, l.out);
     s.params = double(L.num_params);

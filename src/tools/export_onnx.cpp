@@ -83,6 +83,9 @@ void write_onnx(const ExportOptions& o) {
                      "; this checkpoint was trained with algo " + cfg.algo + " (gmi_drl eval serves it)");
   const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
   const nn::ActorCriticLayout L(algos::policy_spec(cfg, spec));
+  if (L.shared())
+    throw InputError(o.checkpoint + ": export --onnx writes actors of their own hidden layers; this policy shares "
+                                    "them with its critic (policy.shared_hidden; gmi_drl eval serves it)");
   if (!L.action_nvec.empty())
     throw InputError(o.checkpoint + ": export --onnx writes Discrete and Box policies; " + spec.name +
                      " has a MultiDiscrete action space (gmi_drl eval serves it)");

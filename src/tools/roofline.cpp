@@ -102,9 +102,11 @@ PhaseWork ppo_phase_work(const PpoShape& s) {
   const double steps = N * T;
   const double updates = s.epochs * s.minibatches;
   const double samples = s.epochs * steps;  // every sample once per epoch
-  const double mac = macs(s.actor) + macs(s.critic);
-  const double mac_first = first(s.actor) + first(s.critic);
-  const double outs = outputs(s.actor) + outputs(s.critic);
+  const double mac = macs(s.trunk) + macs(s.actor) + macs(s.critic);
+  // a trunk's heads compute their input gradients: only the trunk's first layer skips one
+  const double mac_first = s.trunk.empty() ? first(s.actor) + first(s.critic) : first(s.trunk);
+  const double outs = outputs(s.trunk) + outputs(s.actor) + outputs(s.critic);
+  const double value_macs = macs(s.trunk) + macs(s.critic);  // V(s) alone: the trunk and the value head
   const double act_floats = s.continuous ? 2 * ad : ad;  // sampled (and clipped) actions
 
   // Env step: the state read and written (taken as one observation's size each way), the action
@@ -112,8 +114,8 @@ PhaseWork ppo_phase_work(const PpoShape& s) {
   if (s.device_env) at(Phase::EnvStep).bytes = steps * (4 * (3 * od + ad + 1) + 2);
   // Inference: actor and critic on every observation, V(s_T) at the end; observations read,
   // actions, log-probabilities and values written, the weights read once per step.
-  at(Phase::Inference).flops = 2 * steps * mac + 2 * N * macs(s.critic);
-  const double critic_params = macs(s.critic) + outputs(s.critic);  // weights and biases
+  at(Phase::Inference).flops = 2 * steps * mac + 2 * N * value_macs;
+  const double critic_params = value_macs + outputs(s.trunk) + outputs(s.critic);  // weights and biases
   at(Phase::Inference).bytes = steps * 4 * (od + act_floats + 2) + T * 4 * P + 4 * critic_params + N * 4 * od;
   // Advantages: rewards, values, flags in; advantages and returns out; explained variance reads two.
   at(Phase::Advantages).flops = 10 * steps;

@@ -43,6 +43,7 @@ struct PpoShape {
   int obs_dim = 0, act_dim = 0;
   bool continuous = false;
   std::vector<std::pair<int, int>> actor, critic;  ///< (inputs, outputs) of each layer
+  std::vector<std::pair<int, int>> trunk;          ///< shared hidden layers (policy.shared_hidden; the heads on top)
   double params = 0;
   bool fused_update = false;   ///< the fused update kernels (else layered forward and backward)
   bool reduction = false;      ///< gradients averaged over GMIs

@@ -111,7 +111,7 @@ TEST(PpoTrainer, FusedKernelsMatchLayeredPath) {
 // captured epoch of the update with the iteration's permutation keys, annealed learning rate and
 // Adam step count read there: the same actions, episodes, losses and weights as launching every
 // kernel (bitwise; fused and layered kernels, discrete and continuous, KL early stopping, APPO's
-// V-trace minibatches, a game's roles).  On host builds both runs launch directly.
+// V-trace minibatches, shared hidden layers, a game's roles).  On host builds both runs launch directly.
 TEST(PpoTrainer, GraphsGiveTheSameRunAsDirectLaunches) {
   struct Case {
     std::string name;
@@ -126,6 +126,8 @@ TEST(PpoTrainer, GraphsGiveTheSameRunAsDirectLaunches) {
   cases.push_back({"target_kl", small("Pendulum-v1", {{"ppo.target_kl", "3e-7"}, {"ppo.update_epochs", "4"},
                                                       {"device.fused_kernels", "off"}})});
   cases.push_back({"appo", small("CartPole-v1", {{"algo", "appo"}, {"device.fused_kernels", "off"}})});
+  cases.push_back({"shared hidden layers", small("Pendulum-v1", {{"policy.shared_hidden", "true"},
+                                                                 {"policy.critic_hidden", "[16, 16]"}})});
   cases.push_back({"TagGridworld-v0", small("TagGridworld-v0", {{"env.num_taggers", "3"},
                                                                 {"env.episode_length", "15"},
                                                                 {"ppo.num_steps", "10"},
@@ -138,10 +140,11 @@ TEST(PpoTrainer, GraphsGiveTheSameRunAsDirectLaunches) {
       auto t = gmi::algos::make_trainer(cfg, 0);
       for (int i = 0; i < 4; ++i) ms.push_back(t->iterate());  // captured in the second, replayed in two more
       // auto replays the update only where it runs the layered kernels
-      if (const auto* p = dynamic_cast<const gmi::algos::PpoTrainer*>(t.get()); p && gmi::graphs_available())
+      if (const auto* p = dynamic_cast<const gmi::algos::PpoTrainer*>(t.get()); p && gmi::graphs_available()) {
         EXPECT_EQ(p->update_graphs_captured() > 0,
                   std::string(graphs) == "on" || (std::string(graphs) == "auto" && !p->fused_update()))
             << "graphs " << graphs;
+      }
       return t->params_host();
     };
     std::vector<gmi::algos::IterationMetrics> mg, md, ma;
@@ -284,4 +287,46 @@ TEST(Appo, MinibatchesMustBeWholeTrajectories) {
             "config c.yaml: appo.vtrace_rho: expected a number > 0, got '0'");
   EXPECT_EQ(gmi::test::config_error({{"algo", "appo"}, {"env.name", "TagGridworld-v0"}}),
             "config c.yaml: algo: TagGridworld-v0 is a multi-agent environment: it trains with ppo (one policy per role)");
+}
+
+// policy.shared_hidden: one trunk of actor_hidden under a linear head each (WarpDrive's and
+// CleanRL's Atari networks), fewer parameters, the layered kernels even under fused_kernels on;
+// PPO and APPO train deterministically, stay finite and resume exactly (the gradients themselves:
+// test_actor_critic's finite differences).
+TEST(PpoTrainer, SharedHiddenLayersTrainAndResume) {
+  for (const char* algo : {"ppo", "appo"})
+    for (const char* env : {"CartPole-v1", "Pendulum-v1"}) {
+      SCOPED_TRACE(std::string(algo) + " " + env);
+      const auto cfg = small(env, {{"algo", algo}, {"policy.shared_hidden", "true"}, {"policy.critic_hidden", "[16, 16]"},
+                                   {"device.fused_kernels", "on"}, {"ppo.normalize_obs", "true"}});
+      gmi::algos::PpoTrainer t(cfg, 0);
+      EXPECT_TRUE(t.layout().shared());
+      EXPECT_LT(t.layout().num_params, gmi::algos::PpoTrainer(small(env, {{"policy.critic_hidden", "[16, 16]"}}), 0)
+                                           .layout()
+                                           .num_params);
+      EXPECT_EQ(t.kernels().rfind("layered", 0), 0u) << t.kernels();
+      std::vector<gmi::algos::IterationMetrics> ms;
+      const auto a = train(cfg, 4, &ms);
+      EXPECT_EQ(a, train(cfg, 4));
+      for (const auto& m : ms)
+        for (std::size_t k = 0; k < 5; ++k) EXPECT_TRUE(std::isfinite(m.losses[k])) << k;
+      gmi::algos::PpoTrainer first(cfg, 0);
+      for (int i = 0; i < 2; ++i) first.iterate();
+      gmi::algos::PpoTrainer resumed(cfg, 0);
+      resumed.load_state(first.save_state());
+      for (int i = 0; i < 2; ++i) resumed.iterate();
+      EXPECT_EQ(resumed.params_host(), a);
+    }
+}
+
+TEST(PpoTrainer, SharedHiddenLayersNeedOneWidthList) {
+  EXPECT_EQ(gmi::test::config_error({{"policy.shared_hidden", "true"}, {"policy.actor_hidden", "[32, 32]"}}),
+            "config c.yaml: policy.critic_hidden: expected [32, 32] (policy.actor_hidden: policy.shared_hidden makes "
+            "them one trunk), got [64, 64]");
+  EXPECT_EQ(gmi::test::config_error({{"policy.shared_hidden", "true"}, {"policy.actor_hidden", "[]"},
+                                     {"policy.critic_hidden", "[]"}}),
+            "config c.yaml: policy.shared_hidden: true needs at least one hidden layer in policy.actor_hidden");
+  EXPECT_EQ(gmi::test::config_error({{"algo", "dqn"}, {"policy.shared_hidden", "true"}}),
+            "config c.yaml: policy.shared_hidden: true is for actor-critic policies (ppo, appo); dqn trains separate "
+            "networks (policy.q_hidden)");
 }

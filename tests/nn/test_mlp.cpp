@@ -81,7 +81,7 @@ HostForward host_forward(const MlpLayout& l, const std::vector<double>& P,
   std::vector<long double> in(X.begin(), X.end());
   for (std::size_t li = 0; li < l.layers.size(); ++li) {
     const Layer& ly = l.layers[li];
-    const bool hidden = li + 1 < l.layers.size();
+    const bool hidden = li + 1 < l.layers.size() || l.activated_out;
     std::vector<long double> out(std::size_t(ly.out) * B);
     for (int b = 0; b < B; ++b)
       for (int o = 0; o < ly.out; ++o) {
@@ -113,9 +113,10 @@ struct Fixture {
   double min_abs_pre;
 
   Fixture(int in, std::vector<int> hidden, int out, Activation act, int B_, std::size_t pre,
-          std::size_t post, std::uint64_t seed)
+          std::size_t post, std::uint64_t seed, bool activated_out = false)
       : B(B_) {
     layout = MlpLayout(in, hidden, out, act, pre);
+    layout.activated_out = activated_out;
     total = pre + layout.num_params + post;
     // Look for a seed whose hidden pre-activations all stay >= 1e-3 away from 0, so that no
     // finite-difference step (1e-6 on a parameter or an input, moving a pre-activation by at
@@ -241,6 +242,12 @@ TEST_P(MlpGrad, OneHiddenLayer) {
 
 TEST_P(MlpGrad, WideOutputSmallBatch) {
   gradient_check(Fixture(3, {6, 6}, 10, GetParam(), 1, 2, 0, 37));
+}
+
+// The last layer activated too (an actor-critic's shared trunk): dY is the activation's output
+// gradient.
+TEST_P(MlpGrad, ActivatedOutputLayer) {
+  gradient_check(Fixture(5, {7}, 4, GetParam(), 6, 3, 2, 41, true));
 }
 
 INSTANTIATE_TEST_SUITE_P(Activations, MlpGrad,

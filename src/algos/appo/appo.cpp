@@ -63,7 +63,7 @@ void PpoTrainer::vtrace_gradients(const rl::Permutation& envs, int mb, int k, fl
 
 void PpoTrainer::vtrace_targets(const rl::PpoLossArgs<float>& la) {
   const int n = N_ / cfg_.section<PpoConfig>().num_minibatches;
-  nn::mlp_forward(space_, layout_.critic, params_.data(), policy_in_.data(), n, critic_roll_);
+  nn::ac_forward(space_, layout_, params_.data(), policy_in_.data(), n, roll_, false, true);
   rl::action_logp(space_, B_, layout_.num_actions, ad_, la.actor_out, la.log_std, mb_actions_.data(),
                   mb_logp_now_.data(), la.categories);
   rl::VtraceArgs<float> va;
@@ -76,7 +76,7 @@ void PpoTrainer::vtrace_targets(const rl::PpoLossArgs<float>& la) {
   va.rewards = mb_rewards_.data();
   va.done = mb_done_.data();
   va.values = la.values;
-  va.bootstrap = critic_roll_.output(layout_.critic);
+  va.bootstrap = nn::ac_values(layout_, roll_);
   va.logp = mb_logp_now_.data();
   va.behaviour_logp = mb_logp_.data();
   va.vs = mb_returns_.data();

@@ -2,6 +2,7 @@
 #include "src/algos/ppo/section.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -61,7 +62,7 @@ MemoryNeeds MultiAgentPpoTrainer::memory_needs(const config::Config& cfg) {
   const envs::MultiAgentSpec g = envs::multi_agent_spec(cfg.env.name, config::env_overrides(cfg));
   MemoryNeeds m;
   m.drivers = {"env.num_envs", "ppo.num_steps", "env.num_taggers", "env.num_runners", "policy.actor_hidden",
-               "policy.critic_hidden"};
+               "policy.critic_hidden", "policy.shared_hidden"};
   for (int r = 0; r < int(g.roles.size()); ++r) {
     const MemoryNeeds role = PpoTrainer::memory_needs(cfg, role_spec(g, r), cfg.env.num_envs * g.roles[r].agents);
     m.device_bytes += role.device_bytes;
@@ -114,8 +115,10 @@ std::string MultiAgentPpoTrainer::describe() const {
   std::string roles;
   for (std::size_t r = 0; r < roles_.size(); ++r) {
     const envs::RoleSpec& role = game_.roles[r];
-    roles += fmt::format("{}{} x {} (obs {}, {} actions, policy {} params{})", r ? ", " : "", role.name, role.agents,
-                         role.obs_dim, role.num_actions, params_[r], roles_[r]->frozen() ? ", frozen" : "");
+    const std::string actions = role.action_nvec.empty() ? fmt::format("{} actions", role.num_actions)
+                                                         : fmt::format("MultiDiscrete{} actions", role.action_nvec);
+    roles += fmt::format("{}{} x {} (obs {}, {}, policy {} params{})", r ? ", " : "", role.name, role.agents,
+                         role.obs_dim, actions, params_[r], roles_[r]->frozen() ? ", frozen" : "");
   }
   return fmt::format("ppo, multi-agent ({} agents per env; one policy per role: {}) | {} envs x {} steps per GMI, {} "
                      "minibatches, {} epochs | {} kernels",

@@ -83,6 +83,7 @@ nn::ActorCriticSpec policy_spec(const config::Config& c, const envs::EnvSpec& e)
   s.log_std_init = c.policy.log_std_init;
   s.actor_output_gain = c.policy.actor_output_gain;
   s.critic_output_gain = c.policy.critic_output_gain;
+  s.shared_hidden = c.policy.shared_hidden;
   return s;
 }
 
@@ -98,10 +99,10 @@ MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg, const envs::EnvS
   const nn::ActorCriticLayout L(policy_spec(cfg, spec));
   const double N = rows, TN = double(cfg.section<PpoConfig>().num_steps) * N, B = TN / cfg.section<PpoConfig>().num_minibatches;
   const double od = L.obs_dim, ad = L.act_dim, P = double(L.num_params);
-  auto workspace = [](const nn::MlpLayout& m, double cap) { return nn::MlpWorkspace<float>::size(m, cap); };
+  auto workspace = [&](double cap, bool backward) { return nn::ActorCriticWorkspace::size(L, cap, backward); };
   double floats = 4 * P;                                   // params, gradients, Adam moments
   floats += TN * (2 * od + ad + 6) + N * (2 * od + ad + 3);  // rollout storage and per-env rows
-  floats += workspace(L.actor, N) + workspace(L.critic, N);  // the rollout's layered workspaces
+  floats += workspace(N, false);  // the rollout's layered workspaces
   if (!device_is_host() && rl::fused_act_supported(L) && fused_wanted(cfg)) floats += P;  // its fragment copies (<= P)
   // the update's buffers: auto keeps both paths' until its first iteration has timed them
   const bool vtrace = uses_vtrace(cfg);  // APPO: the layered update, with its minibatch's rewards and log-probabilities
@@ -110,11 +111,11 @@ MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg, const envs::EnvS
   if (fused)  // per-team partial sums and accumulators (upper bound); padded weights and their fragment copies
     floats += 2.0 * std::min(B / 32 + 1, 2048.0) * P + 3 * P;
   if (layered)
-    floats += B * (od + 2 * ad + L.actor_out() + 6 + (vtrace ? 2.25 : 0)) + workspace(L.actor, B) + workspace(L.critic, B);
+    floats += B * (od + 2 * ad + L.actor_out() + 6 + (vtrace ? 2.25 : 0)) + workspace(B, true);
   double bytes = 4 * floats + 2 * TN;         // + terminated, truncated
   bytes += N * ((od + 16) * 8 + spec.device_bytes_per_env);  // environment state (generous; device physics' scratch)
   MemoryNeeds m;
-  m.drivers = {"env.num_envs", "ppo.num_steps", "policy.actor_hidden", "policy.critic_hidden"};
+  m.drivers = {"env.num_envs", "ppo.num_steps", "policy.actor_hidden", "policy.critic_hidden", "policy.shared_hidden"};
   m.device_bytes = bytes;
   // Checkpoints copy the state to the host: parameters, moments, this GMI's environments.
   if (!device_is_host()) m.host_bytes = 3 * 4 * P + N * (od + 16) * 8 + N * (od + 1) * 4;
@@ -160,6 +161,7 @@ void PpoTrainer::init(std::uint64_t seed) {
   const envs::EnvSpec& spec = spec_;
   const nn::ActorCriticSpec acs = policy_spec(cfg, spec);
   layout_ = nn::ActorCriticLayout(acs);
+  categories_ = rl::categories(layout_.action_nvec, spec.name + "'s action space");
   T_ = cfg.section<PpoConfig>().num_steps;
   od_ = spec.obs_dim;
   ad_ = spec.act_dim;
@@ -229,8 +231,7 @@ void PpoTrainer::init(std::uint64_t seed) {
     rollout_graph_ = std::make_unique<CapturedSequence>("device.graphs (PPO rollout)", true);
     step_base_ = View1<std::uint64_t>("gmi::ppo::step_base", 1);
   }
-  actor_roll_ = nn::MlpWorkspace<float>(layout_.actor, N_);
-  critic_roll_ = nn::MlpWorkspace<float>(layout_.critic, N_);
+  roll_ = nn::ActorCriticWorkspace(layout_, N_);
   obs_rms_ = rl::RunningMeanStd(od_);
   ret_rms_ = rl::RunningMeanStd(1);
 }
@@ -257,7 +258,7 @@ void PpoTrainer::use_paths(bool fused_rollout, bool fused_update, bool both) {
     fused_ = rl::FusedUpdate(layout_, B_);
   if (fused_update && !both) {
     mb_obs_ = mb_actions_ = mb_logp_ = mb_adv_ = mb_returns_ = mb_values_ = d_actor_ = d_values_ = d_log_std_ = {};
-    actor_mb_ = critic_mb_ = nn::MlpWorkspace<float>();
+    mb_nets_ = nn::ActorCriticWorkspace();
     ones_ = {};
   } else if (mb_obs_.size() == 0) {
     // the layered update's gathered minibatch and loss gradients (the fused one keeps them on chip)
@@ -270,9 +271,8 @@ void PpoTrainer::use_paths(bool fused_rollout, bool fused_update, bool both) {
     d_actor_ = alloc<float>("gmi::ppo::d_actor", std::size_t(B_) * layout_.actor_out());
     d_values_ = alloc<float>("gmi::ppo::d_values", B_);
     d_log_std_ = alloc<float>("gmi::ppo::d_log_std", std::size_t(B_) * ad_);
-    actor_mb_ = nn::MlpWorkspace<float>(layout_.actor, B_);
-    critic_mb_ = nn::MlpWorkspace<float>(layout_.critic, B_);
-    ones_ = actor_mb_.ones;
+    mb_nets_ = nn::ActorCriticWorkspace(layout_, B_, true, true, true);
+    ones_ = mb_nets_.actor.ones;
     if (vtrace_) {
       mb_rewards_ = alloc<float>("gmi::appo::mb_rewards", B_);
       mb_logp_now_ = alloc<float>("gmi::appo::mb_logp_now", B_);
@@ -475,6 +475,7 @@ void PpoTrainer::act(int t, int lo, int hi) {
   const std::uint64_t step = step_base ? std::uint64_t(t) : std::uint64_t(iteration_) * T_ + t;
   ActStep s;
   s.layout = &layout_;
+  s.categories = categories_;
   s.params = params;
   s.obs = obs;
   s.n = int(n);
@@ -493,7 +494,7 @@ void PpoTrainer::act(int t, int lo, int hi) {
   s.logp = logp_.data() + row;
   s.values = values_.data() + row;
   act_step(space_, s,
-           {fused_rollout_, act_frag_ready_ ? act_frag_.data() : nullptr, policy_in_.data(), &actor_roll_, &critic_roll_});
+           {fused_rollout_, act_frag_ready_ ? act_frag_.data() : nullptr, policy_in_.data(), &roll_, true});
 }
 
 envs::StepOutputs PpoTrainer::step_outputs(int t) const {
@@ -646,10 +647,10 @@ void PpoTrainer::finish_rollout() {
   act_frag_ready_ = false;  // the update changes the weights
   // V(s_T) for the bootstrap at the end of the rollout
   const float* in = policy_input(obs_.data() + std::size_t(T_) * N_ * od_, N_);
-  nn::mlp_forward(space_, layout_.critic, params_.data(), in, N_, critic_roll_);
+  nn::ac_forward(space_, layout_, params_.data(), in, N_, roll_, false, true);
   Kokkos::deep_copy(space_, last_values_,
                     Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                        critic_roll_.output(layout_.critic), N_));
+                        nn::ac_values(layout_, roll_), N_));
 }
 
 void PpoTrainer::scale_rewards() {
@@ -716,8 +717,8 @@ void PpoTrainer::bootstrap_truncated() {
           const float x = fin(std::size_t(idx(c0 + r)) * od + d);
           gathered(k) = norm ? rl::normalize_feature(x, st.data(), od, d, clip) : x;
         });
-    nn::mlp_forward(space_, layout_.critic, params_.data(), gathered.data(), n, critic_roll_);
-    const float* v = critic_roll_.output(layout_.critic);
+    nn::ac_forward(space_, layout_, params_.data(), gathered.data(), n, roll_, false, true);
+    const float* v = nn::ac_values(layout_, roll_);
     Kokkos::parallel_for(
         "gmi::ppo::add_bootstrap", Range(space_, 0, n),
         KOKKOS_LAMBDA(const int r) { rew(idx(c0 + r)) += gamma * v[r]; });
@@ -728,7 +729,7 @@ rl::PpoLossArgs<float> PpoTrainer::loss_args() const {
   rl::PpoLossArgs<float> la;
   la.B = B_;
   la.num_actions = layout_.num_actions;
-  la.categories = rl::categories(layout_.action_nvec, "the policy's action space");
+  la.categories = categories_;
   la.act_dim = ad_;
   la.clip_coef = float(cfg_.section<PpoConfig>().clip_coef);
   la.ent_coef = float(cfg_.section<PpoConfig>().ent_coef);
@@ -845,16 +846,14 @@ void PpoTrainer::layered_gradients(const rl::Permutation& perm, std::uint32_t ba
 void PpoTrainer::minibatch_gradients(int k, float* grads, rl::PpoLossArgs<float> la) {
   const int B = B_, ad = ad_;
   const float* params = params_.data();
-  nn::mlp_forward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_);
-  nn::mlp_forward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_);
+  nn::ac_forward(space_, layout_, params, mb_obs_.data(), B, mb_nets_, true, true);
   mark(Phase::UpdateForward);
-  la.actor_out = actor_mb_.output(layout_.actor);
-  la.values = critic_mb_.output(layout_.critic);
+  la.actor_out = nn::ac_policy_out(layout_, mb_nets_);
+  la.values = nn::ac_values(layout_, mb_nets_);
   if (vtrace_) vtrace_targets(la);
   if (la.norm_adv) rl::moments(space_, mb_adv_.data(), B, adv_moments_.data());
   rl::ppo_loss(space_, la, loss_stats_.data() + k);
-  nn::mlp_backward(space_, layout_.actor, params, mb_obs_.data(), B, actor_mb_, d_actor_.data(), grads);
-  nn::mlp_backward(space_, layout_.critic, params, mb_obs_.data(), B, critic_mb_, d_values_.data(), grads);
+  nn::ac_backward(space_, layout_, params, mb_obs_.data(), B, mb_nets_, d_actor_.data(), d_values_.data(), grads);
   if (layout_.continuous())
     blas::gemv<float>(space_, blas::Op::N, ad, B, 1.0f, d_log_std_.data(), ad, ones_.data(), 0.0f,
                       grads + layout_.log_std);

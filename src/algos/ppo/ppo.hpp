@@ -258,7 +258,8 @@ class PpoTrainer final : public Trainer {
   View1<rl::LossStats> loss_stats_;  ///< one per minibatch update of the iteration
   View1<float> grad_norms_;          ///< one per minibatch update of the iteration
   View1<double> norm_sum_;           ///< the optimiser step's scratch for its norm
-  nn::MlpWorkspace<float> actor_roll_, critic_roll_, actor_mb_, critic_mb_;
+  nn::ActorCriticWorkspace roll_, mb_nets_;  ///< the rollout's and the layered update's passes
+  rl::Categories categories_;                ///< the categorical head's groups
   bool fused_rollout_ = false, fused_update_ = false;
   /// device.fused_kernels: auto with a fused candidate, not yet timed (choose_paths) nor restored
   /// from a checkpoint (the counter `kernel_paths`)

@@ -1,5 +1,6 @@
 // The ppo section: its keys and its derive step (registered in src/algos/registry.cpp).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <climits>
@@ -32,6 +33,14 @@ void check_frozen_roles(const config::Config& c) {
 
 void derive_ppo(config::Config& c) {
   check_frozen_roles(c);
+  if (c.policy.shared_hidden) {
+    if (c.policy.actor_hidden.empty())
+      config::fail(c, "policy.shared_hidden", "true needs at least one hidden layer in policy.actor_hidden");
+    if (c.policy.critic_hidden != c.policy.actor_hidden)
+      config::fail(c, "policy.critic_hidden",
+                   fmt::format("expected [{}] (policy.actor_hidden: policy.shared_hidden makes them one trunk), got [{}]",
+                               fmt::join(c.policy.actor_hidden, ", "), fmt::join(c.policy.critic_hidden, ", ")));
+  }
   const PpoConfig& ppo = c.section<PpoConfig>();
   c.num_steps = ppo.num_steps;
   c.batch_size = std::int64_t(c.env.num_envs) * ppo.num_steps;
