@@ -62,7 +62,7 @@ MemoryNeeds MultiAgentPpoTrainer::memory_needs(const config::Config& cfg) {
   const envs::MultiAgentSpec g = envs::multi_agent_spec(cfg.env.name, config::env_overrides(cfg));
   MemoryNeeds m;
   m.drivers = {"env.num_envs", "ppo.num_steps", "env.num_taggers", "env.num_runners", "policy.actor_hidden",
-               "policy.critic_hidden", "policy.shared_hidden"};
+               "policy.critic_hidden"};
   for (int r = 0; r < int(g.roles.size()); ++r) {
     const MemoryNeeds role = PpoTrainer::memory_needs(cfg, role_spec(g, r), cfg.env.num_envs * g.roles[r].agents);
     m.device_bytes += role.device_bytes;

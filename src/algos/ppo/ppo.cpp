@@ -115,7 +115,7 @@ MemoryNeeds PpoTrainer::memory_needs(const config::Config& cfg, const envs::EnvS
   double bytes = 4 * floats + 2 * TN;         // + terminated, truncated
   bytes += N * ((od + 16) * 8 + spec.device_bytes_per_env);  // environment state (generous; device physics' scratch)
   MemoryNeeds m;
-  m.drivers = {"env.num_envs", "ppo.num_steps", "policy.actor_hidden", "policy.critic_hidden", "policy.shared_hidden"};
+  m.drivers = {"env.num_envs", "ppo.num_steps", "policy.actor_hidden", "policy.critic_hidden"};
   m.device_bytes = bytes;
   // Checkpoints copy the state to the host: parameters, moments, this GMI's environments.
   if (!device_is_host()) m.host_bytes = 3 * 4 * P + N * (od + 16) * 8 + N * (od + 1) * 4;
