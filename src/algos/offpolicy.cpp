@@ -112,6 +112,7 @@ OffPolicyTrainer::OffPolicyTrainer(const config::Config& cfg, std::uint64_t env_
   env_ = own_env(std::move(env), cfg, env_offset);
   const envs::EnvSpec& spec = env_->spec();
   N_ = cfg.env.num_envs;
+  acting_envs_ = N_;
   T_ = cfg.num_steps;
   od_ = spec.obs_dim;
   ad_ = spec.act_dim;
@@ -326,7 +327,6 @@ bool OffPolicyTrainer::learn_changes_actor(std::int64_t k) const {
 }
 
 IterationMetrics OffPolicyTrainer::iterate() {
-  IterationMetrics m;
   double t_act = 0, t_learn = 0;
   mpi::progress().phase("rollout and update");
   // Host-simulated envs: where vector step k's updates leave the acting network alone, step k + 1's
@@ -375,8 +375,12 @@ IterationMetrics OffPolicyTrainer::iterate() {
     t_learn += seconds_since(t1);
     mpi::progress().beat();
   }
+  return end_iteration(env_->take_episode_stats(space_), t_act, t_learn);
+}
+
+IterationMetrics OffPolicyTrainer::end_iteration(const envs::EpisodeStats& es, double t_act, double t_learn) {
   const auto t2 = Clock::now();
-  const envs::EpisodeStats es = env_->take_episode_stats(space_);
+  IterationMetrics m;
   m.episode_return_sum = es.return_sum;
   m.episode_length_sum = es.length_sum;
   m.episodes = es.count;
@@ -390,6 +394,105 @@ IterationMetrics OffPolicyTrainer::iterate() {
   ++iteration_;
   m.iteration = iteration_;
   return m;
+}
+
+OffPolicyTrainer::RolloutRows& OffPolicyTrainer::rollout_rows() {
+  if (rows_.obs.extent(0) > 0) return rows_;
+  const std::size_t N = std::size_t(N_), T = std::size_t(T_);
+  rows_.obs = alloc<float>("gmi::offpolicy::served_obs", (T + 1) * N * od_);
+  rows_.final_obs = View1<float>("gmi::offpolicy::served_final_obs", T * N * od_);  // read where episodes ended
+  rows_.actions = alloc<float>("gmi::offpolicy::served_actions", T * N * stored_ad_);
+  rows_.rewards = alloc<float>("gmi::offpolicy::served_rewards", T * N);
+  rows_.terminated = alloc<std::uint8_t>("gmi::offpolicy::served_terminated", T * N);
+  rows_.truncated = alloc<std::uint8_t>("gmi::offpolicy::served_truncated", T * N);
+  return rows_;
+}
+
+namespace {
+/// Rows [t w, (t + 1) w) of `v` (w: one vector step's values).
+template <class V>
+auto step_rows(const V& v, int t, std::size_t w) {
+  return Kokkos::subview(v, std::make_pair(std::size_t(t) * w, std::size_t(t + 1) * w));
+}
+}  // namespace
+
+void OffPolicyTrainer::serve_rollout(std::int64_t index, HostRollout& out) {
+  RolloutRows& r = rollout_rows();
+  const std::size_t N = std::size_t(N_), on = N * od_, an = N * stored_ad_;
+  Kokkos::deep_copy(space_, step_rows(r.obs, 0, on), obs_);
+  for (int t = 0; t < T_; ++t) {
+    const float* env_actions = act(index * T_ + t);
+    env_->step(space_, env_actions, step_outputs());
+    Kokkos::deep_copy(space_, step_rows(r.obs, t + 1, on), next_obs_);
+    Kokkos::deep_copy(space_, step_rows(r.final_obs, t, on), final_obs_);
+    Kokkos::deep_copy(space_, step_rows(r.actions, t, an), actions_);
+    Kokkos::deep_copy(space_, step_rows(r.rewards, t, N), rewards_);
+    Kokkos::deep_copy(space_, step_rows(r.terminated, t, N), terminated_);
+    Kokkos::deep_copy(space_, step_rows(r.truncated, t, N), truncated_);
+    std::swap(obs_, next_obs_);
+    mpi::progress().beat();
+  }
+  out.episodes = env_->take_episode_stats(space_);
+  space_.fence();
+  out.obs = to_host(r.obs);
+  out.final_obs = to_host(r.final_obs);
+  out.actions = to_host(r.actions);
+  out.rewards = to_host(r.rewards);
+  out.terminated = to_host(r.terminated);
+  out.truncated = to_host(r.truncated);
+  out.logp.assign(std::size_t(T_) * N, 0.0f);  // no policy statistics: the replay keeps transitions only
+  out.values.assign(std::size_t(T_) * N, 0.0f);
+}
+
+IterationMetrics OffPolicyTrainer::learn_rollout(const HostRollout& in, double time_rollout) {
+  RolloutRows& r = rollout_rows();
+  to_device(r.obs, in.obs, "a served rollout's observations");
+  to_device(r.final_obs, in.final_obs, "a served rollout's final observations");
+  to_device(r.actions, in.actions, "a served rollout's actions");
+  to_device(r.rewards, in.rewards, "a served rollout's rewards");
+  to_device(r.terminated, in.terminated, "a served rollout's terminations");
+  to_device(r.truncated, in.truncated, "a served rollout's truncations");
+  mpi::progress().phase("storing and learning from served transitions");
+  const std::size_t N = std::size_t(N_), on = N * od_, an = N * stored_ad_;
+  Kokkos::deep_copy(space_, obs_, step_rows(r.obs, 0, on));
+  const auto t0 = Clock::now();
+  for (int t = 0; t < T_; ++t) {
+    // Step t's transitions as an env step of this GMI's would leave them, then that step's updates.
+    Kokkos::deep_copy(space_, next_obs_, step_rows(r.obs, t + 1, on));
+    Kokkos::deep_copy(space_, final_obs_, step_rows(r.final_obs, t, on));
+    Kokkos::deep_copy(space_, actions_, step_rows(r.actions, t, an));
+    Kokkos::deep_copy(space_, rewards_, step_rows(r.rewards, t, N));
+    Kokkos::deep_copy(space_, terminated_, step_rows(r.terminated, t, N));
+    Kokkos::deep_copy(space_, truncated_, step_rows(r.truncated, t, N));
+    store_transitions();
+    learn(iteration_ * T_ + t);
+    mpi::progress().beat();
+  }
+  return end_iteration(in.episodes, time_rollout, seconds_since(t0));
+}
+
+void OffPolicyTrainer::set_policy(const std::vector<float>& params, const std::vector<double>&) {
+  to_device(params_, params, "the published parameters");
+  space_.fence();
+}
+
+std::vector<float> OffPolicyTrainer::start_obs_host() const {
+  space_.fence();
+  return to_host(obs_);
+}
+
+void OffPolicyTrainer::set_start_obs(const std::vector<float>& obs) {
+  to_device(obs_, obs, "the observations a rollout starts from");
+}
+
+std::vector<envs::StateArray> OffPolicyTrainer::env_state() const {
+  space_.fence();
+  return env_->save_state(space_);
+}
+
+void OffPolicyTrainer::set_env_state(const std::vector<envs::StateArray>& state) {
+  env_->load_state(space_, state);
+  space_.fence();
 }
 
 void OffPolicyTrainer::finish_iteration(IterationMetrics& m) {

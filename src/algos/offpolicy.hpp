@@ -95,7 +95,7 @@ ActorTwinQ actor_twin_q(const config::Config& cfg, int actor_outputs);
 /// Kinds of optimiser step an algorithm records (DQN: 1; SAC: critic, actor, alpha).
 inline constexpr int kMaxRecordKinds = 4;
 
-class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
+class OffPolicyTrainer : public Trainer, public UpdateBenchmark, public ServedLearning {
  public:
   IterationMetrics iterate() final;
   std::int64_t iteration() const final { return iteration_; }
@@ -117,6 +117,21 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   void run_updates(int n) override;
   UpdateBenchmark* update_benchmark() override { return this; }
   const rl::ReplayBuffer& replay() const { return replay_; }
+
+  // ---- mapping.template async and ea-t (src/gmi/async_training.hpp): ServedLearning ----
+  // A serving GMI acts num_steps vector steps with the weights it last received (its replay stays
+  // empty); its trainer stores each step's transitions and runs that step's updates as learn()
+  // does after an env step of its own, vector step k = iteration * num_steps + t of N rows.
+  ServedLearning* served_learning() final { return this; }
+  void prepare_serving(int trainer_envs) final { acting_envs_ = trainer_envs; }
+  void serve_rollout(std::int64_t index, HostRollout& out) final;
+  IterationMetrics learn_rollout(const HostRollout& in, double time_rollout) final;
+  void set_policy(const std::vector<float>& params, const std::vector<double>& obs_rms) final;
+  std::vector<double> obs_rms_host() const final { return {}; }
+  std::vector<float> start_obs_host() const final;
+  void set_start_obs(const std::vector<float>& obs) final;
+  std::vector<envs::StateArray> env_state() const final;
+  void set_env_state(const std::vector<envs::StateArray>& state) final;
 
   /// Public for CUDA device lambdas: the transitions of the last vector step into the replay
   /// shard (the true next observation where an episode ended), then the next observation.
@@ -195,6 +210,9 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   std::int64_t adam_count(int kind) const;
   void set_adam_count(int kind, std::int64_t count);
   int batch_size() const { return batch_.size; }
+  /// Env steps before vector step k, what the warm-up and exploration schedules count: k N, or on
+  /// a serving GMI k times its trainer's N (prepare_serving).
+  std::int64_t env_steps_before(std::int64_t k) const { return k * acting_envs_; }
   float* grads() { return grads_.data(); }
 
   config::Config cfg_;
@@ -228,6 +246,14 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
   /// Whether an update event of vector step k changes the acting network (the schedule of learn()).
   bool learn_changes_actor(std::int64_t k) const;
   void finish_iteration(IterationMetrics& m);
+  /// The end of an iteration whose vector steps ran (statistics, timings, counters).
+  IterationMetrics end_iteration(const envs::EpisodeStats& episodes, double t_act, double t_learn);
+  /// A served rollout's rows on the device (allocated at the first served rollout, as HostRollout).
+  struct RolloutRows {
+    View1<float> obs, final_obs, actions, rewards;
+    View1<std::uint8_t> terminated, truncated;
+  };
+  RolloutRows& rollout_rows();
   /// counters_: [kUpdates] events done, [kAdam + kind] Adam steps, [kStreak + kind] non-finite
   /// steps in a row.
   static constexpr int kUpdates = 0, kAdam = 1, kStreak = 1 + kMaxRecordKinds;
@@ -235,6 +261,8 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark {
 
   bool inject_nonfinite_ = false;
   bool overlap_ = true;
+  int acting_envs_ = 0;  ///< env steps per vector step that act() counts (N_; a serving GMI's trainer's)
+  RolloutRows rows_;     ///< served rollouts (empty until the first)
   View1<std::int64_t> counters_;
   View1<double> adam_coeffs_;      ///< two per kind (the bias corrections of its step)
   View1<rl::Sums4> stat_slots_;    ///< one per kind

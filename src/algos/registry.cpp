@@ -39,6 +39,7 @@ Algorithm offpolicy_row(const char* name, const char* summary, config::SectionDe
                        c.section<ReplayConfig>().capacity);
   };
   a.replay = true;
+  a.async_rollouts = true;  // serving GMIs' transitions join the trainer's replay
   return a;
 }
 

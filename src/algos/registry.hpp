@@ -58,8 +58,8 @@ struct Algorithm {
   bool phase_profile = false;
   bool serve_bench = false;  ///< bench --mode serve runs its actor on a rollout (PPO's Actor)
   bool onnx_export = false;  ///< gmi_drl export --onnx writes its actor
-  /// Trains under mapping.template async (src/gmi/async_training.hpp): PPO's trainer, whose
-  /// serving GMIs send whole rollouts (single-agent environments).
+  /// Trains under mapping.template async and ea-t (src/gmi/async_training.hpp): its trainer is
+  /// ServedLearning, whose serving GMIs send whole rollouts (single-agent environments).
   bool async_rollouts = false;
 };
 

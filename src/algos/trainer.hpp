@@ -123,6 +123,48 @@ class Trainer {
   /// Benchmarks (`gmi_drl bench --mode update`): the trainer's updates alone, or nullptr when its
   /// algorithm has no replay to update from (Algorithm::replay).
   virtual class UpdateBenchmark* update_benchmark() { return nullptr; }
+  /// mapping.template async and ea-t (src/gmi/async_training.hpp): what serving and trainer GMIs
+  /// ask of the algorithm, or nullptr when it does not train that way (Algorithm::async_rollouts).
+  virtual class ServedLearning* served_learning() { return nullptr; }
+};
+
+/// A rollout on the host, as serving GMIs send it under mapping.template async and ea-t: num_steps
+/// steps of N envs, sample j = t * N + e.
+struct HostRollout {
+  std::vector<float> obs;          ///< [T + 1][N][obs_dim]: the rollout's observations, then the next start
+  std::vector<float> final_obs;    ///< [T][N][obs_dim] (read where an episode ended)
+  std::vector<float> actions;      ///< [T][N][act_dim], as the algorithm stores them
+  std::vector<float> logp, values, rewards;         ///< [T][N]; logp and values: of the policy that acted (PPO)
+  std::vector<std::uint8_t> terminated, truncated;  ///< [T][N]
+  envs::EpisodeStats episodes;     ///< the episodes that ended during it
+};
+
+/// An algorithm trained on decoupled GMIs: serving GMIs roll out with the weights they last
+/// received, trainer GMIs learn from what they sent (PPO and APPO from the rollout itself, the
+/// off-policy algorithms from their replay, which the rollout's transitions join).
+class ServedLearning {
+ public:
+  virtual ~ServedLearning() = default;
+  /// A serving GMI acts for a trainer whose iterations step `trainer_envs` envs: its schedules
+  /// that count env steps (warm-up, exploration) count the trainer's.
+  virtual void prepare_serving(int trainer_envs) = 0;
+  /// A serving GMI's rollout: num_steps steps of its envs with the weights it holds, as rollout
+  /// number `index` of the run (its action noise), into `out`; its last observation starts the
+  /// next rollout.
+  virtual void serve_rollout(std::int64_t index, HostRollout& out) = 0;
+  /// A trainer GMI's iteration on a rollout its serving GMIs made (N rows: theirs, one after
+  /// another); `time_rollout`: how long it waited for it.
+  virtual IterationMetrics learn_rollout(const HostRollout& in, double time_rollout) = 0;
+  /// A serving GMI takes its trainer's weights and observation statistics (obs_rms_host()'s layout).
+  virtual void set_policy(const std::vector<float>& params, const std::vector<double>& obs_rms) = 0;
+  /// The observation statistics set_policy takes (empty where the algorithm keeps none).
+  virtual std::vector<double> obs_rms_host() const = 0;
+  /// The observations the next rollout starts from ([N][obs_dim] on the host), and setting them.
+  virtual std::vector<float> start_obs_host() const = 0;
+  virtual void set_start_obs(const std::vector<float>& obs) = 0;
+  /// The envs' state (a serving GMI's part of its trainer's checkpoint), and restoring it.
+  virtual std::vector<envs::StateArray> env_state() const = 0;
+  virtual void set_env_state(const std::vector<envs::StateArray>& state) = 0;
 };
 
 /// Updates without env steps, on a replay buffer filled with made-up transitions.

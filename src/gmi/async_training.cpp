@@ -20,7 +20,8 @@
 #include "mpi/mailbox.hpp"
 #include "mpi/progress.hpp"
 #include "mpi/topology.hpp"
-#include "src/algos/ppo/ppo.hpp"
+#include "src/algos/registry.hpp"
+#include "src/algos/replay_section.hpp"
 #include "src/gmi/session.hpp"
 #include "src/gmi/state_bytes.hpp"
 
@@ -37,7 +38,7 @@ constexpr int kLetterTag = 7421;
 constexpr int kCreditTag = 7422;  ///< the trainer took one of its rollouts: it may make another
 enum Op : std::int32_t { kWeights = 1, kSave = 2, kLoad = 3, kStop = 4, kAbort = 5 };
 
-using HostRollout = algos::PpoTrainer::HostRollout;
+using algos::HostRollout;
 
 /// What a serving GMI says with each rollout (the first values of its last record), cumulative
 /// since it started.
@@ -261,7 +262,11 @@ class AsyncLearner final : public algos::Trainer {
         lockstep_(lockstep) {
     auto envs = std::make_unique<ServedEnvs>(envs::env_spec(cfg.env.name, config::env_overrides(cfg)), cfg.env.num_envs);
     served_ = envs.get();
-    learner_ = std::make_unique<algos::PpoTrainer>(cfg, env_offset, reducer, std::move(envs));
+    algos::GivenEnvs given;
+    given.env = std::move(envs);
+    learner_ = algos::make_trainer(cfg, env_offset, reducer, std::move(given));
+    learning_ = learner_->served_learning();
+    GMI_REQUIRE(learning_, "mapping.template async: " + cfg.algo + " has no served learning");
     const std::size_t S = links_->servers().size();
     last_.assign(S, Report{});
     silent_since_.assign(S, std::nullopt);
@@ -284,9 +289,7 @@ class AsyncLearner final : public algos::Trainer {
     mpi::progress().phase("waiting for the serving GMIs' rollouts");
     const Intake in = gather();
     const double waited = seconds_since(t0);
-    learner_->begin_iteration();
-    learner_->adopt_rollout(rollout_);
-    algos::IterationMetrics m = learner_->learn(rollout_.episodes, waited);
+    algos::IterationMetrics m = learning_->learn_rollout(rollout_, waited);
     // ea-t holds the weights back until the next iteration starts: a checkpoint written in between
     // asks the serving GMIs for their envs' state before they roll out with them (an exact resume).
     if (lockstep_)
@@ -364,7 +367,7 @@ class AsyncLearner final : public algos::Trainer {
       obs.insert(obs.end(), start.begin(), start.end());
     }
     served_->state_ = all;
-    learner_->set_start_obs(obs);
+    learning_->set_start_obs(obs);
     return learner_->save_state();
   }
   void load_state(const algos::TrainerState& s) override {
@@ -452,8 +455,8 @@ class AsyncLearner final : public algos::Trainer {
       if (op == kLoad || lockstep_ || links_->unread(k) == 0) to.push_back(k);  // ea-t: each waits for every update's
     if (to.empty()) return;
     const std::vector<float> params = learner_->params_host();
-    const std::vector<double> rms = learner_->obs_rms_host();
-    const std::vector<float> obs = op == kLoad ? learner_->start_obs_host() : std::vector<float>{};
+    const std::vector<double> rms = learning_->obs_rms_host();
+    const std::vector<float> obs = op == kLoad ? learning_->start_obs_host() : std::vector<float>{};
     const std::size_t per = obs.size() / std::max<std::size_t>(S, 1);
     if (op == kLoad)
       for (std::size_t k = 0; k < S; ++k) part_of(served_->state_, k, S);  // every array splits, before any is sent
@@ -477,7 +480,8 @@ class AsyncLearner final : public algos::Trainer {
   bool lockstep_ = false;     ///< ea-t: the serving GMIs wait for each update's weights
   bool weights_due_ = false;  ///< ea-t: the last update's weights are posted when the next iteration starts
   ServedEnvs* served_ = nullptr;  // owned by learner_
-  std::unique_ptr<algos::PpoTrainer> learner_;
+  std::unique_ptr<algos::Trainer> learner_;
+  algos::ServedLearning* learning_ = nullptr;  // learner_'s
   HostRollout rollout_;
   std::vector<Report> last_;                                  // per serving GMI: its last report
   std::vector<std::optional<Clock::time_point>> silent_since_;  // per serving GMI: found without a rollout since
@@ -490,10 +494,14 @@ class AsyncLearner final : public algos::Trainer {
 /// letters (weights, checkpoint requests, stop) between rollouts and while it waits for room.
 class ServingGmi final : public algos::Trainer {
  public:
-  ServingGmi(std::shared_ptr<AsyncLinks> links, const config::Config& cfg, std::uint64_t env_offset, bool lockstep)
+  /// `trainer_envs`: the envs of its trainer's iterations (its serving GMIs').
+  ServingGmi(std::shared_ptr<AsyncLinks> links, const config::Config& cfg, std::uint64_t env_offset, bool lockstep,
+             int trainer_envs)
       : links_(std::move(links)), lockstep_(lockstep) {
-    actor_ = std::make_unique<algos::PpoTrainer>(cfg, env_offset, nullptr, nullptr);
-    actor_->freeze();  // it acts; its trainer learns
+    owner_ = algos::make_trainer(cfg, env_offset, nullptr, {});
+    actor_ = owner_->served_learning();
+    GMI_REQUIRE(actor_, "mapping.template async: " + cfg.algo + " has no served learning");
+    actor_->prepare_serving(trainer_envs);  // it acts; its trainer learns
   }
   algos::IterationMetrics iterate() override {
     throw Error("mapping.template async: a serving GMI runs its own loop (serve), not the trainers' iterations");
@@ -519,13 +527,13 @@ class ServingGmi final : public algos::Trainer {
   }
   std::int64_t iteration() const override { return std::int64_t(version_); }
   std::int64_t updates() const override { return 0; }
-  const envs::EnvSpec& env_spec() const override { return actor_->env_spec(); }
+  const envs::EnvSpec& env_spec() const override { return owner_->env_spec(); }
   std::vector<std::string> loss_columns() const override { return {}; }
   std::string kernels() const override { return "serving"; }
   std::string describe() const override {
     return fmt::format("serving GMI: {} envs for {}", links_->E(), trainer_name(links_->trainer()));
   }
-  std::vector<float> params_host() const override { return actor_->params_host(); }
+  std::vector<float> params_host() const override { return owner_->params_host(); }
   algos::TrainerState save_state() const override {
     throw Error("mapping.template async: a serving GMI sends its env state when its trainer asks (serve)");
   }
@@ -544,7 +552,7 @@ class ServingGmi final : public algos::Trainer {
     sent_version_ = -1;
   }
   void load_shared_state(const algos::TrainerState& s, std::uint64_t first_episode) override {
-    actor_->load_shared_state(s, first_episode);
+    owner_->load_shared_state(s, first_episode);
     version_ = double(s.iteration);
     next_index_ = s.iteration;
     sent_version_ = -1;
@@ -648,7 +656,8 @@ class ServingGmi final : public algos::Trainer {
   }
 
   std::shared_ptr<AsyncLinks> links_;
-  std::unique_ptr<algos::PpoTrainer> actor_;
+  std::unique_ptr<algos::Trainer> owner_;
+  algos::ServedLearning* actor_ = nullptr;  // owner_'s
   HostRollout rollout_;
   Report report_;
   double version_ = 0;           ///< the trainer iteration whose weights it holds
@@ -666,6 +675,8 @@ config::Config serving_config(const SplitTraining& split, const config::Config& 
   // It acts and does not learn: its update buffers only as large as its own share of a minibatch.
   c.batch_size = std::int64_t(split.sim_envs) * cfg.num_steps;
   c.minibatch_size = std::max<std::int64_t>(1, cfg.minibatch_size / std::max(1, split.sims_per_trainer));
+  // Off-policy: its trainer's replay takes the transitions; its own holds one vector step.
+  if (algos::algorithm(cfg.algo).replay) c.section<algos::ReplayConfig>().capacity = c.env.num_envs;
   return c;
 }
 
@@ -674,7 +685,8 @@ std::unique_ptr<algos::Trainer> make_async_trainer(const SplitTraining& split, c
   auto links = std::make_shared<AsyncLinks>(split.plan, split.me, cfg, split.sim_envs);
   if (split.trainer)
     return std::make_unique<AsyncLearner>(std::move(links), cfg, split.env_offset(), reducer, trainers, split.lockstep);
-  return std::make_unique<ServingGmi>(std::move(links), serving_config(split, cfg), split.env_offset(), split.lockstep);
+  return std::make_unique<ServingGmi>(std::move(links), serving_config(split, cfg), split.env_offset(), split.lockstep,
+                                      split.sims_per_trainer * split.sim_envs);
 }
 
 }  // namespace gmi::instances

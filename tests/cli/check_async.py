@@ -16,16 +16,20 @@ Modes:
   faults  a serving GMI that hangs ends the job (status 3) with the census line naming it, within
           reduce.timeout_s and a margin; a trainer that hangs likewise; a serving GMI killed ends the
           job; under ea-t, a hung trainer and a hung serving GMI likewise.
-  errors  one line naming the key for what async cannot train: dqn, a multi-agent game, one GMI;
-          and for bench, which does not measure async.
+  errors  one line naming the key for what async cannot train: a multi-agent game, one GMI; and for
+          bench, which does not measure async.
   lockstep  mapping.template ea-t (async's machinery in lockstep): PPO CartPole on 3 GMIs (2 serving
           GMIs x 4 envs) is bit for bit dp's run on one GMI with the 8 envs (metrics.csv's learning
           columns), policy lag 0 and nothing dropped, the trainer on rank 0; a run stopped at
-          iteration 10 and resumed to 20 repeats the uninterrupted one; algo dqn gets one error
-          line.
+          iteration 10 and resumed to 20 repeats the uninterrupted one.
+  offpolicy  DQN CartPole under ea-t with one vector step per iteration is bit for bit dp's run on one
+          GMI with the serving GMIs' envs (every learning column, epsilon included); SAC and TD3
+          Pendulum under async fill the trainer's replay and learn from it, and a run stopped at
+          iteration 10 resumes with its replay to 20, every iteration once.
   learn   APPO under async: CartPole >= 475 within twice PPO's budget (-n 3, 2 serving GMIs x 8 envs),
-          Pendulum >= -250 within twice pendulum_ppo.yaml's (-n 4, 3 serving GMIs); PPO CartPole
-          >= 475 (-n 3), under async and under ea-t.
+          Pendulum >= -250 within twice pendulum_ppo.yaml's (-n 4, 3 serving GMIs); SAC Pendulum >= -250
+          within pendulum_sac.yaml's 30 k steps (-n 3, 2 serving GMIs x 8 envs, 8 updates per vector
+          step); PPO CartPole >= 475 (-n 3), under async and under ea-t.
 """
 import csv
 import os
@@ -220,20 +224,11 @@ def mode_lockstep(a):
     if "resumed from" not in p.stdout:
         fail("the ea-t run should resume on its own layout", p)
     same_learning(d, d_eat, "ea-t stopped at iteration 10 and resumed, and uninterrupted")
-    p = run(a, 3, ["--config", cfg("cartpole_dqn.yaml"), "--set", "mapping.template=ea-t", "--run-dir",
-                   os.path.join(w, "dqn")], status=2)
-    lines = [l for l in p.stderr.splitlines() if l.startswith("gmi_drl: error:")]
-    want = r"^gmi_drl: error: mapping\.template: ea-t trains ppo and appo \(serving GMIs send whole rollouts\); algo is dqn$"
-    if len(lines) != 1 or not re.search(want, lines[0]):
-        fail(f"ea-t with dqn: expected one line matching {want!r}", p)
 
 
 def mode_errors(a):
     w = a.workdir
     cases = [
-        (3, ["--config", cfg("cartpole_dqn.yaml"), "--set", "mapping.template=async"],
-         r"^gmi_drl: error: mapping\.template: async trains ppo and appo \(serving GMIs send whole rollouts\); "
-         r"algo is dqn$"),
         (3, ["--config", cfg("tag_gridworld_ppo.yaml"), "--set", "mapping.template=async"],
          r"^gmi_drl: error: mapping\.template: async trains single-agent environments so far; TagGridworld-v0 is a "
          r"multi-agent game \(use dp or e-at\)$"),
@@ -253,9 +248,58 @@ def mode_errors(a):
         print(f"error: {lines[0]}")
 
 
+OFFPOLICY_LEARNING = ["iteration", "env_steps", "episode_return_mean", "episode_length_mean", "episodes", "td_loss",
+                      "q_values", "epsilon", "grad_norm", "updates"]
+
+
+def mode_offpolicy(a):
+    w = a.workdir
+    # DQN under ea-t, one vector step per iteration: each step acts with the weights of every update
+    # before it, as dp's does, so the run is dp's on one GMI with the serving GMIs' envs, bit for bit.
+    base = ["--config", cfg("cartpole_dqn.yaml"), "--set", "dqn.num_steps=1", "--set", "train.total_env_steps=1200",
+            "--set", "dqn.learning_starts=200", "--set", "dqn.batch_size=32", "--set", "replay.capacity=2000",
+            "--set", "policy.q_hidden=[16, 16]", "--set", "dqn.target_network_frequency=50"]
+    d_eat, d_dp = os.path.join(w, "dqn-ea-t"), os.path.join(w, "dqn-dp")
+    p = run(a, 3, base + ["--set", "mapping.template=ea-t", "--set", "env.num_envs=2", "--run-dir", d_eat])
+    if "1 trainer GMI(s), each learning from the rollouts of 2 serving GMI(s) x 2 envs" not in p.stdout:
+        fail("dqn under ea-t: the ea-t line should be printed", p)
+    run(a, 1, base + ["--set", "env.num_envs=4", "--run-dir", d_dp])
+    r1, r2 = rows(d_eat), rows(d_dp)
+    if len(r1) != len(r2) or len(r1) != 300:
+        fail(f"dqn under ea-t and dp: {len(r1)} and {len(r2)} iterations (expected 300 each)")
+    for x, y in zip(r1, r2):
+        for c in OFFPOLICY_LEARNING:
+            if x[c] != y[c]:
+                fail(f"dqn under ea-t and dp: iteration {x['iteration']}: {c} {x[c]} and {y[c]} (expected bit for bit)")
+    learnt = sum(1 for x in r1 if int(x["updates"]) > 0)
+    if learnt < 50:
+        fail(f"dqn under ea-t: {learnt} iterations with updates (expected the schedule's, more than 50)")
+    print(f"dqn under ea-t on 3 GMIs (2 x 2 envs) and dp on one GMI (4 envs): 300 iterations bit for bit, "
+          f"{learnt} with updates")
+    # SAC and TD3 under async: the serving GMIs' transitions fill the trainer's replay; stopped at
+    # iteration 10 and resumed (the replay from the checkpoint) to 20, every iteration once.
+    for algo in ("sac", "td3"):
+        d = os.path.join(w, f"{algo}-async")
+        small_off = ["--config", cfg(f"pendulum_{algo}.yaml"), "--set", "mapping.template=async", "--set",
+                     "env.num_envs=2", "--set", f"{algo}.num_steps=10", "--set", f"{algo}.learning_starts=100",
+                     "--set", f"{algo}.batch_size=32", "--set", "replay.capacity=1000", "--set",
+                     "policy.actor_hidden=[16, 16]", "--set", "policy.q_hidden=[16, 16]", "--set",
+                     "checkpoint.interval=5", "--run-dir", d]
+        p = run(a, 3, small_off + ["--set", "train.total_env_steps=400"])
+        r = check_rows(d, 10, {1}, f"{algo} under async on 3 GMIs, 10 iterations")
+        if not any(x["qf1_loss"] != "nan" and float(x["updates"]) > 0 for x in r[3:]):
+            fail(f"{algo} under async: no updates after learning_starts ({[x['updates'] for x in r]})")
+        p = run(a, 3, ["--resume", "latest", "--run-dir", d, "--set", "train.total_env_steps=800"])
+        if "resumed from" not in p.stdout or "refilling" in p.stdout + p.stderr:
+            fail(f"{algo} under async should resume with its replay", p)
+        check_rows(d, 20, {1, 11}, f"{algo} under async resumed at iteration 10 to 20")
+
+
 def mode_learn(a):
     w = a.workdir
     cases = [("appo", 3, cfg("cartpole_appo.yaml"), ["train.total_env_steps=1000000"], 475, "async"),
+             ("sac", 3, cfg("pendulum_sac.yaml"), ["env.num_envs=8", "sac.num_steps=32", "sac.batch_size=512",
+                                                   "sac.updates_per_step=8"], -250, "async"),
              ("appo", 4, cfg("pendulum_appo.yaml"), [], -250, "async"),
              ("ppo", 3, cfg("cartpole_ppo.yaml"), ["env.num_envs=4"], 475, "async"),
              ("ppo", 3, cfg("cartpole_ppo.yaml"), ["env.num_envs=4"], 475, "ea-t")]
@@ -275,4 +319,4 @@ def mode_learn(a):
 
 
 if __name__ == "__main__":
-    harness.main("check_async", ["run", "lag", "faults", "errors", "lockstep", "learn"], globals())
+    harness.main("check_async", ["run", "lag", "faults", "errors", "lockstep", "offpolicy", "learn"], globals())

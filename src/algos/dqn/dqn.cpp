@@ -79,7 +79,7 @@ double DqnTrainer::epsilon(std::int64_t k) const {
   // CleanRL: linear_schedule(start_e, end_e, exploration_fraction * total_timesteps, global_step),
   // global_step counting the env steps of all GMIs.
   const DqnConfig& d = cfg_.section<DqnConfig>();
-  const double t = double(k) * N_ * cfg_.world_size;
+  const double t = double(env_steps_before(k)) * cfg_.world_size;
   const double slope = (d.end_e - d.start_e) / decay_env_steps_;
   return std::max(slope * t + d.start_e, d.end_e);
 }
@@ -90,8 +90,7 @@ const float* DqnTrainer::act(std::int64_t k) {
   a.N = N_;
   a.num_actions = n_;
   a.dueling = cfg_.section<DqnConfig>().dueling;
-  last_epsilon_ = epsilon(k);
-  a.epsilon = float(last_epsilon_);
+  a.epsilon = float(epsilon(k));
   a.seed = std::uint64_t(cfg_.train.seed);
   a.step = std::uint64_t(k);
   a.env_offset = env_offset_;
@@ -135,7 +134,8 @@ void DqnTrainer::update_target(int times) {
 
 void DqnTrainer::losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums, const std::vector<double>& counts) const {
   const double n = counts[0] * batch_size();
-  m.losses = {n > 0 ? sums[0].v[0] / n : std::nan(""), n > 0 ? sums[0].v[1] / n : std::nan(""), last_epsilon_};
+  m.losses = {n > 0 ? sums[0].v[0] / n : std::nan(""), n > 0 ? sums[0].v[1] / n : std::nan(""),
+              epsilon((iteration_ + 1) * T_ - 1)};  // the iteration's last vector step's (its envs may have acted elsewhere)
   m.learning_rate = cfg_.section<DqnConfig>().learning_rate;
 }
 

@@ -43,7 +43,6 @@ class DqnTrainer final : public OffPolicyTrainer {
   int n_ = 0;
   View1<float> target_, d_out_;
   nn::MlpWorkspace<float> ws_act_, ws_q_, ws_next_target_, ws_next_online_;
-  double last_epsilon_ = 0;
   /// Env steps (all GMIs) epsilon decays over: exploration_fraction * total_env_steps of the run
   /// that started (kept in checkpoints, so a resume that extends the run keeps its schedule).
   double decay_env_steps_ = 0;

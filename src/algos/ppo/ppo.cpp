@@ -588,7 +588,8 @@ void PpoTrainer::serve_rollout(std::int64_t index, HostRollout& out) {
   space_.fence();
 }
 
-void PpoTrainer::adopt_rollout(const HostRollout& in) {
+IterationMetrics PpoTrainer::learn_rollout(const HostRollout& in, double time_rollout) {
+  begin_iteration();
   to_device(obs_, in.obs, "a served rollout's observations");
   to_device(final_obs_, in.final_obs, "a served rollout's final observations");
   to_device(actions_, in.actions, "a served rollout's actions");
@@ -598,6 +599,7 @@ void PpoTrainer::adopt_rollout(const HostRollout& in) {
   to_device(terminated_, in.terminated, "a served rollout's terminations");
   to_device(truncated_, in.truncated, "a served rollout's truncations");
   finish_rollout();
+  return learn(in.episodes, time_rollout);
 }
 
 void PpoTrainer::set_policy(const std::vector<float>& params, const std::vector<double>& obs_rms) {

@@ -36,7 +36,7 @@ ActorOptions actor_options(const config::Config& cfg, const envs::EnvSpec& spec)
 bool fused_wanted(const config::Config& cfg);
 
 
-class PpoTrainer final : public Trainer {
+class PpoTrainer final : public Trainer, public ServedLearning {
  public:
   /// \param env_offset global index of this GMI's first environment
   /// \param reducer    gradient averaging over GMIs (nullptr: a single GMI)
@@ -113,33 +113,20 @@ class PpoTrainer final : public Trainer {
   void freeze() { frozen_ = true; }
   bool frozen() const { return frozen_; }
 
-  // ---- mapping.template async (src/gmi/async_training.hpp): serving GMIs roll out, trainers learn ----
-  /// A rollout on the host, laid out as the rollout storage holds it (sample j = t * N + e).
-  struct HostRollout {
-    std::vector<float> obs;          ///< [T + 1][N][obs_dim]: the rollout's observations, then the next start
-    std::vector<float> final_obs;    ///< [T][N][obs_dim] (read where truncated)
-    std::vector<float> actions;      ///< [T][N][act_dim]
-    std::vector<float> logp, values, rewards;         ///< [T][N] of the policy that acted
-    std::vector<std::uint8_t> terminated, truncated;  ///< [T][N]
-    envs::EpisodeStats episodes;     ///< the episodes that ended during it
-  };
-  /// A serving GMI's rollout: num_steps steps of its envs with the weights it holds, as rollout
-  /// number `index` of the run (its action noise), into `out`; its last observation starts the
-  /// next rollout.
-  void serve_rollout(std::int64_t index, HostRollout& out);
-  /// A trainer GMI's rollout, made by its serving GMIs (N rows: theirs, one after another), into
-  /// the rollout storage, with V(s_T) from this trainer's critic; learn() follows.
-  void adopt_rollout(const HostRollout& in);
-  /// A serving GMI takes its trainer's weights and observation statistics ([mean | var | count]).
-  void set_policy(const std::vector<float>& params, const std::vector<double>& obs_rms);
-  /// The observation statistics set_policy takes.
-  std::vector<double> obs_rms_host() const;
-  /// The observations the next rollout starts from ([N][obs_dim] on the host), and setting them.
-  std::vector<float> start_obs_host() const;
-  void set_start_obs(const std::vector<float>& obs);
-  /// The envs' state (a serving GMI's part of its trainer's checkpoint), and restoring it.
-  std::vector<envs::StateArray> env_state() const;
-  void set_env_state(const std::vector<envs::StateArray>& state);
+  // ---- mapping.template async and ea-t (src/gmi/async_training.hpp): ServedLearning ----
+  ServedLearning* served_learning() override { return this; }
+  /// A serving GMI acts and does not learn (freeze()).
+  void prepare_serving(int) override { freeze(); }
+  void serve_rollout(std::int64_t index, HostRollout& out) override;
+  /// begin_iteration(), the rollout into the rollout storage with V(s_T) from this trainer's
+  /// critic, then learn().
+  IterationMetrics learn_rollout(const HostRollout& in, double time_rollout) override;
+  void set_policy(const std::vector<float>& params, const std::vector<double>& obs_rms) override;
+  std::vector<double> obs_rms_host() const override;
+  std::vector<float> start_obs_host() const override;
+  void set_start_obs(const std::vector<float>& obs) override;
+  std::vector<envs::StateArray> env_state() const override;
+  void set_env_state(const std::vector<envs::StateArray>& state) override;
 
   // ---- phases that launch device lambdas: public, as CUDA requires of their enclosing functions ----
   void bootstrap_truncated();

@@ -103,7 +103,7 @@ std::string Td3Trainer::describe() const {
 
 const float* Td3Trainer::act(std::int64_t k) {
   const std::uint64_t seed = std::uint64_t(cfg_.train.seed);
-  if (k * N_ < cfg_.section<Td3Config>().learning_starts) {
+  if (env_steps_before(k) < cfg_.section<Td3Config>().learning_starts) {
     rl::uniform_actions(space_, N_, ad_, seed, std::uint64_t(k), env_offset_, act_low_.data(), act_high_.data(),
                         actions_.data());
     return actions_.data();
