@@ -29,7 +29,8 @@ Modes:
   learn   APPO under async: CartPole >= 475 within twice PPO's budget (-n 3, 2 serving GMIs x 8 envs),
           Pendulum >= -250 within twice pendulum_ppo.yaml's (-n 4, 3 serving GMIs); SAC Pendulum >= -250
           within pendulum_sac.yaml's 30 k steps (-n 3, 2 serving GMIs x 8 envs, 8 updates per vector
-          step); PPO CartPole >= 475 (-n 3), under async and under ea-t.
+          step); DQN CartPole >= 475 within cartpole_dqn.yaml's 500 k steps and PPO CartPole >= 475
+          (-n 3), under async and under ea-t.
 """
 import csv
 import os
@@ -300,6 +301,8 @@ def mode_learn(a):
     cases = [("appo", 3, cfg("cartpole_appo.yaml"), ["train.total_env_steps=1000000"], 475, "async"),
              ("sac", 3, cfg("pendulum_sac.yaml"), ["env.num_envs=8", "sac.num_steps=32", "sac.batch_size=512",
                                                    "sac.updates_per_step=8"], -250, "async"),
+             ("dqn", 3, cfg("cartpole_dqn.yaml"), [], 475, "async"),
+             ("dqn", 3, cfg("cartpole_dqn.yaml"), [], 475, "ea-t"),
              ("appo", 4, cfg("pendulum_appo.yaml"), [], -250, "async"),
              ("ppo", 3, cfg("cartpole_ppo.yaml"), ["env.num_envs=4"], 475, "async"),
              ("ppo", 3, cfg("cartpole_ppo.yaml"), ["env.num_envs=4"], 475, "ea-t")]
