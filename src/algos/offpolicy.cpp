@@ -86,6 +86,14 @@ MemoryNeeds replay_trainer_memory(const config::Config& cfg, const envs::EnvSpec
   if (!on_device) m.host_bytes += replay;
   if (cfg.checkpoint.replay) m.host_bytes += replay;  // the checkpoint's copy
   m.host_bytes += N * spec.host_bytes_per_env;
+  // mapping.template async and ea-t: a rollout of num_steps vector steps passes through (RolloutRows
+  // on the device, HostRollout on the host) on a trainer and on a serving GMI.
+  if (cfg.mapping.template_ == "async" || cfg.mapping.template_ == "ea-t") {
+    const double T = cfg.num_steps;
+    const double rollout = 4 * ((T + 1) * N * od + T * N * (od + replay_act_dim + 3)) + 2 * T * N;
+    m.device_bytes += rollout;
+    m.host_bytes += rollout;
+  }
   return m;
 }
 
@@ -471,8 +479,9 @@ IterationMetrics OffPolicyTrainer::learn_rollout(const HostRollout& in, double t
   return end_iteration(in.episodes, time_rollout, seconds_since(t0));
 }
 
-void OffPolicyTrainer::set_policy(const std::vector<float>& params, const std::vector<double>&) {
+void OffPolicyTrainer::set_policy(const std::vector<float>& params, const std::vector<double>& acting) {
   to_device(params_, params, "the published parameters");
+  set_acting_state(acting);
   space_.fence();
 }
 

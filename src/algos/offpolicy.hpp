@@ -126,8 +126,8 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark, public ServedLe
   void prepare_serving(int trainer_envs) final { acting_envs_ = trainer_envs; }
   void serve_rollout(std::int64_t index, HostRollout& out) final;
   IterationMetrics learn_rollout(const HostRollout& in, double time_rollout) final;
-  void set_policy(const std::vector<float>& params, const std::vector<double>& obs_rms) final;
-  std::vector<double> obs_rms_host() const final { return {}; }
+  void set_policy(const std::vector<float>& params, const std::vector<double>& acting) final;
+  std::vector<double> acting_state_host() const final { return acting_state(); }
   std::vector<float> start_obs_host() const final;
   void set_start_obs(const std::vector<float>& obs) final;
   std::vector<envs::StateArray> env_state() const final;
@@ -195,6 +195,10 @@ class OffPolicyTrainer : public Trainer, public UpdateBenchmark, public ServedLe
   /// no event of a vector step does, the next step's actions and host physics start before its
   /// updates run.  Default: every update does.
   virtual bool update_changes_actor(std::int64_t /*u*/, std::int64_t /*g*/) const { return true; }
+  /// What its act() reads besides the weights and counters (ServedLearning::acting_state_host;
+  /// DQN: its exploration schedule), and taking it on a serving GMI.  Default: nothing.
+  virtual std::vector<double> acting_state() const { return {}; }
+  virtual void set_acting_state(const std::vector<double>& /*state*/) {}
   /// The algorithm's own shared state (targets, optimiser counters) into / from `s`.
   virtual void save_extra(TrainerState& s) const = 0;
   virtual void load_extra(const TrainerState& s) = 0;

@@ -11,8 +11,8 @@ namespace gmi::algos {
 
 #define GMI_REPLAY_KEYS(X)                                                                                     \
   X(std::int64_t, capacity, 1000000, at_least(1),                                                             \
-    "transitions kept per GMI (CleanRL's buffer_size); each GMI keeps its own envs' experience; must hold at " \
-    "least env.num_envs")                                                                                     \
+    "transitions kept per GMI (CleanRL's buffer_size); each GMI keeps its own envs' experience (under "       \
+    "mapping.template async and ea-t a trainer keeps its serving GMIs'); must hold at least env.num_envs")    \
   X(std::string, storage, "device", one_of({"device", "host"}),                                               \
     "where the replay buffer lives: device (sampled on the device, paper 002's in-GPU replay), host (host "   \
     "memory; each batch copied to the device)")                                                               \

@@ -155,10 +155,12 @@ class ServedLearning {
   /// A trainer GMI's iteration on a rollout its serving GMIs made (N rows: theirs, one after
   /// another); `time_rollout`: how long it waited for it.
   virtual IterationMetrics learn_rollout(const HostRollout& in, double time_rollout) = 0;
-  /// A serving GMI takes its trainer's weights and observation statistics (obs_rms_host()'s layout).
-  virtual void set_policy(const std::vector<float>& params, const std::vector<double>& obs_rms) = 0;
-  /// The observation statistics set_policy takes (empty where the algorithm keeps none).
-  virtual std::vector<double> obs_rms_host() const = 0;
+  /// A serving GMI takes its trainer's weights and acting state (acting_state_host()'s layout).
+  virtual void set_policy(const std::vector<float>& params, const std::vector<double>& acting) = 0;
+  /// What acting reads besides the weights, which the trainer's checkpoint restores and a serving
+  /// GMI must take from it: PPO's observation statistics ([mean | var | count]), DQN's exploration
+  /// schedule; empty where there is none.
+  virtual std::vector<double> acting_state_host() const = 0;
   /// The observations the next rollout starts from ([N][obs_dim] on the host), and setting them.
   virtual std::vector<float> start_obs_host() const = 0;
   virtual void set_start_obs(const std::vector<float>& obs) = 0;

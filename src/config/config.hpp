@@ -249,8 +249,9 @@ struct ChannelsConfig {
 /// and how far serving GMIs may run ahead of their trainer.
 #define GMI_ASYNC_KEYS(X)                                                                                       \
   X(int, max_policy_lag, 4, within(0, 1000000),                                                                 \
-    "a trainer drops (and counts) a rollout made with weights more than this many of its updates old "        \
-    "(Sample Factory's max_policy_lag; 0: only rollouts made with its current weights)")                      \
+    "a trainer drops (and counts) a rollout made with weights more than this many of its iterations old (an "  \
+    "iteration is one PPO update, or an off-policy rollout's updates; Sample Factory's max_policy_lag; 0: "     \
+    "only rollouts made with its current weights)")                                                           \
   X(int, rollouts_in_flight, 1, within(1, 64),                                                                  \
     "rollouts a serving GMI may have made that its trainer has not taken yet; then it waits (serving_busy "     \
     "below 1). 1: while the trainer is the slower, each rollout is made during the update before the one "     \

@@ -85,7 +85,7 @@ class AsyncLinks {
     if (bytes > double(1 << 30))
       throw InputError(fmt::format("env.num_envs: {} envs x {} steps make a rollout of {:.0f} MiB, one message under "
                                    "mapping.template async (expected at most 1024 MiB: fewer envs per serving GMI or "
-                                   "a shorter ppo.num_steps)",
+                                   "fewer steps per iteration, the algorithm's num_steps)",
                                    E, T_, bytes / (1 << 20)));
     const mpi::ChannelOptions flow{cfg.async.rollouts_in_flight};
     rollouts_ = std::make_unique<mpi::ExperienceChannels>(
@@ -455,7 +455,7 @@ class AsyncLearner final : public algos::Trainer {
       if (op == kLoad || lockstep_ || links_->unread(k) == 0) to.push_back(k);  // ea-t: each waits for every update's
     if (to.empty()) return;
     const std::vector<float> params = learner_->params_host();
-    const std::vector<double> rms = learning_->obs_rms_host();
+    const std::vector<double> rms = learning_->acting_state_host();
     const std::vector<float> obs = op == kLoad ? learning_->start_obs_host() : std::vector<float>{};
     const std::size_t per = obs.size() / std::max<std::size_t>(S, 1);
     if (op == kLoad)

@@ -23,7 +23,8 @@ Modes:
           columns), policy lag 0 and nothing dropped, the trainer on rank 0; a run stopped at
           iteration 10 and resumed to 20 repeats the uninterrupted one.
   offpolicy  DQN CartPole under ea-t with one vector step per iteration is bit for bit dp's run on one
-          GMI with the serving GMIs' envs (every learning column, epsilon included); SAC and TD3
+          GMI with the serving GMIs' envs (every learning column, epsilon included), also stopped and
+          resumed to a longer run (the serving GMIs take the resumed run's epsilon schedule); SAC and TD3
           Pendulum under async fill the trainer's replay and learn from it, and a run stopped at
           iteration 10 resumes with its replay to 20, every iteration once.
   learn   APPO under async: CartPole >= 475 within twice PPO's budget (-n 3, 2 serving GMIs x 8 envs),
@@ -277,6 +278,28 @@ def mode_offpolicy(a):
         fail(f"dqn under ea-t: {learnt} iterations with updates (expected the schedule's, more than 50)")
     print(f"dqn under ea-t on 3 GMIs (2 x 2 envs) and dp on one GMI (4 envs): 300 iterations bit for bit, "
           f"{learnt} with updates")
+    # A resume that extends the run keeps the epsilon schedule of the run it resumes (the checkpoint's),
+    # on the serving GMIs as on dp's GMI: ea-t stopped at 600 env steps and resumed to 1200 is dp's
+    # run stopped and resumed the same way, bit for bit (epsilon decays over all 600 steps first).
+    ext = [x if x != "train.total_env_steps=1200" else "train.total_env_steps=600" for x in base]
+    ext += ["--set", "dqn.exploration_fraction=1.0"]
+    resumed = {}
+    for tmpl, n, envs in (("ea-t", 3, 2), ("dp", 1, 4)):
+        d = os.path.join(w, f"dqn-{tmpl}-resumed")
+        run(a, n, ext + ["--set", f"mapping.template={tmpl}", "--set", f"env.num_envs={envs}", "--run-dir", d])
+        p = run(a, n, ["--resume", "latest", "--run-dir", d, "--set", "train.total_env_steps=1200"])
+        if "resumed from" not in p.stdout:
+            fail(f"dqn under {tmpl} should resume", p)
+        resumed[tmpl] = rows(d)
+    r1, r2 = resumed["ea-t"], resumed["dp"]
+    if len(r1) != len(r2) or len(r1) != 300:
+        fail(f"dqn resumed under ea-t and dp: {len(r1)} and {len(r2)} iterations (expected 300 each)")
+    for x, y in zip(r1, r2):
+        for c in OFFPOLICY_LEARNING:
+            if x[c] != y[c]:
+                fail(f"dqn resumed under ea-t and dp: iteration {x['iteration']}: {c} {x[c]} and {y[c]} (expected bit "
+                     f"for bit)")
+    print("dqn stopped at 600 env steps and resumed to 1200: ea-t and dp bit for bit (300 iterations)")
     # SAC and TD3 under async: the serving GMIs' transitions fill the trainer's replay; stopped at
     # iteration 10 and resumed (the replay from the checkpoint) to 20, every iteration once.
     for algo in ("sac", "td3"):

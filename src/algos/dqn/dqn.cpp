@@ -145,6 +145,11 @@ void DqnTrainer::save_extra(TrainerState& s) const {
   s.tensors64.emplace_back("epsilon_decay_env_steps", std::vector<double>{decay_env_steps_});
 }
 
+void DqnTrainer::set_acting_state(const std::vector<double>& state) {
+  GMI_REQUIRE(state.size() == 1, "DQN: the published acting state holds the epsilon schedule's length alone");
+  decay_env_steps_ = state[0];
+}
+
 void DqnTrainer::load_extra(const TrainerState& s) {
   set_adam_count(0, s.adam_step);
   to_device(target_, required_tensor(s, "target_params", P_, "DQN"), "DQN target_params");

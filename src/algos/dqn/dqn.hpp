@@ -37,6 +37,9 @@ class DqnTrainer final : public OffPolicyTrainer {
   void losses(IterationMetrics& m, const std::vector<rl::Sums4>& sums, const std::vector<double>& counts) const override;
   void save_extra(TrainerState& s) const override;
   void load_extra(const TrainerState& s) override;
+  /// The env steps epsilon decays over (a resumed run's, from its checkpoint).
+  std::vector<double> acting_state() const override { return {decay_env_steps_}; }
+  void set_acting_state(const std::vector<double>& state) override;
 
  private:
   nn::MlpLayout q_;

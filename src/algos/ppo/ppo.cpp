@@ -610,7 +610,7 @@ void PpoTrainer::set_policy(const std::vector<float>& params, const std::vector<
   space_.fence();
 }
 
-std::vector<double> PpoTrainer::obs_rms_host() const { return to_host(obs_rms_.state()); }
+std::vector<double> PpoTrainer::acting_state_host() const { return to_host(obs_rms_.state()); }
 
 View1<float> PpoTrainer::start_obs() const {
   return Kokkos::subview(obs_, std::make_pair(std::size_t(0), std::size_t(N_) * od_));  // step 0's rows

@@ -122,7 +122,8 @@ class PpoTrainer final : public Trainer, public ServedLearning {
   /// critic, then learn().
   IterationMetrics learn_rollout(const HostRollout& in, double time_rollout) override;
   void set_policy(const std::vector<float>& params, const std::vector<double>& obs_rms) override;
-  std::vector<double> obs_rms_host() const override;
+  /// The observation statistics ([mean | var | count]).
+  std::vector<double> acting_state_host() const override;
   std::vector<float> start_obs_host() const override;
   void set_start_obs(const std::vector<float>& obs) override;
   std::vector<envs::StateArray> env_state() const override;
