@@ -88,7 +88,7 @@ MemoryNeeds replay_trainer_memory(const config::Config& cfg, const envs::EnvSpec
   m.host_bytes += N * spec.host_bytes_per_env;
   // mapping.template async and ea-t: a rollout of num_steps vector steps passes through (RolloutRows
   // on the device, HostRollout on the host) on a trainer and on a serving GMI.
-  if (cfg.mapping.template_ == "async" || cfg.mapping.template_ == "ea-t") {
+  if (config::served_rollouts(cfg.mapping)) {
     const double T = cfg.num_steps;
     const double rollout = 4 * ((T + 1) * N * od + T * N * (od + replay_act_dim + 3)) + 2 * T * N;
     m.device_bytes += rollout;

@@ -345,6 +345,8 @@ envs::EnvOverrides env_overrides(const Config& c) {
   return o;
 }
 
+bool served_rollouts(const MappingConfig& m) { return m.template_ == "async" || m.template_ == "ea-t"; }
+
 int env_group_size(const EnvConfig& e) {
   const int b = e.batch_size > 0 ? e.batch_size : e.async_halves ? (e.num_envs + 1) / 2 : e.num_envs;
   return std::max(1, std::min(b, e.num_envs));

@@ -398,6 +398,9 @@ namespace gmi::config {
 /// The envs per group that env.batch_size (or env.async_halves: half of them) asks for;
 /// env.num_envs when all envs step as one batch.
 int env_group_size(const EnvConfig& e);
+/// Whether mapping.template trains on whole rollouts that serving GMIs send their trainers (async,
+/// and ea-t, its lockstep form: src/gmi/async_training.hpp).
+bool served_rollouts(const MappingConfig& m);
 /// What the environment registry needs of env.* (time limit, MuJoCo's keyword arguments, threads
 /// (0, not yet resolved to the node's share: 1), model path).
 envs::EnvOverrides env_overrides(const Config& c);

@@ -146,7 +146,7 @@ std::optional<SplitTraining> plan_split_roles(const config::Config& cfg, const m
                                  name));
   // ea-t runs on async's machinery in lockstep: each serving GMI waits for the weights of the
   // update its last rollout fed before it makes the next (src/gmi/async_training.hpp).
-  s.async = name == "async" || name == "ea-t";
+  s.async = config::served_rollouts(cfg.mapping);
   s.lockstep = name == "ea-t";
   if (s.async && !algos::algorithm(cfg.algo).async_rollouts)
     throw InputError(fmt::format("mapping.template: {} trains {} (serving GMIs send whole rollouts); algo is {}", name,

@@ -190,15 +190,18 @@ LEARNING = ["iteration", "env_steps", "episode_return_mean", "episode_length_mea
             "value_loss", "entropy", "approx_kl", "clip_frac", "explained_variance", "grad_norm"]
 
 
-def same_learning(d1, d2, what):
+def same_learning(d1, d2, what, columns=LEARNING, iterations=None):
+    """The runs in d1 and d2 bit for bit alike in `columns` (and `iterations` rows each, if given);
+    returns d1's rows."""
     r1, r2 = rows(d1), rows(d2)
-    if len(r1) != len(r2):
-        fail(f"{what}: {len(r1)} and {len(r2)} iterations")
+    if len(r1) != len(r2) or iterations not in (None, len(r1)):
+        fail(f"{what}: {len(r1)} and {len(r2)} iterations" + (f" (expected {iterations} each)" if iterations else ""))
     for x, y in zip(r1, r2):
-        for c in LEARNING:
+        for c in columns:
             if x[c] != y[c]:
                 fail(f"{what}: iteration {x['iteration']}: {c} {x[c]} and {y[c]} (expected bit for bit equal)")
     print(f"{what}: {len(r1)} iterations bit for bit equal")
+    return r1
 
 
 def mode_lockstep(a):
@@ -266,40 +269,25 @@ def mode_offpolicy(a):
     if "1 trainer GMI(s), each learning from the rollouts of 2 serving GMI(s) x 2 envs" not in p.stdout:
         fail("dqn under ea-t: the ea-t line should be printed", p)
     run(a, 1, base + ["--set", "env.num_envs=4", "--run-dir", d_dp])
-    r1, r2 = rows(d_eat), rows(d_dp)
-    if len(r1) != len(r2) or len(r1) != 300:
-        fail(f"dqn under ea-t and dp: {len(r1)} and {len(r2)} iterations (expected 300 each)")
-    for x, y in zip(r1, r2):
-        for c in OFFPOLICY_LEARNING:
-            if x[c] != y[c]:
-                fail(f"dqn under ea-t and dp: iteration {x['iteration']}: {c} {x[c]} and {y[c]} (expected bit for bit)")
+    r1 = same_learning(d_eat, d_dp, "dqn under ea-t on 3 GMIs (2 x 2 envs) and dp on one GMI (4 envs)",
+                       OFFPOLICY_LEARNING, 300)
     learnt = sum(1 for x in r1 if int(x["updates"]) > 0)
     if learnt < 50:
         fail(f"dqn under ea-t: {learnt} iterations with updates (expected the schedule's, more than 50)")
-    print(f"dqn under ea-t on 3 GMIs (2 x 2 envs) and dp on one GMI (4 envs): 300 iterations bit for bit, "
-          f"{learnt} with updates")
+    print(f"dqn under ea-t: {learnt} iterations with updates")
     # A resume that extends the run keeps the epsilon schedule of the run it resumes (the checkpoint's),
     # on the serving GMIs as on dp's GMI: ea-t stopped at 600 env steps and resumed to 1200 is dp's
     # run stopped and resumed the same way, bit for bit (epsilon decays over all 600 steps first).
     ext = [x if x != "train.total_env_steps=1200" else "train.total_env_steps=600" for x in base]
     ext += ["--set", "dqn.exploration_fraction=1.0"]
-    resumed = {}
     for tmpl, n, envs in (("ea-t", 3, 2), ("dp", 1, 4)):
         d = os.path.join(w, f"dqn-{tmpl}-resumed")
         run(a, n, ext + ["--set", f"mapping.template={tmpl}", "--set", f"env.num_envs={envs}", "--run-dir", d])
         p = run(a, n, ["--resume", "latest", "--run-dir", d, "--set", "train.total_env_steps=1200"])
         if "resumed from" not in p.stdout:
             fail(f"dqn under {tmpl} should resume", p)
-        resumed[tmpl] = rows(d)
-    r1, r2 = resumed["ea-t"], resumed["dp"]
-    if len(r1) != len(r2) or len(r1) != 300:
-        fail(f"dqn resumed under ea-t and dp: {len(r1)} and {len(r2)} iterations (expected 300 each)")
-    for x, y in zip(r1, r2):
-        for c in OFFPOLICY_LEARNING:
-            if x[c] != y[c]:
-                fail(f"dqn resumed under ea-t and dp: iteration {x['iteration']}: {c} {x[c]} and {y[c]} (expected bit "
-                     f"for bit)")
-    print("dqn stopped at 600 env steps and resumed to 1200: ea-t and dp bit for bit (300 iterations)")
+    same_learning(os.path.join(w, "dqn-ea-t-resumed"), os.path.join(w, "dqn-dp-resumed"),
+                  "dqn stopped at 600 env steps and resumed to 1200 under ea-t and dp", OFFPOLICY_LEARNING, 300)
     # SAC and TD3 under async: the serving GMIs' transitions fill the trainer's replay; stopped at
     # iteration 10 and resumed (the replay from the checkpoint) to 20, every iteration once.
     for algo in ("sac", "td3"):
