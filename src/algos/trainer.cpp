@@ -40,4 +40,25 @@ EnvPtr own_env(EnvPtr given, const config::Config& cfg, std::uint64_t env_offset
   return given;
 }
 
+RolloutShape rollout_shape(const config::Config& cfg) {
+  RolloutShape s;
+  if (!envs::is_multi_agent(cfg.env.name)) {
+    const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
+    s.obs = spec.obs_dim, s.actions = spec.act_dim, s.terms = int(spec.reward_terms.size());
+    return s;
+  }
+  const envs::MultiAgentSpec g = envs::multi_agent_spec(cfg.env.name, config::env_overrides(cfg));
+  s.rows = 0, s.roles = int(g.roles.size()), s.terms = int(g.stat_terms.size()), s.game = true;
+  for (const envs::RoleSpec& role : g.roles) {
+    s.obs += role.agents * role.obs_dim;
+    s.actions += role.agents * role.act_dim();
+    s.rows += role.agents;
+  }
+  return s;
+}
+
+std::vector<envs::EpisodeStats> episode_blocks(const HostRollout& r) {
+  return r.role_episodes.empty() ? std::vector<envs::EpisodeStats>{r.episodes} : r.role_episodes;
+}
+
 }  // namespace gmi::algos

@@ -129,15 +129,31 @@ class Trainer {
 };
 
 /// A rollout on the host, as serving GMIs send it under mapping.template async and ea-t: num_steps
-/// steps of N envs, sample j = t * N + e.
+/// steps of N envs, sample j = t * N + e, each env's values RolloutShape's widths (a single-agent
+/// env: obs_dim, act_dim and one value; a multi-agent game: its roles' agents one after another).
 struct HostRollout {
-  std::vector<float> obs;          ///< [T + 1][N][obs_dim]: the rollout's observations, then the next start
-  std::vector<float> final_obs;    ///< [T][N][obs_dim] (read where an episode ended)
-  std::vector<float> actions;      ///< [T][N][act_dim], as the algorithm stores them
-  std::vector<float> logp, values, rewards;         ///< [T][N]; logp and values: of the policy that acted (PPO)
-  std::vector<std::uint8_t> terminated, truncated;  ///< [T][N]
-  envs::EpisodeStats episodes;     ///< the episodes that ended during it
+  std::vector<float> obs;          ///< [T + 1][N][obs]: the rollout's observations, then the next start
+  std::vector<float> final_obs;    ///< [T][N][obs] (read where an episode ended)
+  std::vector<float> actions;      ///< [T][N][actions], as the algorithm stores them
+  std::vector<float> logp, values, rewards;         ///< [T][N][rows]; logp and values: of the policy that acted (PPO)
+  std::vector<std::uint8_t> terminated, truncated;  ///< [T][N][rows]
+  envs::EpisodeStats episodes;     ///< the episodes that ended during it (a single-agent env)
+  std::vector<envs::EpisodeStats> role_episodes;  ///< a multi-agent game's, per role (`episodes` unused)
 };
+
+/// The widths of one env's values in a HostRollout.
+struct RolloutShape {
+  int obs = 0;      ///< observation floats (a game: every agent's, role by role)
+  int actions = 0;  ///< action floats
+  int rows = 1;     ///< log-probabilities, values, rewards and flags (a game: its agents)
+  int roles = 1;    ///< blocks of episode statistics (a game: its roles)
+  int terms = 0;    ///< statistics per block besides return, length and count
+  bool game = false;  ///< a multi-agent game: its episodes in HostRollout::role_episodes
+};
+/// The rollout shape of `cfg`'s environment.
+RolloutShape rollout_shape(const config::Config& cfg);
+/// A HostRollout's episodes as blocks (shape.roles of them): `role_episodes`, or `episodes` alone.
+std::vector<envs::EpisodeStats> episode_blocks(const HostRollout& r);
 
 /// An algorithm trained on decoupled GMIs: serving GMIs roll out with the weights they last
 /// received, trainer GMIs learn from what they sent (PPO and APPO from the rollout itself, the

@@ -212,9 +212,9 @@ struct ReduceConfig {
     "roles per GMI (E simulator, A agent, T trainer): dp (every GMI all three), dp-mp (serving: simulator and " \
     "agent GMIs in pairs), mp-dp (serving: agents_per_gpu agent GMIs per GPU serve the other GMIs), ea-t "       \
     "(training: trainers_per_gpu trainer GMIs per GPU, the GPU's first slots, fed by simulator+agent GMIs in "  \
-    "lockstep: each rollout made with the newest weights; single-agent envs), e-at (training: trainers_per_gpu " \
+    "lockstep: each rollout made with the newest weights), e-at (training: trainers_per_gpu "                   \
     "agent+trainer GMIs per GPU serve simulator GMIs), async (training, ea-t's roles decoupled: serving GMIs "  \
-    "roll out without waiting for their trainer's updates, async.*; single-agent envs). Training runs under dp, " \
+    "roll out without waiting for their trainer's updates, async.*). Training runs under dp, "                  \
     "ea-t, e-at and async; gmi_drl eval serves under dp, dp-mp and mp-dp; gmi_drl bench-channels measures "     \
     "every template's channels")                                                                               \
   X(int, agents_per_gpu, 1, at_least(1), "agent GMIs per GPU under mp-dp (the GPU's last slots)")                \

@@ -40,6 +40,19 @@ enum Op : std::int32_t { kWeights = 1, kSave = 2, kLoad = 3, kStop = 4, kAbort =
 
 using algos::HostRollout;
 
+/// Adds `blocks` (a rollout's episode statistics: one block, or one per role of a game) to r's.
+void add_episodes(HostRollout& r, const std::vector<envs::EpisodeStats>& blocks) {
+  std::vector<envs::EpisodeStats*> to;
+  if (r.role_episodes.empty()) to.push_back(&r.episodes);
+  for (envs::EpisodeStats& e : r.role_episodes) to.push_back(&e);
+  for (std::size_t b = 0; b < to.size() && b < blocks.size(); ++b) {
+    to[b]->return_sum += blocks[b].return_sum, to[b]->length_sum += blocks[b].length_sum;
+    to[b]->count += blocks[b].count;
+    for (std::size_t i = 0; i < blocks[b].term_sums.size() && i < to[b]->term_sums.size(); ++i)
+      to[b]->term_sums[i] += blocks[b].term_sums[i];
+  }
+}
+
 /// What a serving GMI says with each rollout (the first values of its last record), cumulative
 /// since it started.
 struct Report {
@@ -61,8 +74,9 @@ std::vector<std::byte> bytes_of(const std::string& s) {
 std::string text_of(const std::vector<std::byte>& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 
 /// The channels of an async job (every GMI builds them), the letters and the replies.  A rollout
-/// is one message: num_steps + 1 records of its serving GMI's E envs (record T: the last
-/// observation, the report and the episodes that ended).
+/// is one message: num_steps + 1 records of its serving GMI's E envs, each env's values as wide as
+/// algos::rollout_shape says (record T: the last observation, the report and the episodes that
+/// ended, a block per role of a game).
 class AsyncLinks {
  public:
   AsyncLinks(const RolePlan& plan, int me, const config::Config& cfg, int E) : E_(E) {
@@ -72,13 +86,13 @@ class AsyncLinks {
       for (int s : v)
         if (s == me) trainer_ = t;
     }
-    const envs::EnvSpec spec = envs::env_spec(cfg.env.name, config::env_overrides(cfg));
-    od_ = spec.obs_dim, ad_ = spec.act_dim, terms_ = int(spec.reward_terms.size());
+    shape_ = algos::rollout_shape(cfg);
+    od_ = shape_.obs, ad_ = shape_.actions, rows_ = shape_.rows;
     T_ = cfg.num_steps;
-    const int tail = int(kReportValues) + 3 + terms_;
-    types_ = {{"obs", E, 4 * od_, 4},       {"final_obs", E, 4 * od_, 4}, {"action", E, 4 * ad_, 4},
-              {"logp", E, 4, 4},            {"value", E, 4, 4},           {"reward", E, 4, 4},
-              {"terminated", E, 1, 1},      {"truncated", E, 1, 1},       {"report", 1, 8 * tail, 8}};
+    const int tail = int(tail_values());
+    types_ = {{"obs", E, 4 * od_, 4},          {"final_obs", E, 4 * od_, 4}, {"action", E, 4 * ad_, 4},
+              {"logp", E, 4 * rows_, 4},       {"value", E, 4 * rows_, 4},   {"reward", E, 4 * rows_, 4},
+              {"terminated", E, rows_, 1},     {"truncated", E, rows_, 1},   {"report", 1, 8 * tail, 8}};
     std::size_t record = 0;
     for (const mpi::PackageType& t : types_) zeros_.emplace_back(t.bytes(), std::byte{0}), record += t.block_bytes();
     const double bytes = double(record) * (T_ + 1);
@@ -119,12 +133,16 @@ class AsyncLinks {
   /// trainer; returns once copied.
   void send(const HostRollout& r, const Report& rep) {
     if (!r.obs.empty()) --credits_left_;
-    const std::size_t E = std::size_t(E_), od = std::size_t(od_), ad = std::size_t(ad_);
-    std::vector<double> tail = {rep.version, rep.rollouts, rep.busy_s, rep.wait_s, rep.peak_rss_mib, rep.last,
-                                r.episodes.return_sum, r.episodes.length_sum, r.episodes.count};
-    tail.resize(kReportValues + 3 + std::size_t(terms_), 0.0);
-    for (std::size_t i = 0; i < r.episodes.term_sums.size() && i < std::size_t(terms_); ++i)
-      tail[kReportValues + 3 + i] = r.episodes.term_sums[i];
+    const std::size_t E = std::size_t(E_), od = std::size_t(od_), ad = std::size_t(ad_), rows = std::size_t(rows_);
+    std::vector<double> tail = {rep.version, rep.rollouts, rep.busy_s, rep.wait_s, rep.peak_rss_mib, rep.last};
+    tail.resize(tail_values(), 0.0);
+    const std::vector<envs::EpisodeStats> blocks = algos::episode_blocks(r);
+    for (std::size_t b = 0; b < blocks.size() && b < std::size_t(shape_.roles); ++b) {
+      double* v = tail.data() + kReportValues + b * block_values();
+      v[0] = blocks[b].return_sum, v[1] = blocks[b].length_sum, v[2] = blocks[b].count;
+      for (std::size_t i = 0; i < blocks[b].term_sums.size() && i < std::size_t(shape_.terms); ++i)
+        v[3 + i] = blocks[b].term_sums[i];
+    }
     const bool empty = r.obs.empty();
     for (int t = 0; t <= T_; ++t) {
       const std::size_t row = std::size_t(t) * E;
@@ -136,9 +154,9 @@ class AsyncLinks {
                          zeros_[5].data(), zeros_[6].data(), zeros_[7].data(), tail.data()});
         break;
       }
-      rollouts_->push({at(r.obs, 0, od), at(r.final_obs, 1, od), at(r.actions, 2, ad), at(r.logp, 3, 1),
-                       at(r.values, 4, 1), at(r.rewards, 5, 1), at(r.terminated, 6, 1), at(r.truncated, 7, 1),
-                       zeros_[8].data()});
+      rollouts_->push({at(r.obs, 0, od), at(r.final_obs, 1, od), at(r.actions, 2, ad), at(r.logp, 3, rows),
+                       at(r.values, 4, rows), at(r.rewards, 5, rows), at(r.terminated, 6, rows),
+                       at(r.truncated, 7, rows), zeros_[8].data()});
     }
   }
   /// A letter from its trainer, or nothing.
@@ -155,31 +173,37 @@ class AsyncLinks {
   /// Whether serving GMI k's next rollout has arrived.
   bool ready(std::size_t k) { return rollouts_->ready(k); }
   /// Serving GMI k's next rollout into `slot` of `r` (slots of E envs, `slots` of them; nullptr:
-  /// read and dropped); returns its report, and its episodes in `episodes`.  Waits, bounded, for
-  /// what has not arrived.
-  Report take(std::size_t k, HostRollout* r, std::size_t slot, std::size_t slots, envs::EpisodeStats& episodes) {
+  /// read and dropped); returns its report, and its episodes in `episodes` (a block per role of a
+  /// game).  Waits, bounded, for what has not arrived.
+  Report take(std::size_t k, HostRollout* r, std::size_t slot, std::size_t slots,
+              std::vector<envs::EpisodeStats>& episodes) {
     const std::size_t E = std::size_t(E_), N = slots * E, T = std::size_t(T_);
-    const std::size_t od = std::size_t(od_), ad = std::size_t(ad_);
+    const std::size_t od = std::size_t(od_), ad = std::size_t(ad_), rows = std::size_t(rows_);
     Report rep;
     for (std::size_t t = 0; t <= T; ++t) {
       const std::vector<const std::byte*> p = rollouts_->next(k);
       const std::size_t row = t * N + slot * E;  // this slot's envs' rows at step t
       if (r) std::memcpy(r->obs.data() + row * od, p[0], E * od * 4);
       if (t == T) {
-        std::vector<double> v(kReportValues + 3 + std::size_t(terms_));
+        std::vector<double> v(tail_values());
         std::memcpy(v.data(), p[8], v.size() * 8);
         rep = {v[0], v[1], v[2], v[3], v[4], v[5]};
-        episodes = envs::EpisodeStats{v[6], v[7], v[8], std::vector<double>(v.begin() + 9, v.end())};
+        episodes.clear();
+        for (std::size_t b = 0; b < std::size_t(shape_.roles); ++b) {
+          const auto at = v.begin() + std::ptrdiff_t(kReportValues + b * block_values());
+          episodes.push_back(envs::EpisodeStats{at[0], at[1], at[2],
+                                                std::vector<double>(at + 3, at + std::ptrdiff_t(block_values()))});
+        }
         break;
       }
       if (!r) continue;
       std::memcpy(r->final_obs.data() + row * od, p[1], E * od * 4);
       std::memcpy(r->actions.data() + row * ad, p[2], E * ad * 4);
-      std::memcpy(r->logp.data() + row, p[3], E * 4);
-      std::memcpy(r->values.data() + row, p[4], E * 4);
-      std::memcpy(r->rewards.data() + row, p[5], E * 4);
-      std::memcpy(r->terminated.data() + row, p[6], E);
-      std::memcpy(r->truncated.data() + row, p[7], E);
+      std::memcpy(r->logp.data() + row * rows, p[3], E * rows * 4);
+      std::memcpy(r->values.data() + row * rows, p[4], E * rows * 4);
+      std::memcpy(r->rewards.data() + row * rows, p[5], E * rows * 4);
+      std::memcpy(r->terminated.data() + row * rows, p[6], E * rows);
+      std::memcpy(r->truncated.data() + row * rows, p[7], E * rows);
     }
     rollouts_->ready(k);  // post the receive for the next one now
     if (r) credits_.post(servers_[k], kCreditTag, {}), ++credits_posted_[k];  // it may make another
@@ -191,10 +215,13 @@ class AsyncLinks {
     const std::size_t N = slots * std::size_t(E_), T = std::size_t(T_);
     r.obs.resize((T + 1) * N * std::size_t(od_)), r.final_obs.resize(T * N * std::size_t(od_));
     r.actions.resize(T * N * std::size_t(ad_));
-    r.logp.resize(T * N), r.values.resize(T * N), r.rewards.resize(T * N);
-    r.terminated.resize(T * N), r.truncated.resize(T * N);
-    r.episodes = envs::EpisodeStats{};
-    r.episodes.term_sums.assign(std::size_t(terms_), 0.0);
+    const std::size_t TNR = T * N * std::size_t(rows_);
+    r.logp.resize(TNR), r.values.resize(TNR), r.rewards.resize(TNR);
+    r.terminated.resize(TNR), r.truncated.resize(TNR);
+    envs::EpisodeStats none;
+    none.term_sums.assign(std::size_t(shape_.terms), 0.0);
+    r.episodes = none;
+    r.role_episodes.assign(shape_.game ? std::size_t(shape_.roles) : 0, none);
   }
   /// A letter to serving GMI k (returns at once); letters it has not picked up yet.
   void post(std::size_t k, const std::vector<std::byte>& m) { letters_[k]->post(servers_[k], kLetterTag, text_of(m)); }
@@ -206,7 +233,13 @@ class AsyncLinks {
   }
 
  private:
-  int E_ = 0, T_ = 0, od_ = 0, ad_ = 0, terms_ = 0, trainer_ = -1;
+  /// Values of one block of episode statistics (return, length, count, the statistics) and of a
+  /// record T's report with every block.
+  std::size_t block_values() const { return 3 + std::size_t(shape_.terms); }
+  std::size_t tail_values() const { return kReportValues + std::size_t(shape_.roles) * block_values(); }
+
+  algos::RolloutShape shape_;
+  int E_ = 0, T_ = 0, od_ = 0, ad_ = 0, rows_ = 1, trainer_ = -1;
   std::vector<int> servers_;
   std::vector<mpi::PackageType> types_;
   std::vector<std::vector<std::byte>> zeros_;
@@ -241,6 +274,34 @@ class ServedEnvs final : public envs::VecEnvBase {
   std::vector<envs::StateArray> state_;  ///< the serving GMIs' env state, theirs one after another
 };
 
+/// The same for a multi-agent game.
+class ServedGame final : public envs::MultiAgentVecEnvBase {
+ public:
+  ServedGame(const envs::MultiAgentSpec& spec, int n) {
+    spec_ = spec;
+    num_envs_ = n;
+  }
+  void reset_all(const ExecSpace& space, float* const* obs, std::uint64_t) override {
+    for (std::size_t r = 0; r < spec_.roles.size(); ++r)
+      Kokkos::deep_copy(space, Kokkos::View<float*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                                   obs[r], std::size_t(num_envs_) * std::size_t(spec_.roles[r].agents) *
+                                               std::size_t(spec_.roles[r].obs_dim)),
+                        0.0f);
+  }
+  void step(const ExecSpace&, const float* const*, const envs::StepOutputs*) override {
+    throw Error("mapping.template async: a trainer GMI's game steps on its serving GMIs");
+  }
+  std::vector<envs::EpisodeStats> take_episode_stats(const ExecSpace&) override {
+    return std::vector<envs::EpisodeStats>(spec_.roles.size());
+  }
+  std::vector<envs::StateArray> save_state(const ExecSpace&) const override { return state_; }
+  void load_state(const ExecSpace&, const std::vector<envs::StateArray>& state) override { state_ = state; }
+  std::vector<envs::StateArray> full_state(const ExecSpace&) const override {
+    throw Error("mapping.template async: a trainer GMI's game steps on its serving GMIs (no trajectories here)");
+  }
+  std::vector<envs::StateArray> state_;  ///< the serving GMIs' game state, theirs one after another
+};
+
 /// What a trainer saw of its serving GMIs in one iteration.
 struct Intake {
   double lag_sum = 0, lag_max = 0;  ///< over the rollouts kept
@@ -260,10 +321,17 @@ class AsyncLearner final : public algos::Trainer {
         trainers_(trainers),
         max_lag_(cfg.async.max_policy_lag),
         lockstep_(lockstep) {
-    auto envs = std::make_unique<ServedEnvs>(envs::env_spec(cfg.env.name, config::env_overrides(cfg)), cfg.env.num_envs);
-    served_ = envs.get();
     algos::GivenEnvs given;
-    given.env = std::move(envs);
+    if (envs::is_multi_agent(cfg.env.name)) {
+      auto game = std::make_unique<ServedGame>(envs::multi_agent_spec(cfg.env.name, config::env_overrides(cfg)),
+                                               cfg.env.num_envs);
+      served_ = &game->state_;
+      given.game = std::move(game);
+    } else {
+      auto envs = std::make_unique<ServedEnvs>(envs::env_spec(cfg.env.name, config::env_overrides(cfg)), cfg.env.num_envs);
+      served_ = &envs->state_;
+      given.env = std::move(envs);
+    }
     learner_ = algos::make_trainer(cfg, env_offset, reducer, std::move(given));
     learning_ = learner_->served_learning();
     GMI_REQUIRE(learning_, "mapping.template async: " + cfg.algo + " has no served learning");
@@ -319,7 +387,7 @@ class AsyncLearner final : public algos::Trainer {
       w.put<std::int64_t>(links_->credits_posted(k));
       links_->post(k, w.out);
     }
-    envs::EpisodeStats ignored;
+    std::vector<envs::EpisodeStats> ignored;
     for (std::size_t k = 0; k < links_->servers().size(); ++k)
       while (links_->take(k, nullptr, 0, 1, ignored).last == 0) {
       }
@@ -366,7 +434,7 @@ class AsyncLearner final : public algos::Trainer {
       const std::vector<float> start = r.values<float>();
       obs.insert(obs.end(), start.begin(), start.end());
     }
-    served_->state_ = all;
+    *served_ = all;
     learning_->set_start_obs(obs);
     return learner_->save_state();
   }
@@ -413,16 +481,12 @@ class AsyncLearner final : public algos::Trainer {
         silent_since_[k].reset();
         const std::size_t slot =
             filled[k] ? std::size_t(std::find(filled.begin(), filled.end(), false) - filled.begin()) : k;
-        envs::EpisodeStats e;
+        std::vector<envs::EpisodeStats> e;
         const Report rep = links_->take(k, &rollout_, slot, S, e);
         in.busy_s += rep.busy_s - last_[k].busy_s, in.wait_s += rep.wait_s - last_[k].wait_s;
         in.peak_rss_mib = std::max(in.peak_rss_mib, rep.peak_rss_mib);
         last_[k] = rep;
-        // Its episodes count either way (they were played); its samples only if recent enough.
-        rollout_.episodes.return_sum += e.return_sum, rollout_.episodes.length_sum += e.length_sum;
-        rollout_.episodes.count += e.count;
-        for (std::size_t i = 0; i < e.term_sums.size() && i < rollout_.episodes.term_sums.size(); ++i)
-          rollout_.episodes.term_sums[i] += e.term_sums[i];
+        add_episodes(rollout_, e);  // its episodes count either way (they were played); its samples only if recent enough
         const double lag = double(now_version) - rep.version;
         if (lag > max_lag_) {
           ++in.dropped;
@@ -459,7 +523,7 @@ class AsyncLearner final : public algos::Trainer {
     const std::vector<float> obs = op == kLoad ? learning_->start_obs_host() : std::vector<float>{};
     const std::size_t per = obs.size() / std::max<std::size_t>(S, 1);
     if (op == kLoad)
-      for (std::size_t k = 0; k < S; ++k) part_of(served_->state_, k, S);  // every array splits, before any is sent
+      for (std::size_t k = 0; k < S; ++k) part_of(*served_, k, S);  // every array splits, before any is sent
     for (std::size_t k : to) {
       Writer w;
       w.put<std::int32_t>(op);
@@ -467,7 +531,7 @@ class AsyncLearner final : public algos::Trainer {
       w.values(params);
       w.values(rms);
       if (op == kLoad) {
-        write_arrays(w, part_of(served_->state_, k, S));
+        write_arrays(w, part_of(*served_, k, S));
         w.values(std::vector<float>(obs.begin() + std::ptrdiff_t(k * per), obs.begin() + std::ptrdiff_t((k + 1) * per)));
       }
       links_->post(k, w.out);
@@ -479,7 +543,7 @@ class AsyncLearner final : public algos::Trainer {
   double max_lag_ = 0;
   bool lockstep_ = false;     ///< ea-t: the serving GMIs wait for each update's weights
   bool weights_due_ = false;  ///< ea-t: the last update's weights are posted when the next iteration starts
-  ServedEnvs* served_ = nullptr;  // owned by learner_
+  std::vector<envs::StateArray>* served_ = nullptr;  // the ServedEnvs' or ServedGame's state, owned by learner_
   std::unique_ptr<algos::Trainer> learner_;
   algos::ServedLearning* learning_ = nullptr;  // learner_'s
   HostRollout rollout_;

@@ -152,10 +152,6 @@ std::optional<SplitTraining> plan_split_roles(const config::Config& cfg, const m
     throw InputError(fmt::format("mapping.template: {} trains {} (serving GMIs send whole rollouts); algo is {}", name,
                                  algos::algorithm_names([](const algos::Algorithm& a) { return a.async_rollouts; }),
                                  cfg.algo));
-  if (s.async && envs::is_multi_agent(cfg.env.name))
-    throw InputError(fmt::format("mapping.template: {} trains single-agent environments so far; {} is a "
-                                 "multi-agent game (use dp or e-at)",
-                                 name, cfg.env.name));
   if (!s.async && cfg.device.graphs == "on" && !algos::algorithm(cfg.algo).rules.captured_update)
     throw InputError(fmt::format("device.graphs: on captures the rollout of {}, whose envs step on simulator GMIs "
                                  "under mapping.template e-at (use auto or off)",

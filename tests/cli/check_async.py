@@ -16,8 +16,8 @@ Modes:
   faults  a serving GMI that hangs ends the job (status 3) with the census line naming it, within
           reduce.timeout_s and a margin; a trainer that hangs likewise; a serving GMI killed ends the
           job; under ea-t, a hung trainer and a hung serving GMI likewise.
-  errors  one line naming the key for what async cannot train: a multi-agent game, one GMI; and for
-          bench, which does not measure async.
+  errors  one line naming the key for what async cannot train: one GMI; and for bench, which does not
+          measure async.
   lockstep  mapping.template ea-t (async's machinery in lockstep): PPO CartPole on 3 GMIs (2 serving
           GMIs x 4 envs) is bit for bit dp's run on one GMI with the 8 envs (metrics.csv's learning
           columns), policy lag 0 and nothing dropped, the trainer on rank 0; a run stopped at
@@ -27,6 +27,10 @@ Modes:
           resumed to a longer run (the serving GMIs take the resumed run's epsilon schedule); SAC and TD3
           Pendulum under async fill the trainer's replay and learn from it, and a run stopped at
           iteration 10 resumes with its replay to 20, every iteration once.
+  games   multi-agent PPO on Tag: gridworld Tag under ea-t (2 serving GMIs x 4 envs) is bit for bit
+          dp's run on one GMI with the 8 envs (both roles' learning columns and the games' statistics),
+          also stopped at iteration 5 and resumed to 10; continuous Tag under async learns with both
+          roles and resumes from its checkpoint (the serving GMIs' games restored).
   learn   APPO under async: CartPole >= 475 within twice PPO's budget (-n 3, 2 serving GMIs x 8 envs),
           Pendulum >= -250 within twice pendulum_ppo.yaml's (-n 4, 3 serving GMIs); SAC Pendulum >= -250
           within pendulum_sac.yaml's 30 k steps (-n 3, 2 serving GMIs x 8 envs, 8 updates per vector
@@ -234,9 +238,6 @@ def mode_lockstep(a):
 def mode_errors(a):
     w = a.workdir
     cases = [
-        (3, ["--config", cfg("tag_gridworld_ppo.yaml"), "--set", "mapping.template=async"],
-         r"^gmi_drl: error: mapping\.template: async trains single-agent environments so far; TagGridworld-v0 is a "
-         r"multi-agent game \(use dp or e-at\)$"),
         (1, ["--config", cfg("cartpole_appo.yaml"), "--set", "mapping.template=async"],
          r"^gmi_drl: error: mapping\.trainers_per_gpu: 1 \(expected at most 0, half of the 1 GMI\(s\) of GPU 0"),
     ]
@@ -307,6 +308,53 @@ def mode_offpolicy(a):
         check_rows(d, 20, {1, 11}, f"{algo} under async resumed at iteration 10 to 20")
 
 
+GAME_LEARNING = ["iteration", "env_steps", "episode_return_mean", "episode_length_mean", "episodes", "grad_norm",
+                 "updates", "episode_tag_rate_mean"] + \
+    [f"{role}_{c}" for role in ("tagger", "runner") for c in ("policy_loss", "value_loss", "entropy", "approx_kl",
+                                                             "clip_frac", "explained_variance")] + \
+    ["episode_tagger_return_mean", "episode_runner_return_mean"]
+
+
+def mode_games(a):
+    w = a.workdir
+    # Gridworld Tag under ea-t: each role's rows from the serving GMIs' games, the run dp's on one GMI
+    # with their envs, bit for bit; stopped at iteration 5 and resumed to 10, the uninterrupted run.
+    grid = ["--config", cfg("tag_gridworld_ppo.yaml"), "--set", "ppo.num_steps=20", "--set", "ppo.anneal_lr=false",
+            "--set", "train.log_interval=1"]
+    d_eat, d_dp, d_res = (os.path.join(w, x) for x in ("grid-ea-t", "grid-dp", "grid-ea-t-resumed"))
+    p = run(a, 3, grid + ["--set", "mapping.template=ea-t", "--set", "env.num_envs=4", "--set",
+                          "train.total_env_steps=1600", "--run-dir", d_eat])
+    if "1 trainer GMI(s), each learning from the rollouts of 2 serving GMI(s) x 4 envs" not in p.stdout:
+        fail("gridworld Tag under ea-t: the ea-t line should be printed", p)
+    run(a, 1, grid + ["--set", "env.num_envs=8", "--set", "train.total_env_steps=1600", "--run-dir", d_dp])
+    r = same_learning(d_eat, d_dp, "gridworld Tag under ea-t on 3 GMIs (2 x 4 envs) and dp on one GMI (8 envs)",
+                      GAME_LEARNING, 10)
+    if not sum(float(x["episodes"]) for x in r) > 0:
+        fail("gridworld Tag under ea-t: no episode ended (the test compares nothing of the games' statistics)")
+    run(a, 3, grid + ["--set", "mapping.template=ea-t", "--set", "env.num_envs=4", "--set", "train.total_env_steps=800",
+                      "--set", "checkpoint.interval=5", "--run-dir", d_res])
+    p = run(a, 3, ["--resume", "latest", "--run-dir", d_res, "--set", "train.total_env_steps=1600"])
+    if "resumed from" not in p.stdout:
+        fail("gridworld Tag under ea-t should resume on its own layout", p)
+    same_learning(d_res, d_eat, "gridworld Tag under ea-t stopped at iteration 5 and resumed, and uninterrupted",
+                  GAME_LEARNING, 10)
+    # Continuous Tag (MultiDiscrete heads, shared hidden layers) under async: every role learns from
+    # the serving GMIs' rollouts; stopped at iteration 5 and resumed (their games restored) to 10.
+    d = os.path.join(w, "continuous-async")
+    cont = ["--config", cfg("tag_continuous_ppo.yaml"), "--set", "mapping.template=async", "--set", "env.num_envs=4",
+            "--set", "env.num_taggers=2", "--set", "env.num_runners=5", "--set", "env.num_other_agents_observed=3",
+            "--set", "policy.actor_hidden=[32, 32]", "--set", "policy.critic_hidden=[32, 32]", "--set",
+            "env.episode_length=30", "--set", "ppo.num_steps=20", "--set", "checkpoint.interval=5", "--run-dir", d]
+    run(a, 3, cont + ["--set", "train.total_env_steps=800"])
+    check_rows(d, 5, {1}, "continuous Tag under async on 3 GMIs, 5 iterations")
+    p = run(a, 3, ["--resume", "latest", "--run-dir", d, "--set", "train.total_env_steps=1600"])
+    if "resumed from" not in p.stdout:
+        fail("continuous Tag under async should resume on its own layout", p)
+    r = check_rows(d, 10, {1, 6}, "continuous Tag under async resumed at iteration 5 to 10")
+    if not all(float(x["updates"]) > 0 and x["runner_policy_loss"] != "nan" for x in r):
+        fail("continuous Tag under async: every iteration should update both roles")
+
+
 def mode_learn(a):
     w = a.workdir
     cases = [("appo", 3, cfg("cartpole_appo.yaml"), ["train.total_env_steps=1000000"], 475, "async"),
@@ -333,4 +381,4 @@ def mode_learn(a):
 
 
 if __name__ == "__main__":
-    harness.main("check_async", ["run", "lag", "faults", "errors", "lockstep", "offpolicy", "learn"], globals())
+    harness.main("check_async", ["run", "lag", "faults", "errors", "lockstep", "offpolicy", "games", "learn"], globals())

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/core/error.hpp"
 #include "kernels/envs/registry.hpp"
@@ -33,6 +34,41 @@ template <class T>
 std::vector<T> slice(const std::vector<T>& v, std::size_t at, std::size_t n, const std::string& what) {
   GMI_REQUIRE(at + n <= v.size(), "multi-agent state: '" + what + "' is shorter than the roles need");
   return std::vector<T>(v.begin() + at, v.begin() + at + n);
+}
+
+/// Per step and env, every role's block of values one after another (blocks[r] values each):
+/// HostRollout's layout of a game from the roles' own ([steps][N][block_r] each).
+template <class V>
+std::vector<V> interleave(const std::vector<const std::vector<V>*>& parts, const std::vector<std::size_t>& blocks,
+                          std::size_t steps, std::size_t N) {
+  std::size_t width = 0;
+  for (std::size_t b : blocks) width += b;
+  std::vector<V> out(steps * N * width);
+  V* o = out.data();
+  for (std::size_t j = 0; j < steps * N; ++j)
+    for (std::size_t r = 0; r < parts.size(); ++r) {
+      GMI_REQUIRE(parts[r]->size() == steps * N * blocks[r], "multi-agent rollout: a role's part of the wrong size");
+      const V* from = parts[r]->data() + j * blocks[r];
+      o = std::copy(from, from + blocks[r], o);
+    }
+  return out;
+}
+
+/// interleave's inverse: each role's values ([steps][N][block_r]) from `in`.
+template <class V>
+std::vector<std::vector<V>> deinterleave(const std::vector<V>& in, const std::vector<std::size_t>& blocks,
+                                         std::size_t steps, std::size_t N, const std::string& what) {
+  std::size_t width = 0;
+  for (std::size_t b : blocks) width += b;
+  GMI_REQUIRE(in.size() == steps * N * width,
+              fmt::format("multi-agent rollout: {} has {} values (expected {} steps x {} envs x {})", what, in.size(),
+                          steps, N, width));
+  std::vector<std::vector<V>> parts(blocks.size());
+  for (std::size_t r = 0; r < blocks.size(); ++r) parts[r].reserve(steps * N * blocks[r]);
+  const V* p = in.data();
+  for (std::size_t j = 0; j < steps * N; ++j)
+    for (std::size_t r = 0; r < blocks.size(); ++r) parts[r].insert(parts[r].end(), p, p + blocks[r]), p += blocks[r];
+  return parts;
 }
 
 }  // namespace
@@ -162,8 +198,14 @@ void MultiAgentPpoTrainer::inject_nonfinite_gradient() {
 
 IterationMetrics MultiAgentPpoTrainer::iterate() {
   const auto t0 = Clock::now();
-  const int R = int(roles_.size()), T = cfg_.section<PpoConfig>().num_steps;
   for (auto& role : roles_) role->begin_iteration();
+  rollout_steps();
+  const double time_rollout = std::chrono::duration<double>(Clock::now() - t0).count();
+  return learn_roles(env_->take_episode_stats(space_), time_rollout);
+}
+
+void MultiAgentPpoTrainer::rollout_steps() {
+  const int R = int(roles_.size()), T = cfg_.section<PpoConfig>().num_steps;
   mpi::progress().phase("rollout");
   std::vector<const float*> actions(R);
   std::vector<envs::StepOutputs> outs(R);
@@ -178,9 +220,11 @@ IterationMetrics MultiAgentPpoTrainer::iterate() {
   }
   for (auto& role : roles_) role->finish_rollout();
   space_.fence();
-  const double time_rollout = std::chrono::duration<double>(Clock::now() - t0).count();
-  const std::vector<envs::EpisodeStats> stats = env_->take_episode_stats(space_);
+}
 
+IterationMetrics MultiAgentPpoTrainer::learn_roles(const std::vector<envs::EpisodeStats>& stats, double time_rollout) {
+  GMI_REQUIRE(stats.size() == roles_.size(), "multi-agent PPO: episode statistics of another number of roles");
+  const int R = int(roles_.size());
   IterationMetrics m;
   m.time_rollout = time_rollout;
   double norms = 0;
@@ -284,7 +328,14 @@ TrainerState MultiAgentPpoTrainer::role_state(const TrainerState& s, int r, bool
 
 void MultiAgentPpoTrainer::load_state(const TrainerState& s) {
   for (int r = 0; r < int(roles_.size()); ++r) roles_[r]->load_state(role_state(s, r, true));
-  env_->load_state(space_, s.env);
+  // The game's arrays: s.env without the roles' return accumulators (save_state appends them).
+  std::vector<envs::StateArray> game;
+  for (const envs::StateArray& a : s.env) {
+    bool role_array = false;
+    for (const envs::RoleSpec& role : game_.roles) role_array = role_array || a.name == role.name + "_return_acc";
+    if (!role_array) game.push_back(a);
+  }
+  env_->load_state(space_, game);
   space_.fence();
 }
 
@@ -295,6 +346,105 @@ void MultiAgentPpoTrainer::load_shared_state(const TrainerState& s, std::uint64_
     obs.push_back(roles_[r]->obs_at(0));
   }
   env_->reset_all(space_, obs.data(), first_episode);
+  space_.fence();
+}
+
+void MultiAgentPpoTrainer::prepare_serving(int) {
+  for (auto& role : roles_) role->freeze();
+}
+
+void MultiAgentPpoTrainer::serve_rollout(std::int64_t index, HostRollout& out) {
+  const int R = int(roles_.size());
+  for (auto& role : roles_) role->begin_served_rollout(index);
+  rollout_steps();
+  out.role_episodes = env_->take_episode_stats(space_);
+  std::vector<HostRollout> parts(static_cast<std::size_t>(R));
+  for (int r = 0; r < R; ++r) roles_[r]->rollout_to_host(parts[std::size_t(r)]);
+  const std::size_t N = std::size_t(N_), T = std::size_t(cfg_.section<PpoConfig>().num_steps);
+  auto per_role = [&](auto HostRollout::*member, auto width, std::size_t steps) {
+    using V = typename std::decay_t<decltype(out.*member)>::value_type;
+    std::vector<const std::vector<V>*> in;
+    std::vector<std::size_t> blocks;
+    for (int r = 0; r < R; ++r) in.push_back(&(parts[std::size_t(r)].*member)), blocks.push_back(block(r, width(r)));
+    out.*member = interleave(in, blocks, steps, N);
+  };
+  auto obs = [&](int r) { return game_.roles[r].obs_dim; };
+  auto one = [](int) { return 1; };
+  per_role(&HostRollout::obs, obs, T + 1);
+  per_role(&HostRollout::final_obs, obs, T);
+  per_role(&HostRollout::actions, [&](int r) { return game_.roles[r].act_dim(); }, T);
+  for (auto member : {&HostRollout::logp, &HostRollout::values, &HostRollout::rewards}) per_role(member, one, T);
+  for (auto member : {&HostRollout::terminated, &HostRollout::truncated}) per_role(member, one, T);
+}
+
+IterationMetrics MultiAgentPpoTrainer::learn_rollout(const HostRollout& in, double time_rollout) {
+  const int R = int(roles_.size());
+  const std::size_t N = std::size_t(N_), T = std::size_t(cfg_.section<PpoConfig>().num_steps);
+  std::vector<HostRollout> parts(static_cast<std::size_t>(R));
+  auto per_role = [&](auto HostRollout::*member, auto width, std::size_t steps, const char* what) {
+    std::vector<std::size_t> blocks;
+    for (int r = 0; r < R; ++r) blocks.push_back(block(r, width(r)));
+    auto split = deinterleave(in.*member, blocks, steps, N, what);
+    for (int r = 0; r < R; ++r) parts[std::size_t(r)].*member = std::move(split[std::size_t(r)]);
+  };
+  auto obs = [&](int r) { return game_.roles[r].obs_dim; };
+  auto one = [](int) { return 1; };
+  per_role(&HostRollout::obs, obs, T + 1, "its observations");
+  per_role(&HostRollout::final_obs, obs, T, "its final observations");
+  per_role(&HostRollout::actions, [&](int r) { return game_.roles[r].act_dim(); }, T, "its actions");
+  per_role(&HostRollout::logp, one, T, "its log-probabilities");
+  per_role(&HostRollout::values, one, T, "its values");
+  per_role(&HostRollout::rewards, one, T, "its rewards");
+  per_role(&HostRollout::terminated, one, T, "its terminations");
+  per_role(&HostRollout::truncated, one, T, "its truncations");
+  for (int r = 0; r < R; ++r) roles_[r]->rollout_from_host(parts[std::size_t(r)]);
+  return learn_roles(in.role_episodes, time_rollout);
+}
+
+void MultiAgentPpoTrainer::set_policy(const std::vector<float>& params, const std::vector<double>& acting) {
+  std::size_t p = 0, a = 0;
+  for (auto& role : roles_) {
+    const std::size_t np = role->layout().num_params, na = role->acting_state_host().size();
+    GMI_REQUIRE(p + np <= params.size() && a + na <= acting.size(), "multi-agent PPO: published weights too short");
+    role->set_policy(std::vector<float>(params.begin() + std::ptrdiff_t(p), params.begin() + std::ptrdiff_t(p + np)),
+                     std::vector<double>(acting.begin() + std::ptrdiff_t(a), acting.begin() + std::ptrdiff_t(a + na)));
+    p += np, a += na;
+  }
+  GMI_REQUIRE(p == params.size() && a == acting.size(), "multi-agent PPO: published weights of another size");
+}
+
+std::vector<double> MultiAgentPpoTrainer::acting_state_host() const {
+  std::vector<double> all;
+  for (const auto& role : roles_) {
+    const std::vector<double> s = role->acting_state_host();
+    all.insert(all.end(), s.begin(), s.end());
+  }
+  return all;
+}
+
+std::vector<float> MultiAgentPpoTrainer::start_obs_host() const {
+  std::vector<std::vector<float>> obs;
+  std::vector<const std::vector<float>*> in;
+  std::vector<std::size_t> blocks;
+  for (const auto& role : roles_) obs.push_back(role->start_obs_host());
+  for (int r = 0; r < int(roles_.size()); ++r) in.push_back(&obs[std::size_t(r)]), blocks.push_back(block(r, game_.roles[r].obs_dim));
+  return interleave(in, blocks, 1, std::size_t(N_));
+}
+
+void MultiAgentPpoTrainer::set_start_obs(const std::vector<float>& obs) {
+  std::vector<std::size_t> blocks;
+  for (int r = 0; r < int(roles_.size()); ++r) blocks.push_back(block(r, game_.roles[r].obs_dim));
+  const auto parts = deinterleave(obs, blocks, 1, std::size_t(N_), "the observations a rollout starts from");
+  for (int r = 0; r < int(roles_.size()); ++r) roles_[r]->set_start_obs(parts[std::size_t(r)]);
+}
+
+std::vector<envs::StateArray> MultiAgentPpoTrainer::env_state() const {
+  space_.fence();
+  return env_->save_state(space_);
+}
+
+void MultiAgentPpoTrainer::set_env_state(const std::vector<envs::StateArray>& state) {
+  env_->load_state(space_, state);
   space_.fence();
 }
 

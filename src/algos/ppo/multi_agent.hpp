@@ -22,7 +22,7 @@
 
 namespace gmi::algos {
 
-class MultiAgentPpoTrainer final : public Trainer {
+class MultiAgentPpoTrainer final : public Trainer, public ServedLearning {
  public:
   /// \param env_offset global index of this GMI's first environment
   /// \param game the game to step (nullptr: the config's own)
@@ -56,7 +56,28 @@ class MultiAgentPpoTrainer final : public Trainer {
   const envs::MultiAgentSpec& game() const { return game_; }
   PpoTrainer& role(int r) { return *roles_[r]; }
 
+  // ---- mapping.template async and ea-t (src/gmi/async_training.hpp): ServedLearning ----
+  // A HostRollout's values of an env are every role's agents', role by role (rollout_shape);
+  // the acting state is the roles' observation statistics one after another.
+  ServedLearning* served_learning() override { return this; }
+  /// A serving GMI acts with every role and learns with none.
+  void prepare_serving(int) override;
+  void serve_rollout(std::int64_t index, HostRollout& out) override;
+  IterationMetrics learn_rollout(const HostRollout& in, double time_rollout) override;
+  void set_policy(const std::vector<float>& params, const std::vector<double>& acting) override;
+  std::vector<double> acting_state_host() const override;
+  std::vector<float> start_obs_host() const override;
+  void set_start_obs(const std::vector<float>& obs) override;
+  std::vector<envs::StateArray> env_state() const override;
+  void set_env_state(const std::vector<envs::StateArray>& state) override;
+
  private:
+  /// The rollout: num_steps steps of the game with every role acting, then each role's V(s_T).
+  void rollout_steps();
+  /// Every role learns from its rows; the metrics of the iteration.
+  IterationMetrics learn_roles(const std::vector<envs::EpisodeStats>& stats, double time_rollout);
+  /// Values per env of role r in a HostRollout field of `per_row` values per agent.
+  std::size_t block(int r, int per_row) const { return std::size_t(game_.roles[r].agents) * std::size_t(per_row); }
   /// Role r's part of a whole state (params, optimiser, normalisers, rows).
   TrainerState role_state(const TrainerState& s, int r, bool own) const;
 

@@ -572,10 +572,18 @@ void PpoTrainer::rollout() {
 }
 
 void PpoTrainer::serve_rollout(std::int64_t index, HostRollout& out) {
-  iteration_ = index;  // the rollout's action noise: steps [index T, (index + 1) T) of every env
-  begin_iteration();
+  begin_served_rollout(index);
   rollout();
   out.episodes = env_->take_episode_stats(space_);
+  rollout_to_host(out);
+}
+
+void PpoTrainer::begin_served_rollout(std::int64_t index) {
+  iteration_ = index;  // the rollout's action noise: steps [index T, (index + 1) T) of every env
+  begin_iteration();
+}
+
+void PpoTrainer::rollout_to_host(HostRollout& out) {
   out.obs = to_host(obs_);
   out.final_obs = to_host(final_obs_);
   out.actions = to_host(actions_);
@@ -589,6 +597,11 @@ void PpoTrainer::serve_rollout(std::int64_t index, HostRollout& out) {
 }
 
 IterationMetrics PpoTrainer::learn_rollout(const HostRollout& in, double time_rollout) {
+  rollout_from_host(in);
+  return learn(in.episodes, time_rollout);
+}
+
+void PpoTrainer::rollout_from_host(const HostRollout& in) {
   begin_iteration();
   to_device(obs_, in.obs, "a served rollout's observations");
   to_device(final_obs_, in.final_obs, "a served rollout's final observations");
@@ -599,7 +612,6 @@ IterationMetrics PpoTrainer::learn_rollout(const HostRollout& in, double time_ro
   to_device(terminated_, in.terminated, "a served rollout's terminations");
   to_device(truncated_, in.truncated, "a served rollout's truncations");
   finish_rollout();
-  return learn(in.episodes, time_rollout);
 }
 
 void PpoTrainer::set_policy(const std::vector<float>& params, const std::vector<double>& obs_rms) {

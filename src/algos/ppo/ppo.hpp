@@ -128,6 +128,14 @@ class PpoTrainer final : public Trainer, public ServedLearning {
   void set_start_obs(const std::vector<float>& obs) override;
   std::vector<envs::StateArray> env_state() const override;
   void set_env_state(const std::vector<envs::StateArray>& state) override;
+  /// Rollout number `index` of the run begins (its action noise: steps [index T, (index + 1) T)
+  /// of every row): serve_rollout's, and a multi-agent serving GMI's roles'.
+  void begin_served_rollout(std::int64_t index);
+  /// The rollout just made into `out` (not its episodes); its last observation starts the next.
+  void rollout_to_host(HostRollout& out);
+  /// begin_iteration(), `in` as this iteration's rollout and V(s_T) from this trainer's critic:
+  /// learn() follows (learn_rollout's first half).
+  void rollout_from_host(const HostRollout& in);
 
   // ---- phases that launch device lambdas: public, as CUDA requires of their enclosing functions ----
   void bootstrap_truncated();
