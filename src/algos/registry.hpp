@@ -59,7 +59,7 @@ struct Algorithm {
   bool serve_bench = false;  ///< bench --mode serve runs its actor on a rollout (PPO's Actor)
   bool onnx_export = false;  ///< gmi_drl export --onnx writes its actor
   /// Trains under mapping.template async and ea-t (src/gmi/async_training.hpp): its trainer is
-  /// ServedLearning, whose serving GMIs send whole rollouts (single-agent environments).
+  /// ServedLearning, whose serving GMIs send whole rollouts (PPO's also of the multi-agent games).
   bool async_rollouts = false;
 };
 

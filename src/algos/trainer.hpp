@@ -177,7 +177,8 @@ class ServedLearning {
   /// GMI must take from it: PPO's observation statistics ([mean | var | count]), DQN's exploration
   /// schedule; empty where there is none.
   virtual std::vector<double> acting_state_host() const = 0;
-  /// The observations the next rollout starts from ([N][obs_dim] on the host), and setting them.
+  /// The observations the next rollout starts from ([N][obs] on the host, RolloutShape's width),
+  /// and setting them.
   virtual std::vector<float> start_obs_host() const = 0;
   virtual void set_start_obs(const std::vector<float>& obs) = 0;
   /// The envs' state (a serving GMI's part of its trainer's checkpoint), and restoring it.

@@ -29,8 +29,9 @@ Modes:
           iteration 10 resumes with its replay to 20, every iteration once.
   games   multi-agent PPO on Tag: gridworld Tag under ea-t (2 serving GMIs x 4 envs) is bit for bit
           dp's run on one GMI with the 8 envs (both roles' learning columns and the games' statistics),
-          also stopped at iteration 5 and resumed to 10; continuous Tag under async learns with both
-          roles and resumes from its checkpoint (the serving GMIs' games restored).
+          also stopped mid-episode at iteration 5 and resumed to 10; again with both normalisers and
+          the runners frozen; continuous Tag under async updates both roles every iteration and
+          resumes from its checkpoint (the serving GMIs' games restored).
   learn   APPO under async: CartPole >= 475 within twice PPO's budget (-n 3, 2 serving GMIs x 8 envs),
           Pendulum >= -250 within twice pendulum_ppo.yaml's (-n 4, 3 serving GMIs); SAC Pendulum >= -250
           within pendulum_sac.yaml's 30 k steps (-n 3, 2 serving GMIs x 8 envs, 8 updates per vector
@@ -38,6 +39,7 @@ Modes:
           (-n 3), under async and under ea-t.
 """
 import csv
+import math
 import os
 import re
 import signal
@@ -318,28 +320,37 @@ GAME_LEARNING = ["iteration", "env_steps", "episode_return_mean", "episode_lengt
 def mode_games(a):
     w = a.workdir
     # Gridworld Tag under ea-t: each role's rows from the serving GMIs' games, the run dp's on one GMI
-    # with their envs, bit for bit; stopped at iteration 5 and resumed to 10, the uninterrupted run.
-    grid = ["--config", cfg("tag_gridworld_ppo.yaml"), "--set", "ppo.num_steps=20", "--set", "ppo.anneal_lr=false",
-            "--set", "train.log_interval=1"]
-    d_eat, d_dp, d_res = (os.path.join(w, x) for x in ("grid-ea-t", "grid-dp", "grid-ea-t-resumed"))
-    p = run(a, 3, grid + ["--set", "mapping.template=ea-t", "--set", "env.num_envs=4", "--set",
-                          "train.total_env_steps=1600", "--run-dir", d_eat])
-    if "1 trainer GMI(s), each learning from the rollouts of 2 serving GMI(s) x 4 envs" not in p.stdout:
-        fail("gridworld Tag under ea-t: the ea-t line should be printed", p)
-    run(a, 1, grid + ["--set", "env.num_envs=8", "--set", "train.total_env_steps=1600", "--run-dir", d_dp])
-    r = same_learning(d_eat, d_dp, "gridworld Tag under ea-t on 3 GMIs (2 x 4 envs) and dp on one GMI (8 envs)",
+    # with their envs, bit for bit; stopped at iteration 5 (mid-episode) and resumed to 10, the
+    # uninterrupted run. Once as configured, once with both normalisers (each role's observation
+    # statistics go to the serving GMIs with its weights; its return accumulators stay with the
+    # trainer's checkpoint) and the runners frozen.
+    base = ["--config", cfg("tag_gridworld_ppo.yaml"), "--set", "ppo.num_steps=20", "--set", "ppo.anneal_lr=false",
+            "--set", "env.episode_length=30", "--set", "train.log_interval=1"]
+    variants = [("grid", []),
+                ("grid-normalised", ["--set", "ppo.normalize_obs=true", "--set", "ppo.normalize_reward=true",
+                                     "--set", "ppo.frozen_roles=[runner]"])]
+    for name, extra in variants:
+        grid = base + extra
+        d_eat, d_dp, d_res = (os.path.join(w, f"{name}-{x}") for x in ("ea-t", "dp", "ea-t-resumed"))
+        p = run(a, 3, grid + ["--set", "mapping.template=ea-t", "--set", "env.num_envs=4", "--set",
+                              "train.total_env_steps=1600", "--run-dir", d_eat])
+        if "1 trainer GMI(s), each learning from the rollouts of 2 serving GMI(s) x 4 envs" not in p.stdout:
+            fail(f"{name} under ea-t: the ea-t line should be printed", p)
+        run(a, 1, grid + ["--set", "env.num_envs=8", "--set", "train.total_env_steps=1600", "--run-dir", d_dp])
+        r = same_learning(d_eat, d_dp, f"{name} under ea-t on 3 GMIs (2 x 4 envs) and dp on one GMI (8 envs)",
+                          GAME_LEARNING, 10)
+        if not sum(float(x["episodes"]) for x in r) > 0:
+            fail(f"{name} under ea-t: no episode ended (the test compares nothing of the games' statistics)")
+        run(a, 3, grid + ["--set", "mapping.template=ea-t", "--set", "env.num_envs=4", "--set",
+                          "train.total_env_steps=800", "--set", "checkpoint.interval=5", "--run-dir", d_res])
+        p = run(a, 3, ["--resume", "latest", "--run-dir", d_res, "--set", "train.total_env_steps=1600"])
+        if "resumed from" not in p.stdout:
+            fail(f"{name} under ea-t should resume on its own layout", p)
+        same_learning(d_res, d_eat, f"{name} under ea-t stopped at iteration 5 and resumed, and uninterrupted",
                       GAME_LEARNING, 10)
-    if not sum(float(x["episodes"]) for x in r) > 0:
-        fail("gridworld Tag under ea-t: no episode ended (the test compares nothing of the games' statistics)")
-    run(a, 3, grid + ["--set", "mapping.template=ea-t", "--set", "env.num_envs=4", "--set", "train.total_env_steps=800",
-                      "--set", "checkpoint.interval=5", "--run-dir", d_res])
-    p = run(a, 3, ["--resume", "latest", "--run-dir", d_res, "--set", "train.total_env_steps=1600"])
-    if "resumed from" not in p.stdout:
-        fail("gridworld Tag under ea-t should resume on its own layout", p)
-    same_learning(d_res, d_eat, "gridworld Tag under ea-t stopped at iteration 5 and resumed, and uninterrupted",
-                  GAME_LEARNING, 10)
-    # Continuous Tag (MultiDiscrete heads, shared hidden layers) under async: every role learns from
-    # the serving GMIs' rollouts; stopped at iteration 5 and resumed (their games restored) to 10.
+    # Continuous Tag (MultiDiscrete heads, shared hidden layers) under async: both roles update in
+    # every iteration (4 epochs x 4 minibatches each) on the serving GMIs' rollouts; stopped at
+    # iteration 5 and resumed (their games restored) to 10.
     d = os.path.join(w, "continuous-async")
     cont = ["--config", cfg("tag_continuous_ppo.yaml"), "--set", "mapping.template=async", "--set", "env.num_envs=4",
             "--set", "env.num_taggers=2", "--set", "env.num_runners=5", "--set", "env.num_other_agents_observed=3",
@@ -351,8 +362,11 @@ def mode_games(a):
     if "resumed from" not in p.stdout:
         fail("continuous Tag under async should resume on its own layout", p)
     r = check_rows(d, 10, {1, 6}, "continuous Tag under async resumed at iteration 5 to 10")
-    if not all(float(x["updates"]) > 0 and x["runner_policy_loss"] != "nan" for x in r):
-        fail("continuous Tag under async: every iteration should update both roles")
+    for x in r:
+        losses = [float(x[f"{role}_{c}"]) for role in ("tagger", "runner") for c in ("policy_loss", "value_loss")]
+        if int(float(x["updates"])) != 32 or not all(math.isfinite(v) for v in losses):
+            fail(f"continuous Tag under async: iteration {x['iteration']}: {x['updates']} updates, losses {losses} "
+                 f"(expected 32: 2 roles x 4 epochs x 4 minibatches, every loss finite)")
 
 
 def mode_learn(a):

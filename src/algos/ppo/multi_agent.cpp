@@ -43,11 +43,12 @@ std::vector<V> interleave(const std::vector<const std::vector<V>*>& parts, const
                           std::size_t steps, std::size_t N) {
   std::size_t width = 0;
   for (std::size_t b : blocks) width += b;
+  for (std::size_t r = 0; r < parts.size(); ++r)
+    GMI_REQUIRE(parts[r]->size() == steps * N * blocks[r], "multi-agent rollout: a role's part of the wrong size");
   std::vector<V> out(steps * N * width);
   V* o = out.data();
   for (std::size_t j = 0; j < steps * N; ++j)
     for (std::size_t r = 0; r < parts.size(); ++r) {
-      GMI_REQUIRE(parts[r]->size() == steps * N * blocks[r], "multi-agent rollout: a role's part of the wrong size");
       const V* from = parts[r]->data() + j * blocks[r];
       o = std::copy(from, from + blocks[r], o);
     }
