@@ -62,7 +62,7 @@ std::vector<std::vector<V>> deinterleave(const std::vector<V>& in, const std::ve
   std::size_t width = 0;
   for (std::size_t b : blocks) width += b;
   GMI_REQUIRE(in.size() == steps * N * width,
-              fmt::format("multi-agent rollout: {} has {} values (expected {} steps x {} envs x {})", what, in.size(),
+              fmt::format("multi-agent PPO: {} has {} values (expected {} steps x {} envs x {})", what, in.size(),
                           steps, N, width));
   std::vector<std::vector<V>> parts(blocks.size());
   for (std::size_t r = 0; r < blocks.size(); ++r) parts[r].reserve(steps * N * blocks[r]);
@@ -271,11 +271,9 @@ TrainerState MultiAgentPpoTrainer::save_state() const {
     s.nonfinite_streak = std::max(s.nonfinite_streak, rs[r].nonfinite_streak);
   }
   // Observations per env: each role's agents' rows one after the other.
-  for (int e = 0; e < N_; ++e)
-    for (int r = 0; r < R; ++r) {
-      const std::size_t w = std::size_t(game_.roles[r].agents) * game_.roles[r].obs_dim;
-      s.obs.insert(s.obs.end(), rs[r].obs.begin() + std::size_t(e) * w, rs[r].obs.begin() + std::size_t(e + 1) * w);
-    }
+  std::vector<const std::vector<float>*> obs;
+  for (const TrainerState& role : rs) obs.push_back(&role.obs);
+  s.obs = interleave(obs, obs_blocks(), 1, std::size_t(N_));
   s.env = env_->save_state(space_);
   for (int r = 0; r < R; ++r) {
     envs::StateArray a;
@@ -309,17 +307,7 @@ TrainerState MultiAgentPpoTrainer::role_state(const TrainerState& s, int r, bool
   t.obs_rms = required_tensor64(s, name + "_obs_rms", kAnySize, "multi-agent");  // sizes: the role's load checks
   t.ret_rms = required_tensor64(s, name + "_ret_rms", kAnySize, "multi-agent");
   if (!own) return t;
-  std::size_t width = 0, before = 0;
-  for (int q = 0; q < int(roles_.size()); ++q) {
-    const std::size_t w = std::size_t(game_.roles[q].agents) * game_.roles[q].obs_dim;
-    if (q < r) before += w;
-    width += w;
-  }
-  const std::size_t w = std::size_t(game_.roles[r].agents) * game_.roles[r].obs_dim;
-  GMI_REQUIRE(s.obs.size() == width * std::size_t(N_), "multi-agent state: observations of the wrong size");
-  for (int e = 0; e < N_; ++e)
-    t.obs.insert(t.obs.end(), s.obs.begin() + std::size_t(e) * width + before,
-                 s.obs.begin() + std::size_t(e) * width + before + w);
+  t.obs = std::move(deinterleave(s.obs, obs_blocks(), 1, std::size_t(N_), "the state's observations")[std::size_t(r)]);
   for (const envs::StateArray& a : s.env)
     if (a.name == name + "_return_acc") t.return_acc = std::get<std::vector<float>>(a.values);
   GMI_REQUIRE(t.return_acc.size() == std::size_t(N_) * game_.roles[r].agents,
@@ -390,14 +378,14 @@ IterationMetrics MultiAgentPpoTrainer::learn_rollout(const HostRollout& in, doub
   };
   auto obs = [&](int r) { return game_.roles[r].obs_dim; };
   auto one = [](int) { return 1; };
-  per_role(&HostRollout::obs, obs, T + 1, "its observations");
-  per_role(&HostRollout::final_obs, obs, T, "its final observations");
-  per_role(&HostRollout::actions, [&](int r) { return game_.roles[r].act_dim(); }, T, "its actions");
-  per_role(&HostRollout::logp, one, T, "its log-probabilities");
-  per_role(&HostRollout::values, one, T, "its values");
-  per_role(&HostRollout::rewards, one, T, "its rewards");
-  per_role(&HostRollout::terminated, one, T, "its terminations");
-  per_role(&HostRollout::truncated, one, T, "its truncations");
+  per_role(&HostRollout::obs, obs, T + 1, "a served rollout's observations");
+  per_role(&HostRollout::final_obs, obs, T, "a served rollout's final observations");
+  per_role(&HostRollout::actions, [&](int r) { return game_.roles[r].act_dim(); }, T, "a served rollout's actions");
+  per_role(&HostRollout::logp, one, T, "a served rollout's log-probabilities");
+  per_role(&HostRollout::values, one, T, "a served rollout's values");
+  per_role(&HostRollout::rewards, one, T, "a served rollout's rewards");
+  per_role(&HostRollout::terminated, one, T, "a served rollout's terminations");
+  per_role(&HostRollout::truncated, one, T, "a served rollout's truncations");
   for (int r = 0; r < R; ++r) roles_[r]->rollout_from_host(parts[std::size_t(r)]);
   return learn_roles(in.role_episodes, time_rollout);
 }
@@ -405,7 +393,7 @@ IterationMetrics MultiAgentPpoTrainer::learn_rollout(const HostRollout& in, doub
 void MultiAgentPpoTrainer::set_policy(const std::vector<float>& params, const std::vector<double>& acting) {
   std::size_t p = 0, a = 0;
   for (auto& role : roles_) {
-    const std::size_t np = role->layout().num_params, na = role->acting_state_host().size();
+    const std::size_t np = role->layout().num_params, na = role->acting_state_size();
     GMI_REQUIRE(p + np <= params.size() && a + na <= acting.size(), "multi-agent PPO: published weights too short");
     role->set_policy(std::vector<float>(params.begin() + std::ptrdiff_t(p), params.begin() + std::ptrdiff_t(p + np)),
                      std::vector<double>(acting.begin() + std::ptrdiff_t(a), acting.begin() + std::ptrdiff_t(a + na)));
@@ -426,16 +414,13 @@ std::vector<double> MultiAgentPpoTrainer::acting_state_host() const {
 std::vector<float> MultiAgentPpoTrainer::start_obs_host() const {
   std::vector<std::vector<float>> obs;
   std::vector<const std::vector<float>*> in;
-  std::vector<std::size_t> blocks;
   for (const auto& role : roles_) obs.push_back(role->start_obs_host());
-  for (int r = 0; r < int(roles_.size()); ++r) in.push_back(&obs[std::size_t(r)]), blocks.push_back(block(r, game_.roles[r].obs_dim));
-  return interleave(in, blocks, 1, std::size_t(N_));
+  for (const std::vector<float>& o : obs) in.push_back(&o);
+  return interleave(in, obs_blocks(), 1, std::size_t(N_));
 }
 
 void MultiAgentPpoTrainer::set_start_obs(const std::vector<float>& obs) {
-  std::vector<std::size_t> blocks;
-  for (int r = 0; r < int(roles_.size()); ++r) blocks.push_back(block(r, game_.roles[r].obs_dim));
-  const auto parts = deinterleave(obs, blocks, 1, std::size_t(N_), "the observations a rollout starts from");
+  const auto parts = deinterleave(obs, obs_blocks(), 1, std::size_t(N_), "the observations a rollout starts from");
   for (int r = 0; r < int(roles_.size()); ++r) roles_[r]->set_start_obs(parts[std::size_t(r)]);
 }
 

@@ -78,6 +78,12 @@ class MultiAgentPpoTrainer final : public Trainer, public ServedLearning {
   IterationMetrics learn_roles(const std::vector<envs::EpisodeStats>& stats, double time_rollout);
   /// Values per env of role r in a HostRollout field of `per_row` values per agent.
   std::size_t block(int r, int per_row) const { return std::size_t(game_.roles[r].agents) * std::size_t(per_row); }
+  /// Each role's observation values per env (a game's per-env layout of observations).
+  std::vector<std::size_t> obs_blocks() const {
+    std::vector<std::size_t> b;
+    for (int r = 0; r < int(game_.roles.size()); ++r) b.push_back(block(r, game_.roles[r].obs_dim));
+    return b;
+  }
   /// Role r's part of a whole state (params, optimiser, normalisers, rows).
   TrainerState role_state(const TrainerState& s, int r, bool own) const;
 

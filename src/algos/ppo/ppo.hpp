@@ -124,6 +124,8 @@ class PpoTrainer final : public Trainer, public ServedLearning {
   void set_policy(const std::vector<float>& params, const std::vector<double>& obs_rms) override;
   /// The observation statistics ([mean | var | count]).
   std::vector<double> acting_state_host() const override;
+  /// acting_state_host()'s length, without reading the device.
+  std::size_t acting_state_size() const { return obs_rms_.state().extent(0); }
   std::vector<float> start_obs_host() const override;
   void set_start_obs(const std::vector<float>& obs) override;
   std::vector<envs::StateArray> env_state() const override;
