@@ -20,8 +20,9 @@
 /// checked).  Every wait is bounded (mpi/deadline.hpp): a producer or consumer that hangs or dies
 /// ends the job with a line that names it.
 ///
-/// Transport: MPI on host memory (packages are host buffers).  The device paths (CUDA IPC within a
-/// GPU, NCCL point-to-point across GPUs) are not built yet.
+/// Transport: MPI on host memory (packages are host buffers).  The async rollouts' device transport
+/// sends only their reports through here and the rollouts through mpi/shared_slots.hpp; device
+/// paths for the per-step channels (CUDA IPC within a GPU, NCCL across GPUs) are not built yet.
 #include <mpi.h>
 
 #include <cstddef>

@@ -155,6 +155,21 @@ RolloutShape rollout_shape(const config::Config& cfg);
 /// A HostRollout's episodes as blocks (shape.roles of them): `role_episodes`, or `episodes` alone.
 std::vector<envs::EpisodeStats> episode_blocks(const HostRollout& r);
 
+/// A rollout's arrays in the memory the algorithm computes in (device memory; host memory on
+/// host builds), which the device transport of mapping.template async and ea-t moves from a
+/// serving GMI to its trainer without the host (src/gmi/async_training.cpp).  Array i holds
+/// `steps` rows of `row_bytes`, a row one step of every env (a multi-agent game: each role's
+/// arrays one after another, a row every env's agents of the role); a trainer's rows hold its
+/// serving GMIs' envs one after another, serving GMI k's at the k-th share of each row.
+struct DeviceRollout {
+  struct Array {
+    std::byte* data = nullptr;
+    std::size_t steps = 0, row_bytes = 0;
+  };
+  ExecSpace space;  ///< where the algorithm writes and reads them
+  std::vector<Array> arrays;
+};
+
 /// An algorithm trained on decoupled GMIs: serving GMIs roll out with the weights they last
 /// received, trainer GMIs learn from what they sent (PPO and APPO from the rollout itself, the
 /// off-policy algorithms from their replay, which the rollout's transitions join).
@@ -171,6 +186,22 @@ class ServedLearning {
   /// A trainer GMI's iteration on a rollout its serving GMIs made (N rows: theirs, one after
   /// another); `time_rollout`: how long it waited for it.
   virtual IterationMetrics learn_rollout(const HostRollout& in, double time_rollout) = 0;
+
+  // The device transport, where an algorithm keeps its rollouts in place (PPO, APPO and PPO on
+  // the multi-agent games; the others go through the host).
+  /// Its rollout storage: a serving GMI's, which serve_device_rollout() leaves there; a trainer's,
+  /// where learn_device_rollout() reads.  nullopt: rollouts go through the host only.
+  virtual std::optional<DeviceRollout> device_rollout() { return std::nullopt; }
+  /// serve_rollout() without the host: the rollout stays in device_rollout(), `out` gets its
+  /// episodes only, and `pack` (which enqueues the copies out of it on its space) runs before
+  /// the next rollout's start is written.  Returns once every copy is done.
+  virtual void serve_device_rollout(std::int64_t index, HostRollout& out, const std::function<void()>& pack);
+  /// A trainer's iteration begins: before its serving GMIs' rollouts are copied into
+  /// device_rollout(), which until then it may use as scratch (PPO times its kernels there).
+  virtual void begin_device_rollout();
+  /// learn_rollout() on the rollout copied into device_rollout() since begin_device_rollout()
+  /// (`in` holds the episodes only).
+  virtual IterationMetrics learn_device_rollout(const HostRollout& in, double time_rollout);
   /// A serving GMI takes its trainer's weights and acting state (acting_state_host()'s layout).
   virtual void set_policy(const std::vector<float>& params, const std::vector<double>& acting) = 0;
   /// What acting reads besides the weights, which the trainer's checkpoint restores and a serving

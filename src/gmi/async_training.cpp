@@ -13,12 +13,14 @@
 #include <thread>
 
 #include "kernels/core/error.hpp"
+#include "kernels/core/row_copy.hpp"
 #include "kernels/envs/registry.hpp"
 #include "mpi/channels.hpp"
 #include "mpi/deadline.hpp"
 #include "mpi/environment.hpp"
 #include "mpi/mailbox.hpp"
 #include "mpi/progress.hpp"
+#include "mpi/shared_slots.hpp"
 #include "mpi/topology.hpp"
 #include "src/algos/registry.hpp"
 #include "src/algos/replay_section.hpp"
@@ -73,10 +75,13 @@ std::vector<std::byte> bytes_of(const std::string& s) {
 }
 std::string text_of(const std::vector<std::byte>& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 
-/// The channels of an async job (every GMI builds them), the letters and the replies.  A rollout
-/// is one message: num_steps + 1 records of its serving GMI's E envs, each env's values as wide as
-/// algos::rollout_shape says (record T: the last observation, the report and the episodes that
-/// ended, a block per role of a game).
+/// The channels of an async job (every GMI builds them), the letters and the replies.  Host
+/// transport: a rollout is one message, num_steps + 1 records of its serving GMI's E envs, each
+/// env's values as wide as algos::rollout_shape says (record T: the last observation, the report
+/// and the episodes that ended, a block per role of a game).  Device transport (async.transport):
+/// the serving GMI packs its rollout into one of its async.rollouts_in_flight buffers
+/// (mpi::SharedSlots), round robin, and the message is record T's report alone; the trainer
+/// copies the buffer into its rollout storage, then sends the credit that frees it.
 class AsyncLinks {
  public:
   AsyncLinks(const RolePlan& plan, int me, const config::Config& cfg, int E) : E_(E) {
@@ -89,25 +94,72 @@ class AsyncLinks {
     shape_ = algos::rollout_shape(cfg);
     od_ = shape_.obs, ad_ = shape_.actions, rows_ = shape_.rows;
     T_ = cfg.num_steps;
-    const int tail = int(tail_values());
-    types_ = {{"obs", E, 4 * od_, 4},          {"final_obs", E, 4 * od_, 4}, {"action", E, 4 * ad_, 4},
-              {"logp", E, 4 * rows_, 4},       {"value", E, 4 * rows_, 4},   {"reward", E, 4 * rows_, 4},
-              {"terminated", E, rows_, 1},     {"truncated", E, rows_, 1},   {"report", 1, 8 * tail, 8}};
+    routes_ = plan.routes;
+    in_flight_ = cfg.async.rollouts_in_flight;
+    transport_ = cfg.async.transport;
+    algo_ = cfg.algo;
+    for (std::size_t k = 0; k < servers_.size(); ++k) letters_.push_back(std::make_unique<mpi::Mailbox>(true));
+    if (trainer_ >= 0) letters_.push_back(std::make_unique<mpi::Mailbox>(true));  // a serving GMI's, to poll
+    credits_left_ = in_flight_;
+    credits_posted_.assign(servers_.size(), 0);
+    taken_.assign(servers_.size(), 0);
+  }
+
+  /// The transport, once this GMI's algorithm exists (`rollout`: its rollout storage in place,
+  /// or nullopt): device buffers where async.transport and every GMI allow, else host messages.
+  /// Collective over MPI_COMM_WORLD.
+  void open(std::optional<algos::DeviceRollout> rollout) {
+    double host_only[1] = {rollout ? 0.0 : 1.0};
+    mpi::allreduce_max(host_only, 1);
+    std::string why;
+    if (host_only[0] > 0)
+      why = "algo " + algo_ + " keeps no rollout in place (PPO, APPO and multi-agent PPO do)";
+    else if (transport_ != "host")
+      why = mpi::why_not_shared(MPI_COMM_WORLD, routes_);
+    if (transport_ == "device" && !why.empty())
+      throw InputError("async.transport: device, but " + why + " (expected auto or host here)");
+    device_ = transport_ != "host" && why.empty();
+    const int E = E_, tail = int(tail_values());
+    if (device_)
+      types_ = {{"report", 1, 8 * tail, 8}};
+    else
+      types_ = {{"obs", E, 4 * od_, 4},      {"final_obs", E, 4 * od_, 4}, {"action", E, 4 * ad_, 4},
+                {"logp", E, 4 * rows_, 4},   {"value", E, 4 * rows_, 4},   {"reward", E, 4 * rows_, 4},
+                {"terminated", E, rows_, 1}, {"truncated", E, rows_, 1},   {"report", 1, 8 * tail, 8}};
     std::size_t record = 0;
     for (const mpi::PackageType& t : types_) zeros_.emplace_back(t.bytes(), std::byte{0}), record += t.block_bytes();
-    const double bytes = double(record) * (T_ + 1);
+    const int steps = device_ ? 1 : T_ + 1;
+    const double bytes = double(record) * steps;
     if (bytes > double(1 << 30))
       throw InputError(fmt::format("env.num_envs: {} envs x {} steps make a rollout of {:.0f} MiB, one message under "
                                    "mapping.template async (expected at most 1024 MiB: fewer envs per serving GMI or "
                                    "fewer steps per iteration, the algorithm's num_steps)",
                                    E, T_, bytes / (1 << 20)));
-    const mpi::ChannelOptions flow{cfg.async.rollouts_in_flight};
     rollouts_ = std::make_unique<mpi::ExperienceChannels>(
-        MPI_COMM_WORLD, plan.routes, types_, mpi::make_plan("single", types_, T_ + 1, T_ + 1, mpi::TransferCost{}), flow);
-    for (std::size_t k = 0; k < servers_.size(); ++k) letters_.push_back(std::make_unique<mpi::Mailbox>(true));
-    if (trainer_ >= 0) letters_.push_back(std::make_unique<mpi::Mailbox>(true));  // a serving GMI's, to poll
-    credits_left_ = cfg.async.rollouts_in_flight;
-    credits_posted_.assign(servers_.size(), 0);
+        MPI_COMM_WORLD, routes_, types_, mpi::make_plan("single", types_, steps, steps, mpi::TransferCost{}),
+        mpi::ChannelOptions{in_flight_});
+    if (!device_) return;
+    // A serving GMI's arrays as it fills its buffers: a trainer's with each row's share of one
+    // serving GMI.  Both ends compute the layout; SharedSlots checks that they agree.
+    local_ = std::move(rollout);
+    const std::size_t S = servers_.size();
+    std::uint64_t key = 1469598103934665603ull;  // FNV-1a over (steps, row bytes) of every array
+    std::size_t total = 0;
+    for (const algos::DeviceRollout::Array& a : local_->arrays) {
+      GMI_REQUIRE(S == 0 || a.row_bytes % S == 0, "async: a trainer's rollout rows do not split among its serving GMIs");
+      const std::size_t row = S ? a.row_bytes / S : a.row_bytes;
+      packed_.push_back({total, a.steps, row});
+      total += (a.steps * row + 255) / 256 * 256;
+      for (std::uint64_t v : {std::uint64_t(a.steps), std::uint64_t(row)}) key = (key ^ v) * 1099511628211ull;
+    }
+    slots_ = std::make_unique<mpi::SharedSlots>(MPI_COMM_WORLD, routes_, total, in_flight_, key);
+  }
+  /// Whether rollouts go through device buffers (open()).
+  bool device() const { return device_; }
+  /// "device buffers" or "host messages", for the trainer's description.
+  std::string transport_text() const {
+    return device_ ? "rollouts through device buffers its trainer copies from (async.transport)"
+                   : "rollouts through host messages (async.transport)";
   }
 
   const std::vector<int>& servers() const { return servers_; }
@@ -131,18 +183,26 @@ class AsyncLinks {
   bool channel_room() { return rollouts_->room(); }
   /// Its rollout (`r` empty: the last message after a stop, which needs no credit) to its
   /// trainer; returns once copied.
+  /// Device transport: enqueues the copies of its rollout (open()'s arrays, as it made it) into
+  /// the buffer of its next rollout, on the rollout's space.
+  void pack() {
+    std::byte* to = slots_->own(int(sent_ % std::uint64_t(slots_->slots())));
+    for (std::size_t i = 0; i < packed_.size(); ++i) {
+      const Packed& p = packed_[i];
+      copy_rows(local_->space, to + p.offset, p.row, local_->arrays[i].data, p.row, p.row, p.steps);
+    }
+  }
+  /// Its rollout (device transport: packed; `last`: the last message after a stop, which needs
+  /// no credit) to its trainer; returns once sent.
+  void send_packed(const HostRollout& r, const Report& rep, bool last) {
+    if (!last) --credits_left_, ++sent_;
+    rollouts_->push({report_values(r, rep).data()});
+  }
   void send(const HostRollout& r, const Report& rep) {
+    if (device_) return send_packed(r, rep, r.obs.empty() && rep.last > 0);
     if (!r.obs.empty()) --credits_left_;
     const std::size_t E = std::size_t(E_), od = std::size_t(od_), ad = std::size_t(ad_), rows = std::size_t(rows_);
-    std::vector<double> tail = {rep.version, rep.rollouts, rep.busy_s, rep.wait_s, rep.peak_rss_mib, rep.last};
-    tail.resize(tail_values(), 0.0);
-    const std::vector<envs::EpisodeStats> blocks = algos::episode_blocks(r);
-    for (std::size_t b = 0; b < blocks.size() && b < std::size_t(shape_.roles); ++b) {
-      double* v = tail.data() + kReportValues + b * block_values();
-      v[0] = blocks[b].return_sum, v[1] = blocks[b].length_sum, v[2] = blocks[b].count;
-      for (std::size_t i = 0; i < blocks[b].term_sums.size() && i < std::size_t(shape_.terms); ++i)
-        v[3 + i] = blocks[b].term_sums[i];
-    }
+    const std::vector<double> tail = report_values(r, rep);
     const bool empty = r.obs.empty();
     for (int t = 0; t <= T_; ++t) {
       const std::size_t row = std::size_t(t) * E;
@@ -180,20 +240,16 @@ class AsyncLinks {
     const std::size_t E = std::size_t(E_), N = slots * E, T = std::size_t(T_);
     const std::size_t od = std::size_t(od_), ad = std::size_t(ad_), rows = std::size_t(rows_);
     Report rep;
-    for (std::size_t t = 0; t <= T; ++t) {
+    if (device_) {
+      rep = read_report(rollouts_->next(k).front(), episodes);
+      if (rep.last == 0) unpack(k, r ? std::optional<std::size_t>(slot) : std::nullopt);
+    }
+    for (std::size_t t = 0; t <= T && !device_; ++t) {
       const std::vector<const std::byte*> p = rollouts_->next(k);
       const std::size_t row = t * N + slot * E;  // this slot's envs' rows at step t
       if (r) std::memcpy(r->obs.data() + row * od, p[0], E * od * 4);
       if (t == T) {
-        std::vector<double> v(tail_values());
-        std::memcpy(v.data(), p[8], v.size() * 8);
-        rep = {v[0], v[1], v[2], v[3], v[4], v[5]};
-        episodes.clear();
-        for (std::size_t b = 0; b < std::size_t(shape_.roles); ++b) {
-          const auto at = v.begin() + std::ptrdiff_t(kReportValues + b * block_values());
-          episodes.push_back(envs::EpisodeStats{at[0], at[1], at[2],
-                                                std::vector<double>(at + 3, at + std::ptrdiff_t(block_values()))});
-        }
+        rep = read_report(p[8], episodes);
         break;
       }
       if (!r) continue;
@@ -212,7 +268,7 @@ class AsyncLinks {
   }
   /// `r` sized for `slots` rollouts of E envs, its episodes cleared.
   void size(HostRollout& r, std::size_t slots) const {
-    const std::size_t N = slots * std::size_t(E_), T = std::size_t(T_);
+    const std::size_t N = device_ ? 0 : slots * std::size_t(E_), T = std::size_t(T_);
     r.obs.resize((T + 1) * N * std::size_t(od_)), r.final_obs.resize(T * N * std::size_t(od_));
     r.actions.resize(T * N * std::size_t(ad_));
     const std::size_t TNR = T * N * std::size_t(rows_);
@@ -237,8 +293,58 @@ class AsyncLinks {
   /// record T's report with every block.
   std::size_t block_values() const { return 3 + std::size_t(shape_.terms); }
   std::size_t tail_values() const { return kReportValues + std::size_t(shape_.roles) * block_values(); }
+  /// Record T's values: the report, then the episodes' blocks.
+  std::vector<double> report_values(const HostRollout& r, const Report& rep) const {
+    std::vector<double> tail = {rep.version, rep.rollouts, rep.busy_s, rep.wait_s, rep.peak_rss_mib, rep.last};
+    tail.resize(tail_values(), 0.0);
+    const std::vector<envs::EpisodeStats> blocks = algos::episode_blocks(r);
+    for (std::size_t b = 0; b < blocks.size() && b < std::size_t(shape_.roles); ++b) {
+      double* v = tail.data() + kReportValues + b * block_values();
+      v[0] = blocks[b].return_sum, v[1] = blocks[b].length_sum, v[2] = blocks[b].count;
+      for (std::size_t i = 0; i < blocks[b].term_sums.size() && i < std::size_t(shape_.terms); ++i)
+        v[3 + i] = blocks[b].term_sums[i];
+    }
+    return tail;
+  }
+  Report read_report(const std::byte* p, std::vector<envs::EpisodeStats>& episodes) const {
+    std::vector<double> v(tail_values());
+    std::memcpy(v.data(), p, v.size() * 8);
+    episodes.clear();
+    for (std::size_t b = 0; b < std::size_t(shape_.roles); ++b) {
+      const auto at = v.begin() + std::ptrdiff_t(kReportValues + b * block_values());
+      episodes.push_back(
+          envs::EpisodeStats{at[0], at[1], at[2], std::vector<double>(at + 3, at + std::ptrdiff_t(block_values()))});
+    }
+    return {v[0], v[1], v[2], v[3], v[4], v[5]};
+  }
+  /// Device transport: serving GMI k's next buffer into `slot` of the trainer's rollout storage
+  /// (nullopt: skipped), complete before it returns (the credit then frees the buffer).
+  void unpack(std::size_t k, std::optional<std::size_t> slot) {
+    const std::byte* from = slots_->producer(k, int(taken_[k]++ % std::uint64_t(slots_->slots())));
+    if (!slot) return;
+    for (std::size_t i = 0; i < packed_.size(); ++i) {
+      const Packed& p = packed_[i];
+      const algos::DeviceRollout::Array& to = local_->arrays[i];
+      copy_rows(local_->space, to.data + *slot * p.row, to.row_bytes, from + p.offset, p.row, p.row, p.steps);
+    }
+    local_->space.fence();
+  }
+
+  /// Where array i of a serving GMI's rollout lies in its buffers: `steps` rows of `row` bytes.
+  struct Packed {
+    std::size_t offset = 0, steps = 0, row = 0;
+  };
 
   algos::RolloutShape shape_;
+  std::vector<mpi::Route> routes_;
+  int in_flight_ = 1;
+  std::string transport_, algo_;
+  bool device_ = false;
+  std::optional<algos::DeviceRollout> local_;  // device transport: this GMI's rollout storage
+  std::vector<Packed> packed_;
+  std::unique_ptr<mpi::SharedSlots> slots_;
+  std::uint64_t sent_ = 0;           // serving GMI: rollouts sent (its next buffer: sent_ % slots)
+  std::vector<std::uint64_t> taken_;  // trainer: per serving GMI, rollouts taken
   int E_ = 0, T_ = 0, od_ = 0, ad_ = 0, rows_ = 1, trainer_ = -1;
   std::vector<int> servers_;
   std::vector<mpi::PackageType> types_;
@@ -335,6 +441,7 @@ class AsyncLearner final : public algos::Trainer {
     learner_ = algos::make_trainer(cfg, env_offset, reducer, std::move(given));
     learning_ = learner_->served_learning();
     GMI_REQUIRE(learning_, "mapping.template async: " + cfg.algo + " has no served learning");
+    links_->open(learning_->device_rollout());
     const std::size_t S = links_->servers().size();
     last_.assign(S, Report{});
     silent_since_.assign(S, std::nullopt);
@@ -354,10 +461,13 @@ class AsyncLearner final : public algos::Trainer {
     // in between included).
     const Clock::time_point since = last_end_.value_or(t0);
     if (weights_due_) publish(kWeights), weights_due_ = false;  // ea-t: the last update's, after its checkpoint
+    // The device transport copies each rollout as it arrives: the iteration begins before.
+    if (links_->device()) learning_->begin_device_rollout();
     mpi::progress().phase("waiting for the serving GMIs' rollouts");
     const Intake in = gather();
     const double waited = seconds_since(t0);
-    algos::IterationMetrics m = learning_->learn_rollout(rollout_, waited);
+    algos::IterationMetrics m = links_->device() ? learning_->learn_device_rollout(rollout_, waited)
+                                                 : learning_->learn_rollout(rollout_, waited);
     // ea-t holds the weights back until the next iteration starts: a checkpoint written in between
     // asks the serving GMIs for their envs' state before they roll out with them (an exact resume).
     if (lockstep_)
@@ -413,12 +523,12 @@ class AsyncLearner final : public algos::Trainer {
   std::string describe() const override {
     if (lockstep_)
       return fmt::format("ea-t: {} serving GMI(s) x {} envs per trainer GMI, each rollout made with the newest "
-                         "update's weights; {}",
-                         links_->servers().size(), links_->E(), learner_->describe());
-    return fmt::format("async: {} serving GMI(s) x {} envs per trainer GMI roll out without waiting; each update "
-                       "learns from the first {} rollouts to arrive (at most {} updates old); {}",
-                       links_->servers().size(), links_->E(), links_->servers().size(), max_lag_,
-                       learner_->describe());
+                         "update's weights, {}; {}",
+                         links_->servers().size(), links_->E(), links_->transport_text(), learner_->describe());
+    return fmt::format("async: {} serving GMI(s) x {} envs per trainer GMI roll out without waiting, {}; each "
+                       "update learns from the first {} rollouts to arrive (at most {} updates old); {}",
+                       links_->servers().size(), links_->E(), links_->transport_text(), links_->servers().size(),
+                       max_lag_, learner_->describe());
   }
   std::vector<float> params_host() const override { return learner_->params_host(); }
   algos::TrainerState save_state() const override {
@@ -566,6 +676,7 @@ class ServingGmi final : public algos::Trainer {
     actor_ = owner_->served_learning();
     GMI_REQUIRE(actor_, "mapping.template async: " + cfg.algo + " has no served learning");
     actor_->prepare_serving(trainer_envs);  // it acts; its trainer learns
+    links_->open(actor_->device_rollout());
   }
   algos::IterationMetrics iterate() override {
     throw Error("mapping.template async: a serving GMI runs its own loop (serve), not the trainers' iterations");
@@ -580,7 +691,10 @@ class ServingGmi final : public algos::Trainer {
       before_rollout(std::int64_t(report_.rollouts) + 1);
       mpi::progress().phase("serving a rollout");
       const auto t0 = Clock::now();
-      actor_->serve_rollout(next_index_++, rollout_);
+      if (links_->device())
+        actor_->serve_device_rollout(next_index_++, rollout_, [this] { links_->pack(); });
+      else
+        actor_->serve_rollout(next_index_++, rollout_);
       report_.busy_s += seconds_since(t0);
       ++report_.rollouts;
       report_.version = version_;
@@ -742,6 +856,21 @@ config::Config serving_config(const SplitTraining& split, const config::Config& 
   // Off-policy: its trainer's replay takes the transitions; its own holds one vector step.
   if (algos::algorithm(cfg.algo).replay) c.section<algos::ReplayConfig>().capacity = c.env.num_envs;
   return c;
+}
+
+algos::MemoryNeeds async_memory_needs(const SplitTraining& split, const config::Config& cfg) {
+  const algos::RolloutShape r = algos::rollout_shape(cfg);
+  const double T = double(cfg.num_steps), E = double(split.sim_envs), flight = double(cfg.async.rollouts_in_flight);
+  // One rollout of E envs: observations (T + 1 steps), the rest T steps.
+  const double rollout = E * ((T + 1) * r.obs * 4 + T * (r.obs * 4 + r.actions * 4 + r.rows * (3 * 4 + 2)));
+  algos::MemoryNeeds m;
+  m.drivers = {"async.rollouts_in_flight", "async.transport"};
+  if (cfg.async.transport != "host" && !split.trainer) m.device_bytes += flight * rollout;
+  if (cfg.async.transport != "device") {
+    const double copies = (1 + flight) * rollout * (split.trainer ? split.sims_per_trainer : 1);
+    (device_is_host() ? m.device_bytes : m.host_bytes) += copies;
+  }
+  return m;
 }
 
 std::unique_ptr<algos::Trainer> make_async_trainer(const SplitTraining& split, const config::Config& cfg,

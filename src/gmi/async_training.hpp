@@ -55,6 +55,13 @@ namespace gmi::instances {
 /// own envs (it allocates what acting needs; its memory is checked with this config).
 config::Config serving_config(const SplitTraining& split, const config::Config& cfg);
 
+/// What the rollouts' way to the trainer adds to this GMI's memory (`cfg`: the run's config, whose
+/// env.num_envs a serving GMI steps): with async.transport other than host, a serving GMI's
+/// async.rollouts_in_flight buffers in device memory; other than device, the host copies of the
+/// rollouts (a trainer's, of its serving GMIs', and the channels' buffers).  Under auto both, as
+/// the transport is chosen once the GMIs exist.
+algos::MemoryNeeds async_memory_needs(const SplitTraining& split, const config::Config& cfg);
+
 /// This GMI's Trainer under mapping.template async (collective over MPI_COMM_WORLD: builds the
 /// channels): a trainer learning from its serving GMIs' rollouts, or a serving GMI.  `cfg`: the
 /// trainers' config (env.num_envs = its serving GMIs' envs) with the GMI's env.threads; `reducer`:

@@ -159,6 +159,11 @@ void make_trainer(Run& r) {
     algos::MemoryNeeds needs = algos::memory_needs(cfg);
     if (r.split && !r.split->trainer)  // a simulator's envs (small beside a trainer's); a serving GMI's actor
       needs = r.split->async ? algos::memory_needs(instances::serving_config(*r.split, cfg)) : algos::MemoryNeeds{};
+    if (r.split && r.split->async) {
+      const algos::MemoryNeeds links = instances::async_memory_needs(*r.split, cfg);
+      needs.device_bytes += links.device_bytes, needs.host_bytes += links.host_bytes;
+      needs.drivers.insert(needs.drivers.end(), links.drivers.begin(), links.drivers.end());
+    }
     std::vector<std::pair<std::string, std::string>> drivers;
     for (const std::string& key : needs.drivers) drivers.emplace_back(key, config::value_text(cfg, key));
     session.check_memory(needs.device_bytes, needs.host_bytes, drivers);

@@ -16,12 +16,14 @@ Modes:
   faults  a serving GMI that hangs ends the job (status 3) with the census line naming it, within
           reduce.timeout_s and a margin; a trainer that hangs likewise; a serving GMI killed ends the
           job; under ea-t, a hung trainer and a hung serving GMI likewise.
-  errors  one line naming the key for what async cannot train: one GMI; and for bench, which does not
-          measure async.
+  errors  one line naming the key for what async cannot train: one GMI; async.transport device for an
+          algorithm whose rollouts go through the host (SAC); rollouts in flight beyond the memory (their
+          buffers and host copies are counted); and for bench, which does not measure async.
   lockstep  mapping.template ea-t (async's machinery in lockstep): PPO CartPole on 3 GMIs (2 serving
           GMIs x 4 envs) is bit for bit dp's run on one GMI with the 8 envs (metrics.csv's learning
-          columns), policy lag 0 and nothing dropped, the trainer on rank 0; a run stopped at
-          iteration 10 and resumed to 20 repeats the uninterrupted one.
+          columns), policy lag 0 and nothing dropped, the trainer on rank 0, its rollouts through the
+          shared buffers (async.transport auto), and again through host messages (host); a run
+          stopped at iteration 10 and resumed to 20 repeats the uninterrupted one.
   offpolicy  DQN CartPole under ea-t with one vector step per iteration is bit for bit dp's run on one
           GMI with the serving GMIs' envs (every learning column, epsilon included), also stopped and
           resumed to a longer run (the serving GMIs take the resumed run's epsilon schedule); SAC and TD3
@@ -29,6 +31,7 @@ Modes:
           iteration 10 resumes with its replay to 20, every iteration once.
   games   multi-agent PPO on Tag: gridworld Tag under ea-t (2 serving GMIs x 4 envs) is bit for bit
           dp's run on one GMI with the 8 envs (both roles' learning columns and the games' statistics),
+          through the shared buffers and through host messages,
           also stopped mid-episode at iteration 5 and resumed to 10; again with both normalisers and
           the runners frozen; continuous Tag under async updates both roles every iteration and
           resumes from its checkpoint (the serving GMIs' games restored).
@@ -224,8 +227,16 @@ def mode_lockstep(a):
         if (x["policy_lag"], x["policy_lag_max"], x["dropped_samples"]) != ("0", "0", "0"):
             fail(f"ea-t: iteration {x['iteration']}: policy lag {x['policy_lag']} (max {x['policy_lag_max']}), "
                  f"{x['dropped_samples']} dropped (expected 0, 0, 0)")
+    if "rollouts through device buffers its trainer copies from (async.transport)" not in p.stdout:
+        fail("ea-t: PPO's rollouts should go through the shared buffers (async.transport auto)", p)
     run(a, 1, base + ["--set", "env.num_envs=8", "--run-dir", d_dp])
     same_learning(d_eat, d_dp, "ea-t on 3 GMIs (2 x 4 envs) and dp on one GMI (8 envs)")
+    # The host transport (MPI messages of host memory) delivers the same rollouts.
+    d_host = os.path.join(w, "ea-t-host")
+    p = run(a, 3, eat + ["--set", "async.transport=host", "--run-dir", d_host])
+    if "rollouts through host messages (async.transport)" not in p.stdout:
+        fail("ea-t with async.transport host: the description should say so", p)
+    same_learning(d_host, d_dp, "ea-t through host messages and dp on one GMI")
     # Stopped at iteration 10 (its end of training, a checkpoint), resumed to 20.
     d = os.path.join(w, "ea-t-resumed")
     first = ["--config", cfg("cartpole_ppo.yaml"), "--set", "ppo.anneal_lr=false", "--set", "train.total_env_steps=10240",
@@ -242,6 +253,16 @@ def mode_errors(a):
     cases = [
         (1, ["--config", cfg("cartpole_appo.yaml"), "--set", "mapping.template=async"],
          r"^gmi_drl: error: mapping\.trainers_per_gpu: 1 \(expected at most 0, half of the 1 GMI\(s\) of GPU 0"),
+        (3, ["--config", cfg("pendulum_sac.yaml"), "--set", "mapping.template=async", "--set", "env.num_envs=2",
+             "--set", "async.transport=device"],
+         r"^gmi_drl: error: async\.transport: device, but algo sac keeps no rollout in place \(PPO, APPO and "
+         r"multi-agent PPO do\) \(expected auto or host here\)$"),
+        # 64 rollouts of 8192 envs x 2048 steps in flight per serving GMI: their buffers and host
+        # copies are counted before anything is allocated.
+        (3, ["--config", cfg("cartpole_ppo.yaml"), "--set", "mapping.template=async", "--set", "env.num_envs=8192",
+             "--set", "ppo.num_steps=2048", "--set", "async.rollouts_in_flight=64"],
+         r"^gmi_drl: error: not enough (host|device) memory for .*async\.rollouts_in_flight = 64, "
+         r"async\.transport = auto: "),
     ]
     bench = (3, ["bench", "--config", cfg("cartpole_appo.yaml"), "--num-envs", "8", "--set", "mapping.template=async"],
              r"^gmi_drl: error: mapping\.template: async: bench measures dp and e-at; train under async and read the "
@@ -341,6 +362,11 @@ def mode_games(a):
                           GAME_LEARNING, 10)
         if not sum(float(x["episodes"]) for x in r) > 0:
             fail(f"{name} under ea-t: no episode ended (the test compares nothing of the games' statistics)")
+        if not extra:  # the roles' rows through host messages (interleaved per env) instead of the buffers
+            d_host = os.path.join(w, f"{name}-ea-t-host")
+            run(a, 3, grid + ["--set", "mapping.template=ea-t", "--set", "env.num_envs=4", "--set",
+                              "train.total_env_steps=1600", "--set", "async.transport=host", "--run-dir", d_host])
+            same_learning(d_host, d_dp, f"{name} under ea-t through host messages and dp on one GMI", GAME_LEARNING, 10)
         run(a, 3, grid + ["--set", "mapping.template=ea-t", "--set", "env.num_envs=4", "--set",
                           "train.total_env_steps=800", "--set", "checkpoint.interval=5", "--run-dir", d_res])
         p = run(a, 3, ["--resume", "latest", "--run-dir", d_res, "--set", "train.total_env_steps=1600"])

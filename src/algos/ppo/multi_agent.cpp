@@ -390,6 +390,33 @@ IterationMetrics MultiAgentPpoTrainer::learn_rollout(const HostRollout& in, doub
   return learn_roles(in.role_episodes, time_rollout);
 }
 
+std::optional<DeviceRollout> MultiAgentPpoTrainer::device_rollout() {
+  DeviceRollout d{space_, {}};
+  for (const auto& role : roles_) {
+    const std::vector<DeviceRollout::Array> a = role->rollout_arrays();
+    d.arrays.insert(d.arrays.end(), a.begin(), a.end());
+  }
+  return d;
+}
+
+void MultiAgentPpoTrainer::serve_device_rollout(std::int64_t index, HostRollout& out,
+                                                const std::function<void()>& pack) {
+  for (auto& role : roles_) role->begin_served_rollout(index);
+  rollout_steps();
+  out.role_episodes = env_->take_episode_stats(space_);
+  pack();
+  for (auto& role : roles_) role->end_served_rollout();
+}
+
+void MultiAgentPpoTrainer::begin_device_rollout() {
+  for (auto& role : roles_) role->begin_iteration();
+}
+
+IterationMetrics MultiAgentPpoTrainer::learn_device_rollout(const HostRollout& in, double time_rollout) {
+  for (auto& role : roles_) role->finish_rollout();
+  return learn_roles(in.role_episodes, time_rollout);
+}
+
 void MultiAgentPpoTrainer::set_policy(const std::vector<float>& params, const std::vector<double>& acting) {
   std::size_t p = 0, a = 0;
   for (auto& role : roles_) {

@@ -64,6 +64,11 @@ class MultiAgentPpoTrainer final : public Trainer, public ServedLearning {
   void prepare_serving(int) override;
   void serve_rollout(std::int64_t index, HostRollout& out) override;
   IterationMetrics learn_rollout(const HostRollout& in, double time_rollout) override;
+  /// The device transport: every role's rollout arrays, role by role (PpoTrainer::rollout_arrays).
+  std::optional<DeviceRollout> device_rollout() override;
+  void serve_device_rollout(std::int64_t index, HostRollout& out, const std::function<void()>& pack) override;
+  void begin_device_rollout() override;
+  IterationMetrics learn_device_rollout(const HostRollout& in, double time_rollout) override;
   void set_policy(const std::vector<float>& params, const std::vector<double>& acting) override;
   std::vector<double> acting_state_host() const override;
   std::vector<float> start_obs_host() const override;

@@ -592,8 +592,42 @@ void PpoTrainer::rollout_to_host(HostRollout& out) {
   out.rewards = to_host(rewards_);
   out.terminated = to_host(terminated_);
   out.truncated = to_host(truncated_);
+  end_served_rollout();
+}
+
+void PpoTrainer::end_served_rollout() {
   next_rollout_start();
   space_.fence();
+}
+
+std::vector<DeviceRollout::Array> PpoTrainer::rollout_arrays() const {
+  const std::size_t T = std::size_t(T_), N = std::size_t(N_);
+  const auto array = [&](const auto& v, std::size_t steps, std::size_t width) {
+    using V = typename std::decay_t<decltype(v)>::value_type;
+    GMI_REQUIRE(v.extent(0) == steps * N * width, "PPO: a rollout array of another size");
+    return DeviceRollout::Array{reinterpret_cast<std::byte*>(v.data()), steps, N * width * sizeof(V)};
+  };
+  const std::size_t od = std::size_t(od_), ad = std::size_t(ad_);
+  return {array(obs_, T + 1, od),    array(final_obs_, T, od), array(actions_, T, ad),
+          array(logp_, T, 1),        array(values_, T, 1),     array(rewards_, T, 1),
+          array(terminated_, T, 1),  array(truncated_, T, 1)};
+}
+
+std::optional<DeviceRollout> PpoTrainer::device_rollout() { return DeviceRollout{space_, rollout_arrays()}; }
+
+void PpoTrainer::serve_device_rollout(std::int64_t index, HostRollout& out, const std::function<void()>& pack) {
+  begin_served_rollout(index);
+  rollout();
+  out.episodes = env_->take_episode_stats(space_);
+  pack();
+  end_served_rollout();
+}
+
+void PpoTrainer::begin_device_rollout() { begin_iteration(); }
+
+IterationMetrics PpoTrainer::learn_device_rollout(const HostRollout& in, double time_rollout) {
+  finish_rollout();
+  return learn(in.episodes, time_rollout);
 }
 
 IterationMetrics PpoTrainer::learn_rollout(const HostRollout& in, double time_rollout) {

@@ -138,6 +138,17 @@ class PpoTrainer final : public Trainer, public ServedLearning {
   /// begin_iteration(), `in` as this iteration's rollout and V(s_T) from this trainer's critic:
   /// learn() follows (learn_rollout's first half).
   void rollout_from_host(const HostRollout& in);
+  /// The device transport: its rollout storage in place (obs [T + 1][N][obs], final_obs,
+  /// actions, logp, values, rewards, terminated, truncated: HostRollout's arrays and order).
+  std::optional<DeviceRollout> device_rollout() override;
+  std::vector<DeviceRollout::Array> rollout_arrays() const;
+  void serve_device_rollout(std::int64_t index, HostRollout& out, const std::function<void()>& pack) override;
+  /// begin_iteration() (its first may time the kernels on zeroed rollout arrays: choose_paths).
+  void begin_device_rollout() override;
+  /// learn_rollout() with the rollout in place since begin_device_rollout(): V(s_T), learn().
+  IterationMetrics learn_device_rollout(const HostRollout& in, double time_rollout) override;
+  /// After a served rollout has been read: its last observation starts the next (fenced).
+  void end_served_rollout();
 
   // ---- phases that launch device lambdas: public, as CUDA requires of their enclosing functions ----
   void bootstrap_truncated();
