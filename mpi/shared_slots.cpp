@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 
@@ -22,7 +23,9 @@ struct Where {
   int node = 0;                ///< MPI_COMM_WORLD rank of its node's first member
   int node_rank = 0;           ///< its rank among the node's members
   std::uint64_t layout = 0;    ///< what its buffers hold, as it computes it (SharedSlots)
-  char gpu[24] = {};           ///< its device's PCI bus id (GPU builds), else empty
+  char gpu[24] = {};           ///< its device's PCI bus id (GPU builds), else empty: for the text
+  unsigned char uuid[16] = {}; ///< its device's UUID (GPU builds; a MIG instance has its own)
+  char mig[64] = {};           ///< CUDA_VISIBLE_DEVICES where it names a MIG instance, else empty
 };
 
 /// The node's members (MPI_Comm_split_type, after a bounded barrier).
@@ -44,6 +47,11 @@ std::vector<Where> gather_where(MPI_Comm comm, MPI_Comm node, std::uint64_t layo
   int device = 0;
   GMI_CUDA_CHECK(cudaGetDevice(&device));
   GMI_CUDA_CHECK(cudaDeviceGetPCIBusId(me.gpu, int(sizeof(me.gpu)), device));
+  cudaDeviceProp prop;
+  GMI_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  std::memcpy(me.uuid, prop.uuid.bytes, sizeof(me.uuid));
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && std::strncmp(v, "MIG-", 4) == 0)
+    std::strncpy(me.mig, v, sizeof(me.mig) - 1);
 #endif
   std::vector<Where> all(std::size_t(comm_size(comm)));
   MPI_Request req;
@@ -55,6 +63,7 @@ std::vector<Where> gather_where(MPI_Comm comm, MPI_Comm node, std::uint64_t layo
 std::string place_text(const Where& w) {
   std::string s = fmt::format("node of rank {}", w.node);
   if (w.gpu[0]) s = fmt::format("GPU {} of the ", w.gpu) + s;
+  if (w.mig[0]) s = fmt::format("{}, ", w.mig) + s;
   return s;
 }
 
@@ -62,7 +71,9 @@ std::string obstacle(const std::vector<Where>& all, const std::vector<Route>& ro
   const std::vector<int> world = world_ranks(comm);
   for (const Route& r : routes) {
     const Where &p = all.at(std::size_t(r.producer)), &c = all.at(std::size_t(r.consumer));
-    if (p.node != c.node || std::strncmp(p.gpu, c.gpu, sizeof(p.gpu)) != 0)
+    // The device's UUID, not its bus id: MIG instances of one GPU share the bus id, not CUDA IPC.
+    if (p.node != c.node || std::memcmp(p.uuid, c.uuid, sizeof(p.uuid)) != 0 ||
+        std::strncmp(p.mig, c.mig, sizeof(p.mig)) != 0)
       return fmt::format("rank {} ({}) and its consumer rank {} ({}) share no memory", world[std::size_t(r.producer)],
                          place_text(p), world[std::size_t(r.consumer)], place_text(c));
   }
@@ -150,10 +161,14 @@ SharedSlots::SharedSlots(MPI_Comm comm, const std::vector<Route>& routes, std::s
 }
 
 SharedSlots::~SharedSlots() {
-  // During an error the peers may be elsewhere: no collective calls then (the job is aborted).
+  // During an error the peers may be elsewhere: no collective calls then (the job is aborted),
+  // only what is this GMI's own to undo.
   const bool unwinding = std::uncaught_exceptions() > 0;
 #if defined(KOKKOS_ENABLE_CUDA)
-  Kokkos::fence();  // this GMI's copies from its producers' buffers are over
+  try {
+    Kokkos::fence();  // this GMI's copies from its producers' buffers are over
+  } catch (const std::exception&) {  // a sticky device error: unmap anyway
+  }
   for (std::byte* p : impl_->producers) cudaIpcCloseMemHandle(p);
   if (unwinding) return;
   try {
@@ -163,16 +178,22 @@ SharedSlots::~SharedSlots() {
   }
   if (impl_->own) cudaFree(impl_->own);
 #else
+  MPI_Win_unlock_all(impl_->win);  // local
   if (unwinding) return;
   try {
     barrier(node_, "the end of the shared rollout buffers");  // MPI_Win_free waits for every member
   } catch (const std::exception&) {
     return;
   }
-  MPI_Win_unlock_all(impl_->win);
   MPI_Win_free(&impl_->win);
 #endif
   MPI_Comm_free(&node_);
+}
+
+void SharedSlots::sync() const {
+#if !defined(KOKKOS_ENABLE_CUDA)
+  GMI_MPI_CHECK(MPI_Win_sync(impl_->win));  // this process's loads and stores against the others'
+#endif
 }
 
 std::byte* SharedSlots::own(int slot) const {

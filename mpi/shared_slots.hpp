@@ -23,8 +23,8 @@
 namespace gmi::mpi {
 
 /// Why the routes' producers and consumers cannot share memory: the first route whose ends run
-/// on different GPUs (GPU builds: the devices' PCI bus ids) or nodes (host builds), named; empty
-/// when every route can.  Collective over `comm` (every member passes the same routes).
+/// on different GPUs (GPU builds: the devices' UUIDs, so MIG instances of one GPU differ) or
+/// nodes (host builds), named; empty when every route can.  Collective over `comm` (every member passes the same routes).
 std::string why_not_shared(MPI_Comm comm, const std::vector<Route>& routes);
 
 class SharedSlots {
@@ -46,6 +46,10 @@ class SharedSlots {
   std::byte* own(int slot) const;
   /// Consumer: buffer `slot` of its producer k (producers_by_consumer's order).
   const std::byte* producer(std::size_t k, int slot) const;
+  /// The host builds' memory barrier on the window (MPI_Win_sync): a producer calls it after
+  /// writing a buffer and before saying so, a consumer after hearing so and before reading it.
+  /// Nothing on GPU builds, where the fences of the copies' streams order them.
+  void sync() const;
 
  private:
   std::size_t bytes_ = 0;

@@ -86,6 +86,7 @@ Algorithm ppo() {
   a.phase_profile = true;
   a.onnx_export = true;
   a.async_rollouts = true;
+  a.device_rollouts = true;  // APPO's too (ppo()'s copy)
   return a;
 }
 

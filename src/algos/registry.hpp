@@ -61,6 +61,9 @@ struct Algorithm {
   /// Trains under mapping.template async and ea-t (src/gmi/async_training.hpp): its trainer is
   /// ServedLearning, whose serving GMIs send whole rollouts (PPO's also of the multi-agent games).
   bool async_rollouts = false;
+  /// Its served rollouts stay in device memory (ServedLearning::device_rollout): async.transport
+  /// device can move them GPU to GPU; the others' go through host messages.
+  bool device_rollouts = false;
 };
 
 /// Every registered algorithm, in the order `algo:`'s description lists them.

@@ -255,11 +255,13 @@ struct ChannelsConfig {
   X(int, rollouts_in_flight, 1, within(1, 64),                                                                  \
     "rollouts a serving GMI may have made that its trainer has not taken yet; then it waits (serving_busy "     \
     "below 1). 1: while the trainer is the slower, each rollout is made during the update before the one "     \
-    "that learns from it (policy lag 1); more: the lag grows with them")                                       \
+    "that learns from it (policy lag 1); more: the lag grows with them. Through device buffers also the "      \
+    "rollout-sized buffers each serving GMI allocates")                                                        \
   X(std::string, transport, "auto", one_of({"auto", "device", "host"}),                                         \
     "how a rollout reaches the trainer: device (the serving GMI leaves it in a buffer its trainer on the same " \
     "GPU copies from, CUDA IPC; shared memory of a node on the CPU build; PPO, APPO and multi-agent PPO), "     \
-    "host (MPI messages of host memory), auto (device where every serving GMI can, else host)")
+    "host (MPI messages of host memory), auto (device where the algorithm keeps its rollouts in device memory " \
+    "and every serving GMI shares its trainer's GPU, else host)")
 
 struct AsyncConfig {
   GMI_ASYNC_KEYS(GMI_KEY_MEMBER)

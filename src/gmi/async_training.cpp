@@ -191,6 +191,7 @@ class AsyncLinks {
       const Packed& p = packed_[i];
       copy_rows(local_->space, to + p.offset, p.row, local_->arrays[i].data, p.row, p.row, p.steps);
     }
+    slots_->sync();
   }
   /// Its rollout (device transport: packed; `last`: the last message after a stop, which needs
   /// no credit) to its trainer; returns once sent.
@@ -322,6 +323,7 @@ class AsyncLinks {
   void unpack(std::size_t k, std::optional<std::size_t> slot) {
     const std::byte* from = slots_->producer(k, int(taken_[k]++ % std::uint64_t(slots_->slots())));
     if (!slot) return;
+    slots_->sync();
     for (std::size_t i = 0; i < packed_.size(); ++i) {
       const Packed& p = packed_[i];
       const algos::DeviceRollout::Array& to = local_->arrays[i];
@@ -461,11 +463,13 @@ class AsyncLearner final : public algos::Trainer {
     // in between included).
     const Clock::time_point since = last_end_.value_or(t0);
     if (weights_due_) publish(kWeights), weights_due_ = false;  // ea-t: the last update's, after its checkpoint
-    // The device transport copies each rollout as it arrives: the iteration begins before.
+    // The device transport copies each rollout as it arrives: the iteration begins before (its
+    // first timing of the kernels not counted as waiting).
     if (links_->device()) learning_->begin_device_rollout();
+    const auto t_wait = Clock::now();
     mpi::progress().phase("waiting for the serving GMIs' rollouts");
     const Intake in = gather();
-    const double waited = seconds_since(t0);
+    const double waited = seconds_since(t_wait);
     algos::IterationMetrics m = links_->device() ? learning_->learn_device_rollout(rollout_, waited)
                                                  : learning_->learn_rollout(rollout_, waited);
     // ea-t holds the weights back until the next iteration starts: a checkpoint written in between
@@ -864,12 +868,18 @@ algos::MemoryNeeds async_memory_needs(const SplitTraining& split, const config::
   // One rollout of E envs: observations (T + 1 steps), the rest T steps.
   const double rollout = E * ((T + 1) * r.obs * 4 + T * (r.obs * 4 + r.actions * 4 + r.rows * (3 * 4 + 2)));
   algos::MemoryNeeds m;
-  m.drivers = {"async.rollouts_in_flight", "async.transport"};
-  if (cfg.async.transport != "host" && !split.trainer) m.device_bytes += flight * rollout;
-  if (cfg.async.transport != "device") {
-    const double copies = (1 + flight) * rollout * (split.trainer ? split.sims_per_trainer : 1);
-    (device_is_host() ? m.device_bytes : m.host_bytes) += copies;
+  m.drivers = {"async.rollouts_in_flight"};
+  // The transport auto will take, where serving GMIs share their trainers' GPUs (the layouts of
+  // the async templates); the open() at start-up checks it.
+  const bool device = cfg.async.transport != "host" && algos::algorithm(cfg.algo).device_rollouts;
+  if (device) {
+    if (!split.trainer) m.device_bytes += flight * rollout;  // its buffers
+    return m;
   }
+  // Host messages: a trainer's rollout of its S serving GMIs and the receives posted for each; a
+  // serving GMI's rollout, its sends in flight and the batch being filled.
+  const double copies = split.trainer ? (1 + flight) * rollout * split.sims_per_trainer : (2 + flight) * rollout;
+  (device_is_host() ? m.device_bytes : m.host_bytes) += copies;
   return m;
 }
 

@@ -55,11 +55,11 @@ namespace gmi::instances {
 /// own envs (it allocates what acting needs; its memory is checked with this config).
 config::Config serving_config(const SplitTraining& split, const config::Config& cfg);
 
-/// What the rollouts' way to the trainer adds to this GMI's memory (`cfg`: the run's config, whose
-/// env.num_envs a serving GMI steps): with async.transport other than host, a serving GMI's
-/// async.rollouts_in_flight buffers in device memory; other than device, the host copies of the
-/// rollouts (a trainer's, of its serving GMIs', and the channels' buffers).  Under auto both, as
-/// the transport is chosen once the GMIs exist.
+/// What the rollouts' way to the trainer adds to this GMI's memory (`cfg`: the run's config):
+/// through device buffers (async.transport other than host, an algorithm whose rollouts stay in
+/// device memory), a serving GMI's async.rollouts_in_flight buffers; through host messages, the
+/// host copies of the rollouts (a trainer's of its serving GMIs', a serving GMI's own, and the
+/// channels' buffers).
 algos::MemoryNeeds async_memory_needs(const SplitTraining& split, const config::Config& cfg);
 
 /// This GMI's Trainer under mapping.template async (collective over MPI_COMM_WORLD: builds the

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <unistd.h>
 #include <string>
@@ -70,6 +71,28 @@ TEST(Registry, EveryRowIsComplete) {
     EXPECT_GT(m.device_bytes, 0.0);
     EXPECT_FALSE(m.drivers.empty());
     EXPECT_GT(a.num_params(cfg), 0u);
+  }
+}
+
+TEST(Registry, DeviceRolloutsIsWhatTheTrainerHas) {
+  // The row's device_rollouts (the memory check's guess of the async transport) and the trainer's
+  // ServedLearning::device_rollout (what async.transport auto asks at start-up) agree.
+  for (const Algorithm& a : algorithms()) {
+    SCOPED_TRACE(a.rules.name);
+    auto trainer = a.make_trainer(example(a), 0, nullptr, {});
+    gmi::algos::ServedLearning* served = trainer->served_learning();
+    EXPECT_EQ(served != nullptr, a.async_rollouts);
+    if (!served) {
+      EXPECT_FALSE(a.device_rollouts);
+      continue;
+    }
+    const std::optional<gmi::algos::DeviceRollout> d = served->device_rollout();
+    EXPECT_EQ(d.has_value(), a.device_rollouts);
+    if (d)
+      for (const gmi::algos::DeviceRollout::Array& x : d->arrays) {
+        EXPECT_NE(x.data, nullptr);
+        EXPECT_GT(x.steps * x.row_bytes, 0u);
+      }
   }
 }
 

@@ -38,8 +38,9 @@ TEST(SharedSlots, EveryProducersBytesReachItsConsumerThroughEachBuffer) {
   EXPECT_EQ(slots.bytes(), 1024u);  // rounded up to 256 bytes
   EXPECT_EQ(slots.slots(), 2);
   const ExecSpace space;
-  for (int slot = 0; slot < 2; ++slot) {
-    if (me > 0) {  // a producer: its pattern, rows of kWidth, packed
+  // Every buffer written before any is read: buffers that aliased one another would fail.
+  if (me > 0)  // a producer: its pattern per buffer, rows of kWidth, packed
+    for (int slot = 0; slot < 2; ++slot) {
       std::vector<std::byte> h(kRows * kWidth);
       for (std::size_t i = 0; i < h.size(); ++i) h[i] = pattern(me, slot, i);
       View1<std::uint8_t> staged("staged", h.size());
@@ -48,8 +49,11 @@ TEST(SharedSlots, EveryProducersBytesReachItsConsumerThroughEachBuffer) {
       copy_rows(space, slots.own(slot), kWidth, bytes(staged), kWidth, kWidth, kRows);
       space.fence();
     }
-    MPI_Barrier(MPI_COMM_WORLD);  // the buffers are complete
-    if (me == 0 && size > 1) {  // the consumer: producer k's rows at column k of rows (size - 1) x kWidth wide
+  slots.sync();
+  MPI_Barrier(MPI_COMM_WORLD);  // the buffers are complete
+  slots.sync();
+  if (me == 0 && size > 1)  // the consumer: producer k's rows at column k of rows (size - 1) x kWidth wide
+    for (int slot = 0; slot < 2; ++slot) {
       const std::size_t P = std::size_t(size - 1), pitch = P * kWidth;
       View1<std::uint8_t> wide("wide", kRows * pitch);
       for (std::size_t k = 0; k < P; ++k)
@@ -62,8 +66,7 @@ TEST(SharedSlots, EveryProducersBytesReachItsConsumerThroughEachBuffer) {
             ASSERT_EQ(std::byte(h(r * pitch + k * kWidth + c)), pattern(int(k) + 1, slot, r * kWidth + c))
                 << "producer " << k + 1 << ", buffer " << slot << ", row " << r << ", byte " << c;
     }
-    MPI_Barrier(MPI_COMM_WORLD);  // read before the next buffer is written
-  }
+  MPI_Barrier(MPI_COMM_WORLD);  // read before the buffers go
   if (me > 0) EXPECT_THROW(slots.producer(0, 0), Error);  // a producer consumes nothing
   if (me == 0) EXPECT_THROW(slots.own(0), Error);         // the consumer owns no buffer
 }
