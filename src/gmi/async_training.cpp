@@ -181,8 +181,6 @@ class AsyncLinks {
   }
   /// Whether send() would return at once.
   bool channel_room() { return rollouts_->room(); }
-  /// Its rollout (`r` empty: the last message after a stop, which needs no credit) to its
-  /// trainer; returns once copied.
   /// Device transport: enqueues the copies of its rollout (open()'s arrays, as it made it) into
   /// the buffer of its next rollout, on the rollout's space.
   void pack() {
@@ -199,8 +197,10 @@ class AsyncLinks {
     if (!last) --credits_left_, ++sent_;
     rollouts_->push({report_values(r, rep).data()});
   }
+  /// Its rollout (`r` empty: the last message after a stop, which needs no credit) to its
+  /// trainer; returns once copied (device transport: send_packed).
   void send(const HostRollout& r, const Report& rep) {
-    if (device_) return send_packed(r, rep, r.obs.empty() && rep.last > 0);
+    if (device_) return send_packed(r, rep, rep.last > 0);
     if (!r.obs.empty()) --credits_left_;
     const std::size_t E = std::size_t(E_), od = std::size_t(od_), ad = std::size_t(ad_), rows = std::size_t(rows_);
     const std::vector<double> tail = report_values(r, rep);
