@@ -61,16 +61,18 @@ std::vector<envs::EpisodeStats> episode_blocks(const HostRollout& r) {
   return r.role_episodes.empty() ? std::vector<envs::EpisodeStats>{r.episodes} : r.role_episodes;
 }
 
+namespace {
+[[noreturn]] void no_device_rollout() {
+  throw Error("this algorithm's rollouts go through the host (it has no device_rollout())");
+}
+}  // namespace
+
 void ServedLearning::serve_device_rollout(std::int64_t, HostRollout&, const std::function<void()>&) {
-  throw Error("this algorithm's rollouts go through the host (it has no device_rollout())");
+  no_device_rollout();
 }
 
-void ServedLearning::begin_device_rollout() {
-  throw Error("this algorithm's rollouts go through the host (it has no device_rollout())");
-}
+void ServedLearning::begin_device_rollout() { no_device_rollout(); }
 
-IterationMetrics ServedLearning::learn_device_rollout(const HostRollout&, double) {
-  throw Error("this algorithm's rollouts go through the host (it has no device_rollout())");
-}
+IterationMetrics ServedLearning::learn_device_rollout(const HostRollout&, double) { no_device_rollout(); }
 
 }  // namespace gmi::algos

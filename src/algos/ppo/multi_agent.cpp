@@ -344,11 +344,10 @@ void MultiAgentPpoTrainer::prepare_serving(int) {
 
 void MultiAgentPpoTrainer::serve_rollout(std::int64_t index, HostRollout& out) {
   const int R = int(roles_.size());
-  for (auto& role : roles_) role->begin_served_rollout(index);
-  rollout_steps();
-  out.role_episodes = env_->take_episode_stats(space_);
   std::vector<HostRollout> parts(static_cast<std::size_t>(R));
-  for (int r = 0; r < R; ++r) roles_[r]->rollout_to_host(parts[std::size_t(r)]);
+  serve_device_rollout(index, out, [&] {
+    for (int r = 0; r < R; ++r) roles_[r]->rollout_to_host(parts[std::size_t(r)]);
+  });
   const std::size_t N = std::size_t(N_), T = std::size_t(cfg_.section<PpoConfig>().num_steps);
   auto per_role = [&](auto HostRollout::*member, auto width, std::size_t steps) {
     using V = typename std::decay_t<decltype(out.*member)>::value_type;

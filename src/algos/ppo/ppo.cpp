@@ -572,10 +572,7 @@ void PpoTrainer::rollout() {
 }
 
 void PpoTrainer::serve_rollout(std::int64_t index, HostRollout& out) {
-  begin_served_rollout(index);
-  rollout();
-  out.episodes = env_->take_episode_stats(space_);
-  rollout_to_host(out);
+  serve_device_rollout(index, out, [&] { rollout_to_host(out); });
 }
 
 void PpoTrainer::begin_served_rollout(std::int64_t index) {
@@ -592,7 +589,6 @@ void PpoTrainer::rollout_to_host(HostRollout& out) {
   out.rewards = to_host(rewards_);
   out.terminated = to_host(terminated_);
   out.truncated = to_host(truncated_);
-  end_served_rollout();
 }
 
 void PpoTrainer::end_served_rollout() {

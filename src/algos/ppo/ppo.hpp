@@ -133,7 +133,8 @@ class PpoTrainer final : public Trainer, public ServedLearning {
   /// Rollout number `index` of the run begins (its action noise: steps [index T, (index + 1) T)
   /// of every row): serve_rollout's, and a multi-agent serving GMI's roles'.
   void begin_served_rollout(std::int64_t index);
-  /// The rollout just made into `out` (not its episodes); its last observation starts the next.
+  /// The rollout just made into `out` (not its episodes); a serving rollout's `pack` (the next
+  /// rollout's start is written after it).
   void rollout_to_host(HostRollout& out);
   /// begin_iteration(), `in` as this iteration's rollout and V(s_T) from this trainer's critic:
   /// learn() follows (learn_rollout's first half).
@@ -147,7 +148,8 @@ class PpoTrainer final : public Trainer, public ServedLearning {
   void begin_device_rollout() override;
   /// learn_rollout() with the rollout in place since begin_device_rollout(): V(s_T), learn().
   IterationMetrics learn_device_rollout(const HostRollout& in, double time_rollout) override;
-  /// After a served rollout has been read: its last observation starts the next (fenced).
+  /// After a served rollout has been read: its last observation starts the next (fenced);
+  /// serve_device_rollout's, and a multi-agent serving GMI's roles'.
   void end_served_rollout();
 
   // ---- phases that launch device lambdas: public, as CUDA requires of their enclosing functions ----
