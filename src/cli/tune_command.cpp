@@ -21,10 +21,10 @@ Command add_tune_command(CLI::App& app) {
   tu_cmd->add_option("--mode", tu->mode, "train: end-to-end training throughput; serve: rollouts only")
       ->check(CLI::IsMember({"train", "serve"}));
   tu_cmd->add_option("--templates", tu->templates,
-                     "mapping.template values to search, e.g. dp,e-at (default: the config's); under e-at the env "
-                     "counts are per simulator GMI")
+                     "mapping.template values to search, e.g. dp,e-at,ea-t,async (default: the config's); under e-at "
+                     "the env counts are per simulator GMI, under ea-t and async per serving GMI")
       ->delimiter(',')
-      ->check(CLI::IsMember({"dp", "e-at"}));
+      ->check(CLI::IsMember({"dp", "e-at", "ea-t", "async"}));
   tu_cmd->add_option("--max-gmis-per-gpu", tu->max_gmis_per_gpu, "GMIs per GPU to start from (counting down to 1)")
       ->check(at_least(1));
   tu_cmd->add_option("--env-counts", tu->env_counts, "envs per GMI: lo..hi (doubling) or a,b,c");

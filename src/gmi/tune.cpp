@@ -44,6 +44,10 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 std::string gib(double b) { return fmt::format("{:.2f} GiB", b / double(1ull << 30)); }
 
+/// The GMIs that step the envs a grid point's env count is per: e-at's simulators, ea-t's and
+/// async's serving GMIs (simulator + agent).
+std::string stepper_word(const std::string& templ) { return templ == "e-at" ? "simulator" : "serving"; }
+
 std::string rate(double r) {
   if (r >= 1e6) return fmt::format("{:.2f} M", r / 1e6);
   if (r >= 1e3) return fmt::format("{:.1f} k", r / 1e3);
@@ -240,7 +244,8 @@ json point_json(const Point& p) {
 
 /// The result table, one row per grid point.
 std::string table(const SearchResult& r, int gpus) {
-  // A template column where the search had more than dp (e-at: envs per simulator GMI).
+  // A template column where the search had more than dp (e-at: envs per simulator GMI; ea-t and
+  // async: per serving GMI).
   const bool templates = std::any_of(r.points.begin(), r.points.end(), [](const Point& p) { return p.templ != "dp"; });
   auto templ = [&](const std::string& t) { return templates ? fmt::format("{:>8} ", t) : std::string(); };
   std::string t = fmt::format("{}{:>5} {:>8} {:>14} {:>14} {:>11} {:>11} {:>7} {:>6} {:>7}  {}\n", templ("template"),
@@ -303,7 +308,7 @@ Point launch_once(const TuneOptions& o, const Launch& l, int steppers, Point p);
 
 /// One probe: `g` GMIs x `n` envs each under template `t`, a fresh `LAUNCHER -np g gmi_drl bench`
 /// job.  A candidate whose config is invalid (e.g. a batch that ppo.num_minibatches does not
-/// divide, or under e-at a GMI count that is not mapping.trainers_per_gpu x (S + 1)) is not
+/// divide, or under e-at, ea-t or async a GMI count that is not mapping.trainers_per_gpu x (S + 1)) is not
 /// launched: the config says why.  A probe that fails or times out is a failure of the machine
 /// more often than of the layout (a stale MPS daemon, a busy node): it runs once more, and the
 /// point is "failed" only when both attempts fail.
@@ -320,12 +325,12 @@ Point launch_probe(const TuneOptions& o, const config::Overrides& sets, const La
     ov.emplace_back("gmi.per_gpu", std::to_string(g));
     ov.emplace_back("mapping.template", t);
     const config::Config c = config::load(o.config_paths, ov, g);
-    if (t == "e-at") {
+    if (t != "dp") {
       const int T = c.mapping.trainers_per_gpu;
       if (g % T != 0 || g < 2 * T)
-        throw InputError(fmt::format("under e-at {} GMI(s) per GPU are not mapping.trainers_per_gpu = {} trainer(s) "
-                                     "with the same number (>= 1) of simulators each",
-                                     g, T));
+        throw InputError(fmt::format("under {} {} GMI(s) per GPU are not mapping.trainers_per_gpu = {} trainer(s) "
+                                     "with the same number (>= 1) of {} GMIs each",
+                                     t, g, T, stepper_word(t)));
       steppers = g - T;
       instances::trainer_config_of(c, g / T - 1, T);  // the trainers' batch, as training checks it
     }
@@ -470,7 +475,8 @@ void write_outputs(const TuneOptions& o, const config::Config& base, const Searc
 /// "4 GMI(s) per GPU x 4096 envs per GMI", "e-at: 6 GMI(s) per GPU x 16 envs per simulator GMI".
 std::string layout_text(const Point& p) {
   return p.templ == "dp" ? fmt::format("{} GMI(s) per GPU x {} envs per GMI", p.gmis, p.envs)
-                         : fmt::format("{}: {} GMI(s) per GPU x {} envs per simulator GMI", p.templ, p.gmis, p.envs);
+                         : fmt::format("{}: {} GMI(s) per GPU x {} envs per {} GMI", p.templ, p.gmis, p.envs,
+                                       stepper_word(p.templ));
 }
 
 /// The line that ends a tuning run: the choice, the probes, and whether the search was cut.
@@ -600,8 +606,8 @@ int run_tune(const TuneOptions& o) {
   const TemplateProbe logged = [&](const std::string& t, int g, int n) {
     Point p = probe(t, g, n);
     ++k;
-    const std::string what = fmt::format("{}{} GMI(s)/GPU x {} envs/{}", t == "dp" ? "" : t + ": ", g, n,
-                                         t == "dp" ? "GMI" : "simulator");
+    const std::string what =
+        fmt::format("{}{} GMI(s)/GPU x {} envs/{}", t == "dp" ? "" : t + ": ", g, n, t == "dp" ? "GMI" : stepper_word(t));
     if (p.status == "probed")
       spdlog::info("[probe {}] {}: {} samples/s per GPU, {} per GMI (share {}), {:.1f} s", k, what, rate(p.top),
                    gib(p.mem), gib(p.budget), p.seconds);
@@ -613,10 +619,15 @@ int run_tune(const TuneOptions& o) {
   for (const std::string& t : o.templates)
     if (std::find(templates.begin(), templates.end(), t) == templates.end()) templates.push_back(t);
   if (templates.empty()) templates.push_back(base.mapping.template_);
-  for (const std::string& t : templates)
-    if (t != "dp" && t != "e-at")
-      throw InputError(fmt::format("{}: {}: tune searches the training templates built, dp and e-at",
+  for (const std::string& t : templates) {
+    if (t != "dp" && t != "e-at" && t != "ea-t" && t != "async")
+      throw InputError(fmt::format("{}: {}: tune searches the training templates dp, e-at, ea-t and async",
                                    o.templates.empty() ? "mapping.template" : "--templates", t));
+    if (t != "dp" && o.mode != "train")
+      throw InputError(fmt::format("--mode {}: tune measures mapping.template {} in --mode train only (its roles are "
+                                   "training's); search dp alone for --mode {}",
+                                   o.mode, t, o.mode));
+  }
 
   spdlog::info("gmi_drl {} tune | {} | mode {} | {} | {} GMI count(s) x {} env count(s) | alpha {} | {}{}",
                GMI_DRL_VERSION, base.env.name, o.mode, fmt::join(templates, ", "), gmis.size(), envs.size(), o.alpha,

@@ -23,7 +23,8 @@ struct TuneOptions {
   std::string mode = "train";         ///< train: rollout + update; serve: rollouts only
   /// mapping.template values searched, each with its own grid (dp: every GMI steps its envs and
   /// learns; e-at: per GPU, mapping.trainers_per_gpu trainer GMIs and the rest simulator GMIs,
-  /// whose envs the grid's env counts are).  Empty: the config's template alone.
+  /// whose envs the grid's env counts are; ea-t and async: the same with serving GMIs, which act
+  /// too, in lockstep or without waiting).  Empty: the config's template alone.
   std::vector<std::string> templates;
   int max_gmis_per_gpu = 10;
   std::string env_counts = "128..32768";  ///< "lo..hi" (doubling) or a comma-separated list
@@ -45,7 +46,7 @@ struct TuneOptions {
 struct Point {
   std::string templ = "dp";  ///< mapping.template
   int gmis = 0;         ///< GMIs per GPU
-  int envs = 0;         ///< envs per GMI (per simulator GMI under e-at)
+  int envs = 0;         ///< envs per GMI (per simulator GMI under e-at, per serving GMI under ea-t, async)
   std::string status;   ///< probed | failed | skipped | saturated | invalid | not visited | cut
   std::string note;     ///< why (a probe's error, the projected memory, ...)
   double top = 0;       ///< samples/s of one GPU's GMIs together (probed)

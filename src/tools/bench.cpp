@@ -24,6 +24,7 @@
 #include "kernels/envs/registry.hpp"
 #include "mpi/device_group.hpp"
 #include "mpi/reducers.hpp"
+#include "src/gmi/async_training.hpp"
 #include "src/gmi/kokkos_scope.hpp"
 #include "src/gmi/roles.hpp"
 #include "src/gmi/session.hpp"
@@ -95,11 +96,16 @@ std::unique_ptr<GpuMonitor> gpu_monitor(const instances::Session& session) {
   return nullptr;
 }
 
-/// The timed iterations' GPU figures (the GPU's first GMI samples it; collective).
-void gpu_figures(GpuMonitor* gpu, Result& r) {
-  if (gpu) gpu->read_now();  // the samples up to now
-  // A window shorter than the driver's sample period holds none: no figure then.
-  const GpuInterval g = gpu ? gpu->interval(true) : GpuInterval{};
+/// The GPU's samples since gpu->start() (none without a monitor).
+GpuInterval gpu_window(GpuMonitor* gpu) {
+  if (!gpu) return {};
+  gpu->read_now();  // the samples up to now
+  return gpu->interval(true);
+}
+
+/// The timed iterations' GPU figures from each GPU's window `g` (the GPU's first GMI samples it;
+/// collective).  A window shorter than the driver's sample period holds none: no figure then.
+void gpu_figures(const GpuInterval& g, Result& r) {
   double sums[3] = {std::isfinite(g.util_pct) ? g.util_pct : 0.0, std::isfinite(g.util_pct) ? 1.0 : 0.0,
                     double(g.samples)};
   mpi::allreduce_sum(sums, 3);
@@ -179,8 +185,9 @@ void iterate(algos::Trainer* trainer, Server* server, double& rollout, double& u
   rollout += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// Who steps the envs: every GMI under dp; under mapping.template e-at the simulator GMIs (whose
-/// envs --num-envs counts), for trainers that learn from them (`split`).
+/// Who steps the envs: every GMI under dp; under mapping.template e-at the simulator GMIs, under
+/// ea-t and async the serving GMIs (whose envs --num-envs counts), for trainers that learn from
+/// them (`split`).
 struct BenchRoles {
   std::optional<instances::SplitTraining> split;
   std::vector<int> steppers;  ///< MPI_COMM_WORLD ranks that step envs
@@ -190,10 +197,6 @@ struct BenchRoles {
 BenchRoles bench_roles(const config::Config& base, const instances::Session& session, int rank) {
   BenchRoles b;
   b.split = instances::plan_split_roles(base, session.layout(), rank);
-  if (b.split && b.split->async)
-    throw InputError(fmt::format("mapping.template: {0}: bench measures dp and e-at; train under {0} and read the "
-                                 "samples_per_s column of its metrics.csv",
-                                 base.mapping.template_));
   b.learners = b.split ? int(b.split->trainers.size()) : session.layout().size();
   if (b.split) b.steppers = b.split->simulators();
   else
@@ -220,15 +223,74 @@ config::Config point_config(const config::Config& base, const BenchRoles& roles,
   return cfg;
 }
 
-/// Under a split rank 0, which writes the results, is a simulator: the first trainer's kernels,
-/// update rate and counts instead (collective).
+/// Under a split the trainers know what rank 0, which writes the results, may not (under e-at a
+/// simulator; under ea-t and async the serving GMIs time nothing): the first trainer's kernels,
+/// rates and counts for every GMI (collective).
 void from_first_trainer(Result& r, const instances::SplitTraining& split) {
   const int root = split.trainers.front();
   r.path = mpi::broadcast_string(r.path, MPI_COMM_WORLD, root);
   r.trials = mpi::broadcast_string(r.trials, MPI_COMM_WORLD, root);
-  double counts[4] = {r.updates_per_s, r.kernels, r.copies, r.blas};
-  mpi::broadcast(counts, 4, MPI_COMM_WORLD, root);
-  r.updates_per_s = counts[0], r.kernels = counts[1], r.copies = counts[2], r.blas = counts[3];
+  double v[10] = {r.updates_per_s, r.kernels,    r.copies,       r.blas,         r.steps_per_s,
+                  r.rollout_ms,    r.update_ms,  r.iteration_ms, r.rollout_steps_per_s, r.setup_s};
+  mpi::broadcast(v, 10, MPI_COMM_WORLD, root);
+  r.updates_per_s = v[0], r.kernels = v[1], r.copies = v[2], r.blas = v[3], r.steps_per_s = v[4];
+  r.rollout_ms = v[5], r.update_ms = v[6], r.iteration_ms = v[7], r.rollout_steps_per_s = v[8], r.setup_s = v[9];
+}
+
+/// The rates of `iterations` timed iterations that took `total_s` (the slowest GMI's), `rollout`
+/// and `update` seconds of them (the slowest GMI's) and made `updates` gradient updates.
+void set_rates(Result& r, int iterations, double total_s, double rollout, double update, double updates) {
+  r.steps_per_s = double(r.steps_per_iteration) * iterations / total_s;
+  r.updates_per_s = updates / total_s;
+  r.rollout_ms = 1e3 * rollout / iterations;
+  r.rollout_steps_per_s = r.rollout_ms > 0 ? double(r.steps_per_iteration) / (r.rollout_ms / 1e3) : 0;
+  r.update_ms = 1e3 * update / iterations;
+  r.iteration_ms = 1e3 * total_s / iterations;
+}
+
+/// Launches of one more iteration (Kokkos kernels, deep copies, BLAS calls).
+void count_iteration(algos::Trainer* trainer, Server* server, Result& r) {
+  double rollout = 0, update = 0, updates = 0;
+  g_kernels = g_copies = 0;
+  const auto b0 = blas::call_count();
+  count_launches(true);
+  iterate(trainer, server, rollout, update, updates);
+  count_launches(false);
+  r.kernels = double(g_kernels);
+  r.copies = double(g_copies);
+  r.blas = double(blas::call_count() - b0);
+}
+
+/// Training under mapping.template ea-t or async: the serving GMIs roll out in their own loop
+/// (Trainer::serve) until their trainer stops them, so until then the trainers time their
+/// iterations among themselves (`trainers`).  A trainer's iteration waits for its serving GMIs'
+/// rollouts (the rollout column) and learns from them (update).  After the timed iterations and
+/// one counted one, the trainers stop their serving GMIs (Trainer::end_run); then every GMI takes
+/// part in the GPU figures (collective).  The timed window opens with the rollouts made during
+/// the last warm-up iteration waiting (at most async.rollouts_in_flight per serving GMI).
+void time_async(algos::Trainer& trainer, const instances::SplitTraining& split, MPI_Comm trainers, int warmup,
+                int iterations, GpuMonitor* gpu, Result& r) {
+  GpuInterval g;
+  if (!split.trainer) {
+    trainer.serve([](std::int64_t) {});
+  } else {
+    double rollout = 0, update = 0, updates = 0;
+    for (int i = 0; i < warmup; ++i) iterate(&trainer, nullptr, rollout, update, updates);
+    rollout = update = updates = 0;
+    mpi::blocking_barrier(trainers);
+    if (gpu) gpu->read_now(), gpu->start();
+    const auto t1 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iterations; ++i) iterate(&trainer, nullptr, rollout, update, updates);
+    double most[3] = {std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count(), rollout, update};
+    mpi::allreduce_max(most, 3, trainers);
+    g = gpu_window(gpu);
+    set_rates(r, iterations, most[0], most[1], most[2], updates);
+    r.rollout_steps_per_s = 0;  // the rollouts' own rate is the serving GMIs', not this wait's
+    r.path = trainer.kernels(), r.trials = trainer.kernel_trials();
+    count_iteration(&trainer, nullptr, r);
+    trainer.end_run();
+  }
+  gpu_figures(g, r);
 }
 
 Result measure(const config::Config& base, int total, int warmup, int iterations, int profile, int kernel_times,
@@ -250,6 +312,9 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   std::optional<Server> server;
   if (serve)
     server.emplace(cfg, std::uint64_t(gmi_rank) * n);
+  else if (split && split->async)
+    trainer = instances::make_async_trainer(
+        *split, cfg, reducer, split->trainer ? session.learner_comms()->world() : MPI_COMM_NULL);
   else if (split)
     trainer = instances::make_split_trainer(*split, cfg, reducer);
   else
@@ -257,6 +322,13 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   Server* sv = server ? &*server : nullptr;
   r.setup_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   r.path = trainer ? trainer->kernels() : "actor";
+  if (split && split->async) {
+    time_async(*trainer, *split, session.learner_comms() ? session.learner_comms()->world() : MPI_COMM_NULL, warmup,
+               iterations, gpu, r);
+    r.memory_per_gmi = max_over_ranks(session.memory_in_use());
+    from_first_trainer(r, *split);
+    return r;
+  }
   if (updates_only) {
     // Training steps alone on a full buffer: sample, forward, loss, backward, reduction, Adam.
     algos::UpdateBenchmark* off = trainer->update_benchmark();
@@ -268,7 +340,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
     const auto t1 = std::chrono::steady_clock::now();
     off->run_updates(iterations);
     const double s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
-    gpu_figures(gpu, r);
+    gpu_figures(gpu_window(gpu), r);
     r.ms_per_update = 1e3 * s / iterations;
     r.updates_per_s = iterations / s;
     r.update_ms = r.ms_per_update;
@@ -291,26 +363,16 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   const auto t1 = std::chrono::steady_clock::now();
   for (int i = 0; i < iterations; ++i) iterate(trainer.get(), sv, rollout, update, updates);
   const double total_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
-  gpu_figures(gpu, r);
+  gpu_figures(gpu_window(gpu), r);
   if (trainer) r.path = trainer->kernels(), r.trials = trainer->kernel_trials();  // auto chose on the first iteration
-  r.steps_per_s = double(r.steps_per_iteration) * iterations / total_s;
-  r.updates_per_s = updates / total_s;
-  r.rollout_ms = 1e3 * max_over_ranks(rollout) / iterations;
-  r.rollout_steps_per_s = r.rollout_ms > 0 ? double(r.steps_per_iteration) / (r.rollout_ms / 1e3) : 0;
-  r.update_ms = 1e3 * max_over_ranks(update) / iterations;
-  r.iteration_ms = 1e3 * total_s / iterations;
+  double most[2] = {rollout, update};
+  mpi::allreduce_max(most, 2);
+  set_rates(r, iterations, total_s, most[0], most[1], updates);
   r.memory_per_gmi = max_over_ranks(session.memory_in_use());
   // Kokkos' tool callbacks fence around every launch, which a graph capture cannot contain: the
   // rollout graph (captured from the second rollout on) must exist before launches are counted.
   if (warmup + iterations < 2) iterate(trainer.get(), sv, rollout, update, updates);
-  g_kernels = g_copies = 0;
-  const auto b0 = blas::call_count();
-  count_launches(true);
-  iterate(trainer.get(), sv, rollout, update, updates);
-  count_launches(false);
-  r.kernels = double(g_kernels);
-  r.copies = double(g_copies);
-  r.blas = double(blas::call_count() - b0);
+  count_iteration(trainer.get(), sv, r);
   if (split) from_first_trainer(r, *split);
   if (kernel_times > 0) {
     KernelTimer timer;
@@ -500,14 +562,17 @@ void check_mode(const BenchOptions& o, const config::Config& base) {
     throw InputError("--mode update: times updates on a replay buffer (algo " +
                      algos::algorithm_names([](const algos::Algorithm& a) { return a.replay; }) +
                      "); this config has algo " + base.algo);
-  // Other templates: plan_split_roles says what they are for.
-  if (base.mapping.template_ == "e-at" && o.mode != "train")
-    throw InputError(fmt::format("mapping.template: e-at: bench measures training under it (--mode train); --mode {} "
+  // The training templates that split roles; the others: plan_split_roles says what they are for.
+  const std::string& t = base.mapping.template_;
+  if (t != "e-at" && t != "ea-t" && t != "async") return;
+  if (o.mode != "train")
+    throw InputError(fmt::format("mapping.template: {}: bench measures training under it (--mode train); --mode {} "
                                  "runs under dp",
-                                 o.mode));
-  if (base.mapping.template_ == "e-at" && o.kernel_times > 0)
-    throw InputError("--kernel-times: times the kernels of rank 0, a simulator GMI under mapping.template e-at; "
-                     "use it under dp");
+                                 t, o.mode));
+  if (o.kernel_times > 0)
+    throw InputError(fmt::format("--kernel-times: times the kernels of rank 0's iterations, which under "
+                                 "mapping.template {} {}; use it under dp",
+                                 t, t == "e-at" ? "a simulator GMI does not run" : "only wait for and learn from rollouts"));
 }
 
 /// Every --num-envs splits evenly over the GMIs that step envs, into a batch the algorithm takes.

@@ -12,6 +12,10 @@
   templates --templates dp,e-at: both templates' grids (e-at: env counts per simulator GMI, no
             split of one GMI), the best of both chosen, the same choice on replay, and an e-at
             overlay (mapping.template, env.num_envs per simulator) that trains as is
+  async     --templates dp,ea-t,async: the serving templates' probes (bench under ea-t and async:
+            the trainers time their iterations while the serving GMIs roll out, then stop them;
+            env counts per serving GMI), an async overlay that trains as is, and what tune and
+            bench refuse under them (--mode serve, --kernel-times)
 
   check_tune.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
@@ -49,6 +53,26 @@ def keys(path):
 
 def points(j):
     return {(p["gmis_per_gpu"], p["envs_per_gmi"]): p for p in j["points"]}
+
+
+def chosen_overlay_trains(a, measured, templates, grid, templ, words, steps, line):
+    """A replay of `measured` edited so that `templ`'s 3 GMIs x 4 envs measured best: tune chooses
+    it (`words`: the env count's GMIs), its overlay sets the template and the counts, and trains as
+    is under mpiexec -n 3 (`line`: what the run says of its roles)."""
+    w = a.workdir
+    for p in measured["points"]:
+        if p["template"] == templ and p["gmis_per_gpu"] == 3 and p["envs_per_gmi"] == 4:
+            p["samples_per_s"] = p["system_samples_per_s"] = 1e12
+    json.dump(measured, open(os.path.join(w, "edited.json"), "w"))
+    out = tune(a, ["--templates", templates, "--replay", "edited.json", "--exhaustive", "--out", f"t-{templ}.yaml"],
+               grid=grid)
+    assert f"chosen: {templ}: 3 GMI(s) per GPU x 4 envs per {words} GMI" in out, out
+    text = open(os.path.join(w, f"t-{templ}.yaml")).read()
+    assert keys(os.path.join(w, f"t-{templ}.yaml")) == (3, 4) and f"mapping:\n  template: {templ}\n" in text, text
+    p = subprocess.run([a.mpiexec, "-n", "3", a.gmi, "--config", "base.yaml", "--config", f"t-{templ}.yaml",
+                        "--set", f"train.total_env_steps={steps}", "--run-dir", f"run-{templ}"],
+                       cwd=w, env=env_for(), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and line in p.stdout, p.stdout + p.stderr
 
 
 def mode_probes(a):
@@ -163,19 +187,8 @@ def mode_templates(a):
         (a1["template"], a1["gmis_per_gpu"], a1["envs_per_gmi"]), (tr["chosen"], a1)
     # Where e-at measured best (here: a replay of measurements edited so), the overlay sets the
     # template, its env count is per simulator, and it trains as is.
-    for p in t["points"]:
-        if p["template"] == "e-at" and p["gmis_per_gpu"] == 3 and p["envs_per_gmi"] == 4:
-            p["samples_per_s"] = p["system_samples_per_s"] = 1e12
-    json.dump(t, open(os.path.join(w, "edited.json"), "w"))
-    out = tune(a, ["--templates", "dp,e-at", "--replay", "edited.json", "--exhaustive", "--out", "te.yaml"], grid=grid)
-    assert "chosen: e-at: 3 GMI(s) per GPU x 4 envs per simulator GMI" in out, out
-    text = open(os.path.join(w, "te.yaml")).read()
-    assert keys(os.path.join(w, "te.yaml")) == (3, 4) and "mapping:\n  template: e-at\n" in text, text
-    p = subprocess.run([a.mpiexec, "-n", "3", a.gmi, "--config", "base.yaml", "--config", "te.yaml",
-                        "--set", "train.total_env_steps=512", "--run-dir", "run-e-at"],
-                       cwd=w, env=env_for(), capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0 and "1 trainer GMI(s), each acting and learning for 2 simulator GMI(s) x 4 envs" in p.stdout, \
-        p.stdout + p.stderr
+    chosen_overlay_trains(a, t, "dp,e-at", grid, "e-at", "simulator", 512,
+                          "1 trainer GMI(s), each acting and learning for 2 simulator GMI(s) x 4 envs")
     # 256 minibatches: one GMI's 4 envs x 32 steps do not split into them, a trainer's 2 x 4 do; a
     # trainer with 1 simulator is refused without a probe; e-at is chosen.
     out = tune(a, ["--templates", "dp,e-at", "--json", "mb.json", "--out", "mb.yaml", "--workdir", "p6",
@@ -202,5 +215,54 @@ def mode_templates(a):
           f"Algorithm 1 {a1['template']} {a1['gmis_per_gpu']}x{a1['envs_per_gmi']}")
 
 
+def mode_async(a):
+    """--templates dp,ea-t,async: bench probes each serving template's points (the trainers' rates
+    and counts, env counts per serving GMI), the best of all is chosen, and an async choice is an
+    overlay that trains as is; --mode serve and --kernel-times are refused under them."""
+    w = a.workdir
+    open(os.path.join(w, "base.yaml"), "w").write(BASE)
+    grid = ["--max-gmis-per-gpu", "3", "--env-counts", "4,8", "--probe-iterations", "3", "--probe-warmup", "1"]
+    out = tune(a, ["--templates", "dp,ea-t,async", "--exhaustive", "--json", "s.json", "--workdir", "p8",
+                   "--launcher", a.mpiexec], grid=grid)
+    s = json.load(open(os.path.join(w, "s.json")))
+    pts = {(p["template"], p["gmis_per_gpu"], p["envs_per_gmi"]): p for p in s["points"]}
+    assert len(pts) == 18, pts.keys()
+    for t in ("ea-t", "async"):
+        assert all(pts[(t, g, n)]["status"] == "probed" and pts[(t, g, n)]["samples_per_s"] > 0
+                   for g in (2, 3) for n in (4, 8)), out
+        assert all(pts[(t, 1, n)]["status"] == "invalid" and f"under {t} 1 GMI(s) per GPU" in pts[(t, 1, n)]["note"]
+                   and "serving GMIs each" in pts[(t, 1, n)]["note"] for n in (4, 8)), out
+    assert re.search(r"^\s+async\s+3\s+8\s", out, re.M) and "envs/serving" in out, out
+    best = max((p for p in s["points"] if p["status"] == "probed"), key=lambda p: p["system_samples_per_s"])
+    assert (s["chosen"]["template"], s["chosen"]["gmis_per_gpu"], s["chosen"]["envs_per_gmi"]) == \
+        (best["template"], best["gmis_per_gpu"], best["envs_per_gmi"]), s["chosen"]
+    # An async probe: 2 serving GMIs x 8 envs for one trainer, timed by the trainer (its updates and
+    # kernels); its rollouts' own rate is the serving GMIs', not reported.
+    for t in ("ea-t", "async"):
+        e = json.load(open(os.path.join(w, "p8", f"probe-{t}-3x8.json")))
+        r = e["results"][0]
+        assert e["template"] == t and e["simulators_per_trainer"] == 2, e
+        assert r["num_envs"] == 16 and r["env_steps_per_iteration"] == 16 * 32 and r["env_steps_per_s"] > 0, r
+        assert r["updates_per_s"] > 0 and r["kokkos_kernels_per_iteration"] > 0 and r["update_ms"] > 0, r
+        assert r["rollout_env_steps_per_s"] == 0 and r["memory_per_gmi"] > 0, r
+    # Where async measured best (a replay edited so), the overlay trains as is.
+    chosen_overlay_trains(a, s, "dp,ea-t,async", grid, "async", "serving", 1024,
+                          "1 trainer GMI(s), each learning from the rollouts of 2 serving GMI(s) x 4 envs")
+    # Serving templates train only: tune refuses --mode serve under them, before any probe; bench
+    # refuses --mode serve and --kernel-times.
+    p = subprocess.run([a.gmi, "tune", "--config", "base.yaml", "--templates", "dp,async", "--mode", "serve"], cwd=w,
+                       env=env_for(), capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "--mode serve: tune measures mapping.template async in --mode train only" in p.stderr, \
+        p.stderr
+    for extra, what in ((["--mode", "serve"], "mapping.template: ea-t: bench measures training under it (--mode train)"),
+                        (["--kernel-times", "1"], "--kernel-times: times the kernels of rank 0's iterations")):
+        p = subprocess.run([a.mpiexec, "-n", "3", a.gmi, "bench", "--config", "base.yaml", "--set",
+                            "mapping.template=ea-t", "--set", "gmi.per_gpu=3", "--num-envs", "8"] + extra,
+                           cwd=w, env=env_for(), capture_output=True, text=True, timeout=120)
+        assert p.returncode != 0 and what in p.stderr + p.stdout, p.stdout + p.stderr
+    print(f"async: best measured {best['template']} {best['gmis_per_gpu']}x{best['envs_per_gmi']} "
+          f"({best['system_samples_per_s']:.0f} samples/s)")
+
+
 if __name__ == "__main__":
-    harness.main("check_tune", ["probes", "templates"], globals())
+    harness.main("check_tune", ["probes", "templates", "async"], globals())
