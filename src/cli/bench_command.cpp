@@ -15,6 +15,9 @@ Command add_bench_command(CLI::App& app) {
       ->required()->check(CLI::ExistingFile);
   bench_cmd->add_option("--num-envs", bench->num_envs, "environment counts to measure (comma separated)")
       ->delimiter(',')->required();
+  bench_cmd->add_flag("--more-from-stdin", bench->more_from_stdin,
+                      "after --num-envs, measure the env counts read from standard input (one a line, until its end "
+                      "or 'end'), rewriting --json after each");
   bench_cmd->add_option("--iterations", bench->iterations, "timed iterations per size")->check(at_least(1));
   bench_cmd->add_option("--warmup", bench->warmup, "untimed iterations per size")->check(at_least(0));
   bench_cmd->add_option("--set", bench->sets, "override a config key (repeatable)")

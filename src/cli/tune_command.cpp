@@ -31,6 +31,10 @@ Command add_tune_command(CLI::App& app) {
   tu_cmd->add_option("--alpha", tu->alpha, "stop growing the env count when Sat = R_top / R_mem falls under this");
   tu_cmd->add_option("--probe-iterations", tu->probe_iterations, "timed iterations per probe")->check(at_least(1));
   tu_cmd->add_option("--probe-warmup", tu->probe_warmup, "untimed iterations per probe")->check(at_least(0));
+  tu_cmd->add_option("--probe-jobs", tu->probe_jobs,
+                     "layout: one job per template and GMI count, sent its env counts in turn (the default); point: "
+                     "a fresh job per grid point")
+      ->check(CLI::IsMember({"layout", "point"}));
   tu_cmd->add_option("--probe-timeout", tu->probe_timeout_s, "seconds before a probe is killed and recorded as failed");
   tu_cmd->add_option("--budget-minutes", tu->budget_minutes, "stop probing after this long and report the best so far");
   tu_cmd->add_flag("--exhaustive", tu->exhaustive, "probe the whole grid (and report what Algorithm 1 would choose)");

@@ -62,12 +62,17 @@ Child::Child(const ChildSpec& s) {
   for (int c : s.cpus) CPU_SET(c, &mask);
   const int log = ::open(s.log.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (s.append ? O_APPEND : O_TRUNC), 0644);
   if (log < 0) throw Error(fmt::format("{}: cannot open for writing: {}", s.log, std::strerror(errno)));
-  const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  // Its standard input: a pipe this process writes (ChildSpec::stdin_pipe), or /dev/null.
+  int in[2] = {-1, -1};
+  if (s.stdin_pipe ? ::pipe2(in, O_CLOEXEC) != 0 : (in[0] = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+    in[0] = in[1] = -1;
+  const int null_in = in[0];
   int report[2];  // exec's errno comes back through this pipe; it closes (EOF) when exec works
   if (::pipe2(report, O_CLOEXEC) != 0) {
     const int e = errno;
     ::close(log);
     if (null_in >= 0) ::close(null_in);
+    if (in[1] >= 0) ::close(in[1]);
     errno = e;
     throw Error(fmt::format("pipe2: {}", std::strerror(errno)));
   }
@@ -77,6 +82,7 @@ Child::Child(const ChildSpec& s) {
     const int e = errno;
     ::close(log), ::close(report[0]), ::close(report[1]);
     if (null_in >= 0) ::close(null_in);
+    if (in[1] >= 0) ::close(in[1]);
     throw Error(fmt::format("fork: {}", std::strerror(e)));
   }
   if (pid_ == 0) {
@@ -97,6 +103,7 @@ Child::Child(const ChildSpec& s) {
   ::setpgid(pid_, pid_);  // also here: a signal sent before the child ran setpgid reaches it
   ::close(log);
   if (null_in >= 0) ::close(null_in);
+  stdin_ = in[1];
   ::close(report[1]);
   int e = 0;
   ssize_t n;
@@ -104,6 +111,7 @@ Child::Child(const ChildSpec& s) {
   while (n < 0 && errno == EINTR);
   ::close(report[0]);
   if (n == sizeof e) {
+    close_stdin();
     int st = 0;
     ::waitpid(pid_, &st, 0);
     pid_ = -1;
@@ -112,9 +120,37 @@ Child::Child(const ChildSpec& s) {
 }
 
 Child::~Child() {
+  close_stdin();
   // A run still going when its watcher unwinds (an error) gets the stop request a time limit would
   // give it, so it keeps what it did since its last checkpoint; then it is killed.
   if (pid_ > 0 && !poll()) stop(5.0);
+}
+
+bool Child::write_stdin(const std::string& text) {
+  if (stdin_ < 0) return false;
+  for (std::size_t at = 0; at < text.size();) {
+    // MSG_NOSIGNAL is for sockets; a pipe whose reader is gone raises SIGPIPE, held off here.
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    const ssize_t w = ::write(stdin_, text.data() + at, text.size() - at);
+    const int e = errno;
+    if (w < 0 && e == EPIPE) {  // the SIGPIPE it raised is pending: take it before unblocking
+      const timespec zero{0, 0};
+      sigtimedwait(&pipe_set, nullptr, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (w < 0 && e == EINTR) continue;
+    if (w < 0) return false;
+    at += std::size_t(w);
+  }
+  return true;
+}
+
+void Child::close_stdin() {
+  if (stdin_ >= 0) ::close(stdin_);
+  stdin_ = -1;
 }
 
 std::optional<int> Child::poll() {

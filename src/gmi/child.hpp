@@ -23,6 +23,7 @@ struct ChildSpec {
   std::vector<std::string> unset_prefixes;  ///< variables starting with one of these are removed,
   std::vector<std::string> keep;            ///< except these
   std::vector<int> cpus;                    ///< the child's CPU affinity; empty: inherited
+  bool stdin_pipe = false;                  ///< its standard input is a pipe (Child::write_stdin), else /dev/null
 };
 
 class Child {
@@ -42,9 +43,15 @@ class Child {
   void signal(int sig);
   /// SIGTERM to the group, then SIGKILL after `grace_s`; returns the status.
   int stop(double grace_s);
+  /// ChildSpec::stdin_pipe: writes `text` to its standard input (blocking while the pipe is full);
+  /// false when it cannot (no pipe, closed, or the child stopped reading: no SIGPIPE is raised).
+  bool write_stdin(const std::string& text);
+  /// Ends its standard input (the child reads EOF); the destructor does it too.
+  void close_stdin();
 
  private:
   pid_t pid_ = -1;
+  int stdin_ = -1;  ///< the write end of its standard input's pipe
   std::optional<int> status_;
 };
 

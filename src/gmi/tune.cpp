@@ -209,18 +209,25 @@ std::vector<std::string> words(const std::string& s) {
   return w;
 }
 
-/// Runs argv with stdout and stderr to `log`, in its own process group; kills the group after
-/// `timeout_s`.  Returns the exit status, 128 + signal, -1 on a timeout or -2 after a signal.
-int run_process(const std::vector<std::string>& argv, const std::string& log, double timeout_s) {
+/// Starts `child` with stdout and stderr to `log`, in its own process group.
+void start_child(std::optional<instances::Child>& child, const std::vector<std::string>& argv, const std::string& log,
+                 bool stdin_pipe) {
   instances::ChildSpec spec;
   spec.argv = argv;
   spec.log = log;
-  std::optional<instances::Child> child;
+  spec.stdin_pipe = stdin_pipe;
   try {
     child.emplace(spec);
   } catch (const InputError& e) {
     throw InputError(std::string("--launcher: ") + e.what());
   }
+}
+
+/// Runs argv with stdout and stderr to `log`, in its own process group; kills the group after
+/// `timeout_s`.  Returns the exit status, 128 + signal, -1 on a timeout or -2 after a signal.
+int run_process(const std::vector<std::string>& argv, const std::string& log, double timeout_s) {
+  std::optional<instances::Child> child;
+  start_child(child, argv, log, false);
   const auto t0 = Clock::now();
   while (true) {
     if (const auto st = child->poll()) return *st;
@@ -296,15 +303,26 @@ TemplateProbe replay_probe(const json& j, const std::string& path) {
   };
 }
 
+/// A probe job kept for one layout (--probe-jobs layout): `LAUNCHER -np G gmi_drl bench
+/// --more-from-stdin` started with the layout's first env count and sent each further one, so its
+/// GMIs' processes (and their MPS shares) start once per layout.
+struct LayoutJob {
+  std::string key;       ///< template and GMIs per GPU
+  std::string stem;      ///< its log and JSON, named by the first point
+  int points = 0;        ///< env counts it was given
+  std::optional<instances::Child> child;
+};
+
 /// How probes are started: the launcher's words, whether it is srun (-n, not -np), this
-/// executable, and where the probes' logs and JSON go.
+/// executable, where the probes' logs and JSON go, and the layout's job that is running.
 struct Launch {
   std::vector<std::string> words;
   bool srun = false;
   std::string exe, workdir;
+  std::optional<LayoutJob> job;
 };
 
-Point launch_once(const TuneOptions& o, const Launch& l, int steppers, Point p);
+Point launch_once(const TuneOptions& o, Launch& l, int steppers, Point p);
 
 /// One probe: `g` GMIs x `n` envs each under template `t`, a fresh `LAUNCHER -np g gmi_drl bench`
 /// job.  A candidate whose config is invalid (e.g. a batch that ppo.num_minibatches does not
@@ -312,7 +330,7 @@ Point launch_once(const TuneOptions& o, const Launch& l, int steppers, Point p);
 /// launched: the config says why.  A probe that fails or times out is a failure of the machine
 /// more often than of the layout (a stale MPS daemon, a busy node): it runs once more, and the
 /// point is "failed" only when both attempts fail.
-Point launch_probe(const TuneOptions& o, const config::Overrides& sets, const Launch& l, const std::string& t, int g,
+Point launch_probe(const TuneOptions& o, const config::Overrides& sets, Launch& l, const std::string& t, int g,
                    int n) {
   Point p;
   p.templ = t;
@@ -351,42 +369,144 @@ Point launch_probe(const TuneOptions& o, const config::Overrides& sets, const La
   return second;
 }
 
-Point launch_once(const TuneOptions& o, const Launch& l, int steppers, Point p) {
-  p.attempts = 1;
-  const int g = p.gmis, n = p.envs;
-  const std::string stem =
-      p.templ == "dp" ? fmt::format("{}/probe-{}x{}", l.workdir, g, n) : fmt::format("{}/probe-{}-{}x{}", l.workdir, p.templ, g, n);
+/// The probe's command line: `LAUNCHER -np G gmi_drl bench` with the config, the point's template
+/// and GMIs, its first env count and what each point measures.
+std::vector<std::string> probe_argv(const TuneOptions& o, const Launch& l, int steppers, const Point& p,
+                                    const std::string& json) {
   std::vector<std::string> argv = l.words;
   // One GPU's GMIs on one node (srun would spread the tasks of a multi-node allocation).
   if (l.srun) argv.insert(argv.end(), {"-N", "1"});
-  argv.insert(argv.end(), {l.srun ? "-n" : "-np", std::to_string(g), l.exe, "bench"});
+  argv.insert(argv.end(), {l.srun ? "-n" : "-np", std::to_string(p.gmis), l.exe, "bench"});
   for (const auto& c : o.config_paths) argv.insert(argv.end(), {"--config", c});
   for (const auto& s : o.sets) argv.insert(argv.end(), {"--set", s});
   argv.insert(argv.end(), {"--set", "mapping.template=" + p.templ});
-  argv.insert(argv.end(), {"--set", fmt::format("gmi.per_gpu={}", g), "--num-envs", std::to_string(steppers * n),
-                           "--iterations", std::to_string(o.probe_iterations), "--warmup",
-                           std::to_string(o.probe_warmup), "--mode", o.mode, "--json", stem + ".json"});
-  std::filesystem::remove(stem + ".json");
+  argv.insert(argv.end(), {"--set", fmt::format("gmi.per_gpu={}", p.gmis), "--num-envs",
+                           std::to_string(steppers * p.envs), "--iterations", std::to_string(o.probe_iterations),
+                           "--warmup", std::to_string(o.probe_warmup), "--mode", o.mode, "--json", json});
+  return argv;
+}
+
+/// The probe's files: probe-GxN, or probe-TEMPLATE-GxN for a template other than dp.
+std::string probe_stem(const Launch& l, const Point& p) {
+  return p.templ == "dp" ? fmt::format("{}/probe-{}x{}", l.workdir, p.gmis, p.envs)
+                         : fmt::format("{}/probe-{}-{}x{}", l.workdir, p.templ, p.gmis, p.envs);
+}
+
+/// Result `k` of a bench JSON into `p` (throws what parsing it throws).
+void read_result(const std::string& path, std::size_t k, Point& p) {
+  std::ifstream in(path);
+  const json j = json::parse(in);
+  const json& res = j.at("results").at(k);
+  p.top = res.at("env_steps_per_s");
+  p.mem = res.at("memory_per_gmi");
+  if (res.contains("gpu_util_pct") && res["gpu_util_pct"].is_number()) p.gpu_util = res["gpu_util_pct"];
+  p.budget = j.at("memory_budget_per_gmi");
+  p.status = "probed";
+}
+
+/// Results in a bench JSON so far (0 while it is not there or not whole).
+std::size_t results_in(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return 0;
+  try {
+    std::ifstream in(path);
+    return json::parse(in).at("results").size();
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+/// Why a probe job ended before its result: `rc` as run_process returns it.
+std::string failure_note(const TuneOptions& o, int rc, const std::string& stem) {
+  return rc == -2 ? "interrupted (signal)"
+         : rc < 0 ? fmt::format("timed out after {:.0f} s ({}.log)", o.probe_timeout_s, stem)
+                  : fmt::format("exit status {}: {} ({}.log)", rc, instances::failure_text(stem + ".log"), stem);
+}
+
+/// The layout's job ends: its input closed, it writes its JSON and exits (or is stopped after
+/// --probe-timeout).
+void end_layout_job(const TuneOptions& o, Launch& l) {
+  if (!l.job) return;
+  LayoutJob& j = *l.job;
+  j.child->close_stdin();
+  const auto t0 = Clock::now();
+  while (!j.child->poll() && seconds_since(t0) < o.probe_timeout_s && !g_signal)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::optional<int> st = j.child->poll();
+  if (!st) j.child->stop(5.0);
+  if (!st || *st != 0)
+    spdlog::warn("probe job {}: {} after its last point ({}.log)", j.stem,
+                 st ? fmt::format("exit status {}", *st) : std::string("did not end"), j.stem);
+  l.job.reset();
+}
+
+/// --probe-jobs layout: the point in its layout's job (started now when the layout changed or its
+/// job failed).  The seconds of a point that starts a job count its start and the previous job's
+/// end.
+Point probe_in_layout_job(const TuneOptions& o, Launch& l, int steppers, Point p) {
+  p.attempts = 1;
+  const std::string key = fmt::format("{}/{}", p.templ, p.gmis);
   const auto tp = Clock::now();
-  const int rc = run_process(argv, stem + ".log", o.probe_timeout_s);
+  if (l.job && l.job->key != key) end_layout_job(o, l);
+  if (!l.job) {
+    l.job.emplace();
+    l.job->key = key;
+    l.job->stem = probe_stem(l, p);
+    std::filesystem::remove(l.job->stem + ".json");
+    std::vector<std::string> argv = probe_argv(o, l, steppers, p, l.job->stem + ".json");
+    argv.emplace_back("--more-from-stdin");
+    start_child(l.job->child, argv, l.job->stem + ".log", true);
+  } else if (!l.job->child->write_stdin(std::to_string(steppers * p.envs) + "\n")) {
+    // The job no longer reads (it ended): its status says why below.
+  }
+  LayoutJob& j = *l.job;
+  const std::size_t k = std::size_t(j.points++);
+  const auto t_point = Clock::now();
+  int rc = 0;
+  while (results_in(j.stem + ".json") <= k) {
+    if (const auto st = j.child->poll()) {
+      rc = *st == 0 ? 1 : *st;  // ended without this point's result: a failure, whatever its status
+      break;
+    }
+    if (seconds_since(t_point) > o.probe_timeout_s || g_signal) {
+      rc = g_signal ? -2 : -1;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   p.seconds = seconds_since(tp);
   if (rc != 0) {
-    p.status = "failed";
-    p.note = rc == -2 ? "interrupted (signal)"
-             : rc < 0 ? fmt::format("timed out after {:.0f} s ({}.log)", o.probe_timeout_s, stem)
-                      : fmt::format("exit status {}: {} ({}.log)", rc, instances::failure_text(stem + ".log"), stem);
-    if (rc == -2) p.status = "cut";
+    j.child->stop(5.0);
+    p.status = rc == -2 ? "cut" : "failed";
+    p.note = failure_note(o, rc, j.stem);
+    l.job.reset();
     return p;
   }
   try {
-    std::ifstream in(stem + ".json");
-    const json j = json::parse(in);
-    const json& res = j.at("results").at(0);
-    p.top = res.at("env_steps_per_s");
-    p.mem = res.at("memory_per_gmi");
-    if (res.contains("gpu_util_pct") && res["gpu_util_pct"].is_number()) p.gpu_util = res["gpu_util_pct"];
-    p.budget = j.at("memory_budget_per_gmi");
-    p.status = "probed";
+    read_result(j.stem + ".json", k, p);
+  } catch (const std::exception& e) {
+    p.status = "failed";
+    p.note = fmt::format("no usable result in {}.json ({})", j.stem, e.what());
+    end_layout_job(o, l);
+  }
+  return p;
+}
+
+Point launch_once(const TuneOptions& o, Launch& l, int steppers, Point p) {
+  if (o.probe_jobs == "layout") return probe_in_layout_job(o, l, steppers, p);
+  p.attempts = 1;
+  const std::string stem = probe_stem(l, p);
+  std::filesystem::remove(stem + ".json");
+  const auto tp = Clock::now();
+  const int rc = run_process(probe_argv(o, l, steppers, p, stem + ".json"), stem + ".log", o.probe_timeout_s);
+  p.seconds = seconds_since(tp);
+  if (rc != 0) {
+    p.status = rc == -2 ? "cut" : "failed";
+    p.note = failure_note(o, rc, stem);
+    return p;
+  }
+  try {
+    read_result(stem + ".json", 0, p);
   } catch (const std::exception& e) {
     p.status = "failed";
     p.note = fmt::format("no usable result in {}.json ({})", stem, e.what());
@@ -453,6 +573,7 @@ void write_outputs(const TuneOptions& o, const config::Config& base, const Searc
     j["launcher"] = o.replay.empty() ? launcher : "replay " + o.replay;
     j["probe_iterations"] = o.probe_iterations;
     j["probe_warmup"] = o.probe_warmup;
+    j["probe_jobs"] = o.probe_jobs;
     j["cut"] = r.cut;
     j["probes"] = r.probes;
     j["probe_seconds"] = r.seconds;
@@ -637,6 +758,7 @@ int run_tune(const TuneOptions& o) {
   std::signal(SIGTERM, on_signal);
   SearchResult algo;  // with --exhaustive: Algorithm 1 replayed on the full grid's measurements
   const SearchResult r = search_templates(o, templates, gmis, envs, gpu_memory, logged, algo);
+  end_layout_job(o, l);
   const double took = seconds_since(t0);
 
   std::cout << table(r, o.gpus);

@@ -36,6 +36,9 @@ struct TuneOptions {
   int gpus = 1;                       ///< GPUs of the job the estimate is for
   std::string launcher;               ///< "": srun inside a Slurm allocation, else mpirun --bind-to none
   double probe_timeout_s = 600;
+  /// layout: one job per layout (template, GMIs per GPU), sent its env counts in turn (bench
+  /// --more-from-stdin); point: a fresh job per grid point.
+  std::string probe_jobs = "layout";
   std::string gpu_memory;             ///< memory per GPU, e.g. 80G ("": what the first probe reports)
   std::string replay;                 ///< an --exhaustive JSON: search it instead of probing
   std::string workdir;                ///< the probes' files ("": tune-<time>/ in the current directory)

@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <optional>
 
 #include "gmi_version.hpp"
@@ -33,6 +35,7 @@
 #include "src/tools/kernel_times.hpp"
 #include "src/tools/roofline.hpp"
 #include "src/algos/ppo/section.hpp"
+#include "src/config/integer.hpp"
 #include "src/algos/replay_section.hpp"
 
 namespace gmi::tools {
@@ -539,6 +542,67 @@ std::ofstream open_json(const std::string& path) {
   return j;
 }
 
+/// What the JSON says besides the results: the run's settings, layout and peaks.
+struct JsonHead {
+  const config::Config& base;
+  std::string device, layout, reduce_name;
+  int sims_per_trainer = 0, profile = 0;
+  double budget = 0;  ///< the smallest memory share of a GMI, bytes
+  DevicePeaks peaks;
+  std::pair<double, std::string> mm_peak;
+  MatmulPeaks mm;
+};
+
+/// --json: the settings and every result so far (rank 0).
+void write_json(const BenchOptions& o, const JsonHead& h, const std::vector<Result>& results) {
+  const std::string tmp = o.json_path + ".tmp";
+  {
+    std::ofstream j = open_json(tmp);
+    j << "{\n  \"benchmark\": \"" << h.base.algo << (o.mode == "serve" ? "_serve" : o.mode == "update" ? "_update" : "_end_to_end")
+      << "\",\n  \"algo\": \"" << h.base.algo << "\",\n  \"mode\": \"" << o.mode
+      << "\",\n  \"memory_budget_per_gmi\": " << fmt::format("{:.0f}", h.budget)
+      << ",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION
+      << "\",\n  \"device\": " << json_string(h.device) << ",\n  \"config\": " << json_string(h.base.source)
+      << ",\n  \"seed\": " << h.base.train.seed << ",\n  " << h.layout
+      << ",\n  \"reduce\": " << json_string(h.reduce_name) << ",\n  \"template\": " << json_string(h.base.mapping.template_)
+      << ",\n  \"simulators_per_trainer\": " << h.sims_per_trainer << ",\n  \"env\": \""
+      << h.base.env.name << "\",\n  \"env_threads\": " << h.base.env.threads << ",\n  \"env_batch_size\": "
+      << h.base.env.batch_size << ",\n  \"num_steps\": " << h.base.num_steps << ",\n  \"update_epochs\": "
+      << h.base.section<algos::PpoConfig>().update_epochs << ",\n  \"num_minibatches\": " << h.base.section<algos::PpoConfig>().num_minibatches
+      << ",\n  \"batch_size\": " << (results.empty() ? h.base.minibatch_size : results.front().minibatch_size)
+      << ",\n  \"replay_storage\": \"" << h.base.section<algos::ReplayConfig>().storage
+      << "\",\n  \"replay_capacity\": " << h.base.section<algos::ReplayConfig>().capacity
+      << ",\n  \"matmul\": \"" << h.base.device.matmul << "\",\n  \"warmup_iterations\": " << o.warmup
+      << ",\n  \"timed_iterations\": " << o.iterations << ",\n  \"profiled_iterations\": " << h.profile
+      << ",\n  \"peaks\": {\"model\": " << json_string(h.peaks.model) << ", \"source\": " << json_string(h.peaks.source)
+      << fmt::format(", \"fp32_flops\": {:.4g}, \"tf32_flops\": {:.4g}, \"bf16_flops\": {:.4g}, \"bytes_per_s\": {:.4g}, "
+                     "\"matmul_peak_flops\": {:.4g}, \"matmul_peak\": {}}}",
+                     h.peaks.fp32, h.peaks.tf32, h.peaks.bf16, h.peaks.bytes_per_s, h.mm_peak.first, json_string(h.mm_peak.second))
+      << ",\n  \"results\": [\n";
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const auto& r = results[i];
+      j << fmt::format(
+          "    {{\"num_envs\": {}, \"envs_per_gmi\": {}, \"env_steps_per_iteration\": {}, \"minibatch_size\": {}, "
+          "\"env_steps_per_s\": {:.1f}, "
+          "\"updates_per_s\": {:.2f}, \"ms_per_update\": {:.4f}, \"rollout_env_steps_per_s\": {:.1f}, "
+          "\"iteration_ms\": {:.3f}, \"rollout_ms\": {:.3f}, \"update_ms\": {:.3f}, "
+          "\"kokkos_kernels_per_iteration\": {:.0f}, \"blas_calls_per_iteration\": {:.0f}, "
+          "\"deep_copies_per_iteration\": {:.0f}, \"setup_s\": {:.3f}, \"memory_per_gmi\": {:.0f}, "
+          "\"gpu_util_pct\": {}, \"gpu_util_samples\": {}, \"gpu_mem_mib\": {}, \"kernels\": \"{}\", \"kernel_trials\": {}{}{}}}{}\n",
+          r.num_envs, r.envs_per_gmi, r.steps_per_iteration, r.minibatch_size, r.steps_per_s, r.updates_per_s, r.ms_per_update,
+          r.rollout_steps_per_s,
+          r.iteration_ms, r.rollout_ms,
+          r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.memory_per_gmi, json_number(r.gpu_util_pct),
+          r.gpu_samples, json_number(r.gpu_mem_mib), r.path, json_string(r.trials), phases_json(r, h.peaks, h.mm), kernel_times_json(r),
+          i + 1 < results.size() ? "," : "");
+    }
+    j << "  ]\n}\n";
+  }
+  // Whole or not at all: a reader (gmi_drl tune, between --more-from-stdin points) never sees a
+  // file half written.
+  std::filesystem::rename(tmp, o.json_path);
+}
+
 /// The benchmark's config: the files and --set, with env.num_envs at the largest --num-envs per
 /// GMI (each point sets its own count and is checked below; the file's count is not what keys that
 /// depend on it, such as env.batch_size, are checked against).
@@ -575,23 +639,38 @@ void check_mode(const BenchOptions& o, const config::Config& base) {
                                  t, t == "e-at" ? "a simulator GMI does not run" : "only wait for and learn from rollouts"));
 }
 
-/// Every --num-envs splits evenly over the GMIs that step envs, into a batch the algorithm takes.
-void check_env_counts(const BenchOptions& o, const config::Config& base, const BenchRoles& roles,
-                      const instances::Session& session) {
+/// An env count (`what`: where it came from) splits evenly over the GMIs that step envs, into a
+/// batch the algorithm takes.
+void check_env_count(int n, const char* what, const config::Config& base, const BenchRoles& roles,
+                     const instances::Session& session) {
   const int S = int(roles.steppers.size());
-  const char* who = roles.split ? "simulator " : "";
-  for (int n : o.num_envs) {
-    if (n < 1 || n % S != 0)
-      throw InputError(fmt::format("--num-envs: {} is not a positive count that splits evenly over {} {}GMI(s)", n, S,
-                                   who));
-    // The algorithm's own constraints on the batch (e.g. PPO's minibatches), as its config states them.
-    try {
-      std::optional<instances::SplitTraining> at_n;
-      point_config(base, roles, session, n / S, 1, at_n);
-    } catch (const InputError& e) {
-      throw InputError(fmt::format("--num-envs: {} ({} per {}GMI): {}", n, n / S, who, e.what()));
-    }
+  const char* who = !roles.split ? "" : roles.split->async ? "serving " : "simulator ";
+  if (n < 1 || n % S != 0)
+    throw InputError(fmt::format("{}: {} is not a positive count that splits evenly over {} {}GMI(s)", what, n, S, who));
+  // The algorithm's own constraints on the batch (e.g. PPO's minibatches), as its config states them.
+  try {
+    std::optional<instances::SplitTraining> at_n;
+    point_config(base, roles, session, n / S, 1, at_n);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {} ({} per {}GMI): {}", what, n, n / S, who, e.what()));
   }
+}
+
+/// --more-from-stdin: the next env count, which rank 0 reads from its standard input (a count a
+/// line), or 0 at its end (collective).  Not a count: gmi::InputError on every rank.
+int next_count_from_stdin(bool root) {
+  std::string line;
+  if (root && !std::getline(std::cin, line)) line = "end";
+  line = mpi::broadcast_string(line);
+  const auto first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+  const std::string word = first == std::string::npos ? "" : line.substr(first, last - first + 1);
+  if (word == "end") return 0;
+  const auto n = config::parse_integer(word);
+  if (!n || *n < 1 || *n > (1 << 30))
+    throw InputError(fmt::format("--more-from-stdin: '{}' is not an env count (expected a positive integer a line, or "
+                                 "end)",
+                                 word));
+  return int(*n);
 }
 
 }  // namespace
@@ -605,7 +684,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     check_mode(o, base);
     instances::Session session(base, mpi);
     const BenchRoles roles = bench_roles(base, session, mpi.rank());
-    check_env_counts(o, base, roles, session);
+    for (int n : o.num_envs) check_env_count(n, "--num-envs", base, roles, session);
     if (roles.split) {
       spdlog::info("{}", roles.split->plan.table(session.layout()));
       session.set_learners(roles.split->trainers);
@@ -653,7 +732,18 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     spdlog::info("{:>9} {:>8} {:>14} {:>11} {:>12} {:>11} {:>11} {:>9} {:>8} {:>7} {:>9} {:>6}  {}", "num_envs",
                  "per GMI", "env steps/s", "updates/s", "iteration ms", "rollout ms", "update ms", "kernels", "blas",
                  "copies", "MiB/GMI", "GPU %", "path");
-    for (int n : o.num_envs) {
+    double budget = -session.memory_budget();
+    mpi::allreduce_max(&budget, 1);  // the smallest share any GMI has
+    const JsonHead head{base,    device,  layout_json(session), reduce_name, roles.split ? roles.split->sims_per_trainer : 0,
+                        profile, -budget, peaks,                mm_peak,     mm};
+    for (std::size_t i = 0;; ++i) {
+      int n = 0;
+      if (i < o.num_envs.size()) {
+        n = o.num_envs[i];
+      } else {
+        if (!o.more_from_stdin || (n = next_count_from_stdin(mpi.rank() == 0)) == 0) break;
+        check_env_count(n, "--more-from-stdin", base, roles, session);
+      }
       const Result r = measure(base, n, o.warmup, o.iterations, profile, o.kernel_times, o.mode, session,
                                reducer.get(), roles, monitor);
       results.push_back(r);
@@ -663,52 +753,14 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
                    r.kernels, r.blas, r.copies, r.memory_per_gmi / double(1 << 20),
                    std::isfinite(r.gpu_util_pct) ? fmt::format("{:.0f}", r.gpu_util_pct) : "-", r.path);
       if (!r.trials.empty()) spdlog::info("{:>9} kernels timed by device.fused_kernels auto: {}", "", r.trials);
+      // Taking counts as they come, each result is written at once (its reader waits for it).
+      if (o.more_from_stdin && !o.json_path.empty() && mpi.rank() == 0) write_json(o, head, results);
     }
     if (profile > 0)
       for (const Result& r : results) print_phases(r, peaks, mm);
     for (const Result& r : results) print_kernel_times(r);
-    double budget = -session.memory_budget();
-    mpi::allreduce_max(&budget, 1);  // the smallest share any GMI has
     if (!o.json_path.empty() && mpi.rank() == 0) {
-      std::ofstream j = open_json(o.json_path);
-      j << "{\n  \"benchmark\": \"" << base.algo << (serve ? "_serve" : o.mode == "update" ? "_update" : "_end_to_end")
-        << "\",\n  \"algo\": \"" << base.algo << "\",\n  \"mode\": \"" << o.mode
-        << "\",\n  \"memory_budget_per_gmi\": " << fmt::format("{:.0f}", -budget)
-        << ",\n  \"gmi_drl_version\": \"" << GMI_DRL_VERSION
-        << "\",\n  \"device\": " << json_string(device) << ",\n  \"config\": " << json_string(base.source)
-        << ",\n  \"seed\": " << base.train.seed << ",\n  " << layout_json(session)
-        << ",\n  \"reduce\": " << json_string(reduce_name) << ",\n  \"template\": " << json_string(base.mapping.template_)
-        << ",\n  \"simulators_per_trainer\": " << (roles.split ? roles.split->sims_per_trainer : 0) << ",\n  \"env\": \""
-        << base.env.name << "\",\n  \"env_threads\": " << base.env.threads << ",\n  \"env_batch_size\": "
-        << base.env.batch_size << ",\n  \"num_steps\": " << base.num_steps << ",\n  \"update_epochs\": "
-        << base.section<algos::PpoConfig>().update_epochs << ",\n  \"num_minibatches\": " << base.section<algos::PpoConfig>().num_minibatches
-        << ",\n  \"batch_size\": " << (results.empty() ? base.minibatch_size : results.front().minibatch_size)
-        << ",\n  \"replay_storage\": \"" << base.section<algos::ReplayConfig>().storage
-        << "\",\n  \"replay_capacity\": " << base.section<algos::ReplayConfig>().capacity
-        << ",\n  \"matmul\": \"" << base.device.matmul << "\",\n  \"warmup_iterations\": " << o.warmup
-        << ",\n  \"timed_iterations\": " << o.iterations << ",\n  \"profiled_iterations\": " << profile
-        << ",\n  \"peaks\": {\"model\": " << json_string(peaks.model) << ", \"source\": " << json_string(peaks.source)
-        << fmt::format(", \"fp32_flops\": {:.4g}, \"tf32_flops\": {:.4g}, \"bf16_flops\": {:.4g}, \"bytes_per_s\": {:.4g}, "
-                       "\"matmul_peak_flops\": {:.4g}, \"matmul_peak\": {}}}",
-                       peaks.fp32, peaks.tf32, peaks.bf16, peaks.bytes_per_s, mm_peak.first, json_string(mm_peak.second))
-        << ",\n  \"results\": [\n";
-      for (std::size_t i = 0; i < results.size(); ++i) {
-        const auto& r = results[i];
-        j << fmt::format(
-            "    {{\"num_envs\": {}, \"envs_per_gmi\": {}, \"env_steps_per_iteration\": {}, \"env_steps_per_s\": {:.1f}, "
-            "\"updates_per_s\": {:.2f}, \"ms_per_update\": {:.4f}, \"rollout_env_steps_per_s\": {:.1f}, "
-            "\"iteration_ms\": {:.3f}, \"rollout_ms\": {:.3f}, \"update_ms\": {:.3f}, "
-            "\"kokkos_kernels_per_iteration\": {:.0f}, \"blas_calls_per_iteration\": {:.0f}, "
-            "\"deep_copies_per_iteration\": {:.0f}, \"setup_s\": {:.3f}, \"memory_per_gmi\": {:.0f}, "
-            "\"gpu_util_pct\": {}, \"gpu_util_samples\": {}, \"gpu_mem_mib\": {}, \"kernels\": \"{}\", \"kernel_trials\": {}{}{}}}{}\n",
-            r.num_envs, r.envs_per_gmi, r.steps_per_iteration, r.steps_per_s, r.updates_per_s, r.ms_per_update,
-            r.rollout_steps_per_s,
-            r.iteration_ms, r.rollout_ms,
-            r.update_ms, r.kernels, r.blas, r.copies, r.setup_s, r.memory_per_gmi, json_number(r.gpu_util_pct),
-            r.gpu_samples, json_number(r.gpu_mem_mib), r.path, json_string(r.trials), phases_json(r, peaks, mm), kernel_times_json(r),
-            i + 1 < results.size() ? "," : "");
-      }
-      j << "  ]\n}\n";
+      write_json(o, head, results);
       spdlog::info("wrote {}", o.json_path);
     }
     return 0;

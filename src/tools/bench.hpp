@@ -18,6 +18,10 @@ struct BenchOptions {
   int phase_iterations = 2;    ///< PPO train mode: iterations profiled phase by phase after the timed ones (0: none)
   int kernel_times = 0;        ///< train and serve modes: iterations timed kernel by kernel after the rest (0: none)
   std::string json_path;
+  /// After the --num-envs points, env counts read from standard input (rank 0's), one a line,
+  /// until its end or a line "end"; --json is rewritten after each (how gmi_drl tune probes one
+  /// layout's env counts in one job: its GMIs' processes, and their MPS shares, stay).
+  bool more_from_stdin = false;
 };
 
 int run_bench(const BenchOptions& o, int* argc, char*** argv);

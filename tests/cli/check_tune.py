@@ -51,6 +51,19 @@ def keys(path):
     return int(g.group(1)), int(n.group(1))
 
 
+def probe_json(directory, templ, g, n, steppers):
+    """The bench JSON of a probe of `templ` with g GMIs per GPU x n envs per GMI that steps envs
+    (`steppers` of them), and its result there: a job of one layout holds its points in turn."""
+    prefix = f"probe-{g}x" if templ == "dp" else f"probe-{templ}-{g}x"
+    for name in sorted(os.listdir(directory)):
+        if name.startswith(prefix) and name.endswith(".json"):
+            j = json.load(open(os.path.join(directory, name)))
+            for r in j["results"]:
+                if r["num_envs"] == steppers * n:
+                    return j, r
+    raise AssertionError(f"no probe of {templ} {g}x{n} in {directory}: {os.listdir(directory)}")
+
+
 def points(j):
     return {(p["gmis_per_gpu"], p["envs_per_gmi"]): p for p in j["points"]}
 
@@ -90,6 +103,14 @@ def mode_probes(a):
     assert all(p["memory_per_gmi"] > 0 and p["memory_budget_per_gmi"] > 0 for p in pts.values())
     assert "algorithm1" in ex and ex["probes"] == 6, ex.keys()
     assert "<== chosen" in out and "Algorithm 1 on these measurements" in out, out
+    # One job per layout (--probe-jobs layout, the default): 2 jobs, each given its 3 env counts.
+    logs = sorted(f for f in os.listdir(os.path.join(w, "p1")) if f.endswith(".log"))
+    assert logs == ["probe-1x4.log", "probe-2x4.log"] and ex["probe_jobs"] == "layout", logs
+    assert [r["num_envs"] for r in json.load(open(os.path.join(w, "p1", "probe-2x4.json")))["results"]] == [8, 16, 32]
+    # A job per point: 6 jobs.
+    tune(a, ["--exhaustive", "--json", "exp.json", "--workdir", "p1p", "--launcher", a.mpiexec, "--probe-jobs", "point"])
+    assert all(p["status"] == "probed" for p in points(json.load(open(os.path.join(w, "exp.json")))).values())
+    assert len([f for f in os.listdir(os.path.join(w, "p1p")) if f.endswith(".log")]) == 6
 
     # Replaying the measurements: the search itself, without processes, chooses as reported.
     tune(a, ["--replay", "ex.json", "--json", "re.json"])
@@ -130,12 +151,14 @@ def mode_probes(a):
     assert cut["cut"] and cut["probes"] == 1 and cut["chosen"]["gmis_per_gpu"] == 2, cut
     assert "the search was cut by --budget-minutes" in out, out
     # SIGTERM while a probe hangs: its processes are ended, the best so far is written.
+    if os.path.exists(os.path.join(w, ".flaky-hanging")):
+        os.remove(os.path.join(w, ".flaky-hanging"))
     p = subprocess.Popen([a.gmi, "tune", "--config", "base.yaml"] + GRID +
                          ["--json", "int.json", "--out", "int.yaml", "--workdir", "p4", "--launcher", flaky],
                          cwd=w, env=env_for({"FLAKY_HANG": "2x8"}), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True)
     t0 = time.time()
-    while not os.path.exists(os.path.join(w, "p4", "probe-2x8.log")) and time.time() - t0 < 120:
+    while not os.path.exists(os.path.join(w, ".flaky-hanging")) and time.time() - t0 < 120:
         time.sleep(0.2)
     time.sleep(1)
     p.send_signal(signal.SIGTERM)
@@ -172,13 +195,13 @@ def mode_templates(a):
     assert t["chosen"]["template"] == best["template"] and t["chosen"]["gmis_per_gpu"] == best["gmis_per_gpu"], t["chosen"]
     assert re.search(r"^\s*template\s+GMIs", out, re.M) and re.search(r"^\s+e-at\s+3\s+8\s", out, re.M), out
     # An e-at probe steps 2 simulators x 8 envs for its trainer: the batch of dp's 1 GMI x 16 envs.
-    e = json.load(open(os.path.join(w, "p5", "probe-e-at-3x8.json")))
-    d = json.load(open(os.path.join(w, "p5", "probe-1x16.json")))
+    e, er = probe_json(os.path.join(w, "p5"), "e-at", 3, 8, 2)
+    d, dr = probe_json(os.path.join(w, "p5"), "dp", 1, 16, 1)
     assert e["template"] == "e-at" and e["simulators_per_trainer"] == 2, e
-    assert e["results"][0]["num_envs"] == 16 and e["results"][0]["env_steps_per_iteration"] == 16 * 32, e["results"]
-    assert d["results"][0]["env_steps_per_iteration"] == 16 * 32 and e["batch_size"] == d["batch_size"] == 256, (e, d)
+    assert er["num_envs"] == 16 and er["env_steps_per_iteration"] == 16 * 32, er
+    assert dr["env_steps_per_iteration"] == 16 * 32 and er["minibatch_size"] == dr["minibatch_size"] == 256, (er, dr)
     # The trainer's counts, not rank 0's (a simulator): updates, kernels.
-    assert e["results"][0]["updates_per_s"] > 0 and e["results"][0]["kokkos_kernels_per_iteration"] > 0, e["results"]
+    assert er["updates_per_s"] > 0 and er["kokkos_kernels_per_iteration"] > 0, er
     # A replay makes Algorithm 1's choice over both templates.
     tune(a, ["--templates", "dp,e-at", "--replay", "t.json", "--json", "tr.json"], grid=grid)
     tr = json.load(open(os.path.join(w, "tr.json")))
@@ -239,8 +262,7 @@ def mode_async(a):
     # An async probe: 2 serving GMIs x 8 envs for one trainer, timed by the trainer (its updates and
     # kernels); its rollouts' own rate is the serving GMIs', not reported.
     for t in ("ea-t", "async"):
-        e = json.load(open(os.path.join(w, "p8", f"probe-{t}-3x8.json")))
-        r = e["results"][0]
+        e, r = probe_json(os.path.join(w, "p8"), t, 3, 8, 2)
         assert e["template"] == t and e["simulators_per_trainer"] == 2, e
         assert r["num_envs"] == 16 and r["env_steps_per_iteration"] == 16 * 32 and r["env_steps_per_s"] > 0, r
         assert r["updates_per_s"] > 0 and r["kokkos_kernels_per_iteration"] > 0 and r["update_ms"] > 0, r
