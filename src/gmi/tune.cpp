@@ -456,8 +456,8 @@ Point probe_in_layout_job(const TuneOptions& o, Launch& l, int steppers, Point p
     std::vector<std::string> argv = probe_argv(o, l, steppers, p, l.job->stem + ".json");
     argv.emplace_back("--more-from-stdin");
     start_child(l.job->child, argv, l.job->stem + ".log", true);
-  } else if (!l.job->child->write_stdin(std::to_string(steppers * p.envs) + "\n")) {
-    // The job no longer reads (it ended): its status says why below.
+  } else {
+    l.job->child->write_stdin(std::to_string(steppers * p.envs) + "\n");  // a job that ended: its status says why below
   }
   LayoutJob& j = *l.job;
   const std::size_t k = std::size_t(j.points++);

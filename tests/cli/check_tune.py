@@ -15,7 +15,8 @@
   async     --templates dp,ea-t,async: the serving templates' probes (bench under ea-t and async:
             the trainers time their iterations while the serving GMIs roll out, then stop them;
             env counts per serving GMI), an async overlay that trains as is, and what tune and
-            bench refuse under them (--mode serve, --kernel-times)
+            bench refuse under them (--mode serve, --kernel-times), and bench --more-from-stdin's
+            counts (each checked; its JSON keeps the points before a bad one)
 
   check_tune.py MODE --gmi PATH/TO/gmi_drl --mpiexec MPIEXEC --workdir DIR
 """
@@ -282,6 +283,17 @@ def mode_async(a):
                             "mapping.template=ea-t", "--set", "gmi.per_gpu=3", "--num-envs", "8"] + extra,
                            cwd=w, env=env_for(), capture_output=True, text=True, timeout=120)
         assert p.returncode != 0 and what in p.stderr + p.stdout, p.stdout + p.stderr
+    # bench --more-from-stdin: counts after --num-envs, checked as they are; a line that is no
+    # count is one error line.
+    for text, what in (("16\n8x\n", "--more-from-stdin: '8x' is not an env count"),
+                       ("16\n9\n", "--more-from-stdin: 9 is not a positive count that splits evenly over 2 serving "
+                                   "GMI(s)")):
+        p = subprocess.run([a.mpiexec, "-n", "3", a.gmi, "bench", "--config", "base.yaml", "--set",
+                            "mapping.template=async", "--set", "gmi.per_gpu=3", "--num-envs", "8", "--iterations", "1",
+                            "--warmup", "0", "--more-from-stdin", "--json", "more.json"],
+                           cwd=w, env=env_for(), input=text, capture_output=True, text=True, timeout=120)
+        assert p.returncode != 0 and what in p.stderr + p.stdout, p.stdout + p.stderr
+        assert [r["num_envs"] for r in json.load(open(os.path.join(w, "more.json")))["results"]] == [8, 16]
     print(f"async: best measured {best['template']} {best['gmis_per_gpu']}x{best['envs_per_gmi']} "
           f"({best['system_samples_per_s']:.0f} samples/s)")
 
