@@ -112,5 +112,14 @@ std::vector<double> gather(const double* mine, int n, MPI_Comm comm, int root) {
 
 void blocking_barrier(MPI_Comm comm) { GMI_MPI_CHECK(MPI_Barrier(comm)); }
 
+std::string blocking_broadcast_string(const std::string& s, MPI_Comm comm, int root) {
+  int n = int(s.size());
+  GMI_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, root, comm));
+  std::string out = s;
+  out.resize(std::size_t(n));
+  GMI_MPI_CHECK(MPI_Bcast(out.data(), n, MPI_CHAR, root, comm));
+  return out;
+}
+
 }  // namespace mpi
 }  // namespace gmi

@@ -61,5 +61,8 @@ double max_over(MPI_Comm comm, double value);
 std::vector<double> gather(const double* mine, int n, MPI_Comm comm, int root = 0);
 /// MPI_Barrier over `comm`.
 void blocking_barrier(MPI_Comm comm = MPI_COMM_WORLD);
+/// `root`'s `s` on every rank of `comm` (MPI_Bcast, no time limit): for a root that waits on
+/// something outside the job (bench --more-from-stdin reading the next count from its input).
+std::string blocking_broadcast_string(const std::string& s, MPI_Comm comm = MPI_COMM_WORLD, int root = 0);
 
 }  // namespace gmi::mpi

@@ -64,8 +64,12 @@ Child::Child(const ChildSpec& s) {
   if (log < 0) throw Error(fmt::format("{}: cannot open for writing: {}", s.log, std::strerror(errno)));
   // Its standard input: a pipe this process writes (ChildSpec::stdin_pipe), or /dev/null.
   int in[2] = {-1, -1};
-  if (s.stdin_pipe ? ::pipe2(in, O_CLOEXEC) != 0 : (in[0] = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
-    in[0] = in[1] = -1;
+  if (s.stdin_pipe && ::pipe2(in, O_CLOEXEC) != 0) {  // never this process's own input instead
+    const int e = errno;
+    ::close(log);
+    throw Error(fmt::format("pipe2 (standard input of '{}'): {}", s.argv[0], std::strerror(e)));
+  }
+  if (!s.stdin_pipe) in[0] = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const int null_in = in[0];
   int report[2];  // exec's errno comes back through this pipe; it closes (EOF) when exec works
   if (::pipe2(report, O_CLOEXEC) != 0) {

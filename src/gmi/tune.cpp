@@ -320,6 +320,7 @@ struct Launch {
   bool srun = false;
   std::string exe, workdir;
   std::optional<LayoutJob> job;
+  bool point_jobs = false;  ///< a layout's job could not be sent its counts: a job per point
 };
 
 Point launch_once(const TuneOptions& o, Launch& l, int steppers, Point p);
@@ -440,32 +441,68 @@ void end_layout_job(const TuneOptions& o, Launch& l) {
   l.job.reset();
 }
 
+/// A probe's outcome: `rc` as run_process returns it (a failure), or 0: result `k` of its JSON.
+void finish_probe(const TuneOptions& o, int rc, const std::string& stem, std::size_t k, Point& p) {
+  if (rc != 0) {
+    p.status = rc == -2 ? "cut" : "failed";
+    p.note = failure_note(o, rc, stem);
+    return;
+  }
+  try {
+    read_result(stem + ".json", k, p);
+  } catch (const std::exception& e) {
+    p.status = "failed";
+    p.note = fmt::format("no usable result in {}.json ({})", stem, e.what());
+  }
+}
+
+/// --probe-jobs point: the point in a fresh job.
+Point probe_in_point_job(const TuneOptions& o, const Launch& l, int steppers, Point p) {
+  const std::string stem = probe_stem(l, p);
+  std::filesystem::remove(stem + ".json");
+  const auto tp = Clock::now();
+  const int rc = run_process(probe_argv(o, l, steppers, p, stem + ".json"), stem + ".log", o.probe_timeout_s);
+  p.seconds += seconds_since(tp);
+  finish_probe(o, rc, stem, 0, p);
+  return p;
+}
+
+/// Starts the layout's job for `p`, its first point (the Launch has none running).
+void start_layout_job(const TuneOptions& o, Launch& l, int steppers, const Point& p, const std::string& key) {
+  l.job.emplace();
+  l.job->key = key;
+  l.job->stem = probe_stem(l, p);
+  std::filesystem::remove(l.job->stem + ".json");
+  std::vector<std::string> argv = probe_argv(o, l, steppers, p, l.job->stem + ".json");
+  argv.emplace_back("--more-from-stdin");
+  try {
+    start_child(l.job->child, argv, l.job->stem + ".log", true);
+  } catch (...) {
+    l.job.reset();
+    throw;
+  }
+}
+
 /// --probe-jobs layout: the point in its layout's job (started now when the layout changed or its
 /// job failed).  The seconds of a point that starts a job count its start and the previous job's
-/// end.
+/// end.  A job that ends with status 0 without reading a further count had a launcher that does
+/// not forward its input: a warning, and a job per point from then on.
 Point probe_in_layout_job(const TuneOptions& o, Launch& l, int steppers, Point p) {
-  p.attempts = 1;
   const std::string key = fmt::format("{}/{}", p.templ, p.gmis);
   const auto tp = Clock::now();
   if (l.job && l.job->key != key) end_layout_job(o, l);
-  if (!l.job) {
-    l.job.emplace();
-    l.job->key = key;
-    l.job->stem = probe_stem(l, p);
-    std::filesystem::remove(l.job->stem + ".json");
-    std::vector<std::string> argv = probe_argv(o, l, steppers, p, l.job->stem + ".json");
-    argv.emplace_back("--more-from-stdin");
-    start_child(l.job->child, argv, l.job->stem + ".log", true);
-  } else {
-    l.job->child->write_stdin(std::to_string(steppers * p.envs) + "\n");  // a job that ended: its status says why below
-  }
+  if (!l.job) start_layout_job(o, l, steppers, p, key);
+  else if (!l.job->child->write_stdin(std::to_string(steppers * p.envs) + "\n"))
+    l.job->child->close_stdin();  // its input is gone: it ends on its own, and its status says how
   LayoutJob& j = *l.job;
   const std::size_t k = std::size_t(j.points++);
+  const std::string json_path = j.stem + ".json";
   const auto t_point = Clock::now();
   int rc = 0;
-  while (results_in(j.stem + ".json") <= k) {
-    if (const auto st = j.child->poll()) {
-      rc = *st == 0 ? 1 : *st;  // ended without this point's result: a failure, whatever its status
+  while (results_in(json_path) <= k) {
+    const std::optional<int> st = j.child->poll();
+    if (st && results_in(json_path) <= k) {  // ended without this point's result: a failure
+      rc = *st == 0 ? 1 : *st;
       break;
     }
     if (seconds_since(t_point) > o.probe_timeout_s || g_signal) {
@@ -474,44 +511,35 @@ Point probe_in_layout_job(const TuneOptions& o, Launch& l, int steppers, Point p
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  p.seconds = seconds_since(tp);
-  if (rc != 0) {
-    j.child->stop(5.0);
-    p.status = rc == -2 ? "cut" : "failed";
-    p.note = failure_note(o, rc, j.stem);
-    l.job.reset();
+  if (rc == 0) {
+    finish_probe(o, 0, j.stem, k, p);
+    if (p.status != "probed") end_layout_job(o, l);
+    p.seconds = seconds_since(tp);
     return p;
   }
-  try {
-    read_result(j.stem + ".json", k, p);
-  } catch (const std::exception& e) {
-    p.status = "failed";
-    p.note = fmt::format("no usable result in {}.json ({})", j.stem, e.what());
-    end_layout_job(o, l);
+  j.child->stop(5.0);
+  const std::optional<int> st = j.child->poll();
+  if (rc > 0 && k > 0 && st && *st == 0) {
+    spdlog::warn("probe job {} ended (exit status 0) after {} point(s) without reading the next env count: the "
+                 "launcher does not forward its standard input to rank 0; a job per point from here on "
+                 "(--probe-jobs point)",
+                 j.stem, k);
+    l.job.reset();
+    l.point_jobs = true;
+    p.seconds = seconds_since(tp);
+    return probe_in_point_job(o, l, steppers, p);
   }
+  finish_probe(o, rc > 0 && st ? *st : rc, j.stem, k, p);
+  if (p.status == "failed" && st && *st == 0) p.note = fmt::format("ended (exit status 0) without a result ({}.log)", j.stem);
+  l.job.reset();
+  p.seconds = seconds_since(tp);
   return p;
 }
 
 Point launch_once(const TuneOptions& o, Launch& l, int steppers, Point p) {
-  if (o.probe_jobs == "layout") return probe_in_layout_job(o, l, steppers, p);
   p.attempts = 1;
-  const std::string stem = probe_stem(l, p);
-  std::filesystem::remove(stem + ".json");
-  const auto tp = Clock::now();
-  const int rc = run_process(probe_argv(o, l, steppers, p, stem + ".json"), stem + ".log", o.probe_timeout_s);
-  p.seconds = seconds_since(tp);
-  if (rc != 0) {
-    p.status = rc == -2 ? "cut" : "failed";
-    p.note = failure_note(o, rc, stem);
-    return p;
-  }
-  try {
-    read_result(stem + ".json", 0, p);
-  } catch (const std::exception& e) {
-    p.status = "failed";
-    p.note = fmt::format("no usable result in {}.json ({})", stem, e.what());
-  }
-  return p;
+  if (o.probe_jobs == "layout" && !l.point_jobs) return probe_in_layout_job(o, l, steppers, p);
+  return probe_in_point_job(o, l, steppers, p);
 }
 
 /// --exhaustive: every grid point probed (within the time budget), the best measured chosen;
@@ -573,7 +601,7 @@ void write_outputs(const TuneOptions& o, const config::Config& base, const Searc
     j["launcher"] = o.replay.empty() ? launcher : "replay " + o.replay;
     j["probe_iterations"] = o.probe_iterations;
     j["probe_warmup"] = o.probe_warmup;
-    j["probe_jobs"] = o.probe_jobs;
+    if (o.replay.empty()) j["probe_jobs"] = o.probe_jobs;
     j["cut"] = r.cut;
     j["probes"] = r.probes;
     j["probe_seconds"] = r.seconds;

@@ -313,11 +313,12 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   const auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<algos::Trainer> trainer;
   std::optional<Server> server;
+  // Under ea-t and async the trainers' communicator (MPI_COMM_NULL on a serving GMI).
+  const MPI_Comm trainers = split && split->trainer ? session.learner_comms()->world() : MPI_COMM_NULL;
   if (serve)
     server.emplace(cfg, std::uint64_t(gmi_rank) * n);
   else if (split && split->async)
-    trainer = instances::make_async_trainer(
-        *split, cfg, reducer, split->trainer ? session.learner_comms()->world() : MPI_COMM_NULL);
+    trainer = instances::make_async_trainer(*split, cfg, reducer, trainers);
   else if (split)
     trainer = instances::make_split_trainer(*split, cfg, reducer);
   else
@@ -326,8 +327,7 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
   r.setup_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   r.path = trainer ? trainer->kernels() : "actor";
   if (split && split->async) {
-    time_async(*trainer, *split, session.learner_comms() ? session.learner_comms()->world() : MPI_COMM_NULL, warmup,
-               iterations, gpu, r);
+    time_async(*trainer, *split, trainers, warmup, iterations, gpu, r);
     r.memory_per_gmi = max_over_ranks(session.memory_in_use());
     from_first_trainer(r, *split);
     return r;
@@ -553,9 +553,23 @@ struct JsonHead {
   MatmulPeaks mm;
 };
 
+/// Where --json is written first (then renamed over it).
+std::string json_tmp(const BenchOptions& o) { return o.json_path + ".tmp"; }
+
+/// --json can be written, checked by rank 0 before any point (collective: every rank's error).
+void check_json_path(const BenchOptions& o, bool root) {
+  if (o.json_path.empty()) return;
+  instances::agreed([&] {
+    if (!root) return;
+    if (!std::ofstream(json_tmp(o)))
+      throw InputError(fmt::format("--json {}: cannot write (its first copy, {})", o.json_path, json_tmp(o)));
+    std::filesystem::remove(json_tmp(o));
+  });
+}
+
 /// --json: the settings and every result so far (rank 0).
 void write_json(const BenchOptions& o, const JsonHead& h, const std::vector<Result>& results) {
-  const std::string tmp = o.json_path + ".tmp";
+  const std::string tmp = json_tmp(o);
   {
     std::ofstream j = open_json(tmp);
     j << "{\n  \"benchmark\": \"" << h.base.algo << (o.mode == "serve" ? "_serve" : o.mode == "update" ? "_update" : "_end_to_end")
@@ -657,13 +671,22 @@ void check_env_count(int n, const char* what, const config::Config& base, const 
 }
 
 /// --more-from-stdin: the next env count, which rank 0 reads from its standard input (a count a
-/// line), or 0 at its end (collective).  Not a count: gmi::InputError on every rank.
+/// line; blank lines skipped), or 0 at its end (collective; the other ranks wait for rank 0 with no
+/// time limit, as it waits for its input).  Not a count: gmi::InputError on every rank.
 int next_count_from_stdin(bool root) {
-  std::string line;
-  if (root && !std::getline(std::cin, line)) line = "end";
-  line = mpi::broadcast_string(line);
-  const auto first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
-  const std::string word = first == std::string::npos ? "" : line.substr(first, last - first + 1);
+  std::string word;
+  if (root) {
+    std::string line;
+    while (word.empty()) {
+      if (!std::getline(std::cin, line)) {
+        word = "end";
+        break;
+      }
+      const auto first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+      if (first != std::string::npos) word = line.substr(first, last - first + 1);
+    }
+  }
+  word = mpi::blocking_broadcast_string(word);
   if (word == "end") return 0;
   const auto n = config::parse_integer(word);
   if (!n || *n < 1 || *n > (1 << 30))
@@ -736,6 +759,7 @@ int run_bench(const BenchOptions& o, int* argc, char*** argv) {
     mpi::allreduce_max(&budget, 1);  // the smallest share any GMI has
     const JsonHead head{base,    device,  layout_json(session), reduce_name, roles.split ? roles.split->sims_per_trainer : 0,
                         profile, -budget, peaks,                mm_peak,     mm};
+    check_json_path(o, mpi.rank() == 0);
     for (std::size_t i = 0;; ++i) {
       int n = 0;
       if (i < o.num_envs.size()) {

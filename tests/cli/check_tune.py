@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""`gmi_drl tune` with real probes (each a fresh `mpiexec -np G gmi_drl bench`) on a tiny grid:
-2..1 GMIs x 4, 8, 16 envs per GMI of CartPole.
+"""`gmi_drl tune` with real probes (`mpiexec -np G gmi_drl bench`, a job per layout sent its env
+counts in turn, or a job per point) on a tiny grid: 2..1 GMIs x 4, 8, 16 envs per GMI of CartPole.
 
   probes    --exhaustive probes all 6 points, chooses the best it measured, and reports what
             Algorithm 1 would choose on the same measurements; --replay of its JSON makes that
             same choice; the overlay it writes trains as is (`--config base --config tuned.yaml`
             under mpiexec -n G); a probe that fails (out of memory) and one that hangs
-            (--probe-timeout) are recorded and the search goes on; --budget-minutes cuts the
+            (--probe-timeout) are recorded and the search goes on, inside a layout's job too; a
+            launcher that does not forward its input makes tune warn and probe a job per point;
+            --budget-minutes cuts the
             search after the first probe and keeps the best so far; SIGTERM during a probe ends
             that probe's processes and tune reports and writes the best so far
   templates --templates dp,e-at: both templates' grids (e-at: env counts per simulator GMI, no
@@ -146,6 +148,16 @@ def mode_probes(a):
     assert re.search(r"chosen: 2 GMI\(s\) per GPU x 4 envs per GMI: .* \(2 failed twice, 3 retried: the choice is among "
                      r"the probes that ran; see the table\)", out), out
 
+    # A launcher that does not pass its input on: the layout's job ends after its first point, tune
+    # says why and probes a job per point from then on; every point is measured.
+    open(os.path.join(w, "nostdin.sh"), "w").write(f'#!/bin/sh\nexec {a.mpiexec} "$@" < /dev/null\n')
+    os.chmod(os.path.join(w, "nostdin.sh"), 0o755)
+    out = tune(a, ["--exhaustive", "--json", "ns.json", "--workdir", "p9", "--launcher", os.path.join(w, "nostdin.sh")])
+    ns = points(json.load(open(os.path.join(w, "ns.json"))))
+    assert all(p["status"] == "probed" and p["attempts"] == 1 for p in ns.values()), ns
+    assert "the launcher does not forward its standard input to rank 0; a job per point from here on" in out, out
+    assert len([f for f in os.listdir(os.path.join(w, "p9")) if f.endswith(".log")]) == 6
+
     # The time budget: spent after the first probe; the best so far is reported.
     out = tune(a, ["--json", "cut.json", "--workdir", "p3", "--launcher", a.mpiexec, "--budget-minutes", "0.0001"])
     cut = json.load(open(os.path.join(w, "cut.json")))
@@ -283,17 +295,23 @@ def mode_async(a):
                             "mapping.template=ea-t", "--set", "gmi.per_gpu=3", "--num-envs", "8"] + extra,
                            cwd=w, env=env_for(), capture_output=True, text=True, timeout=120)
         assert p.returncode != 0 and what in p.stderr + p.stdout, p.stdout + p.stderr
-    # bench --more-from-stdin: counts after --num-envs, checked as they are; a line that is no
-    # count is one error line.
-    for text, what in (("16\n8x\n", "--more-from-stdin: '8x' is not an env count"),
+    # bench --more-from-stdin: counts after --num-envs, checked as they are (blank lines skipped); a
+    # line that is no count is one error line; an unwritable --json is one line before any point.
+    for text, what in (("16\n\n8x\n", "--more-from-stdin: '8x' is not an env count"),
                        ("16\n9\n", "--more-from-stdin: 9 is not a positive count that splits evenly over 2 serving "
                                    "GMI(s)")):
+        if os.path.exists(os.path.join(w, "more.json")):
+            os.remove(os.path.join(w, "more.json"))
         p = subprocess.run([a.mpiexec, "-n", "3", a.gmi, "bench", "--config", "base.yaml", "--set",
                             "mapping.template=async", "--set", "gmi.per_gpu=3", "--num-envs", "8", "--iterations", "1",
                             "--warmup", "0", "--more-from-stdin", "--json", "more.json"],
                            cwd=w, env=env_for(), input=text, capture_output=True, text=True, timeout=120)
         assert p.returncode != 0 and what in p.stderr + p.stdout, p.stdout + p.stderr
         assert [r["num_envs"] for r in json.load(open(os.path.join(w, "more.json")))["results"]] == [8, 16]
+    p = subprocess.run([a.mpiexec, "-n", "2", a.gmi, "bench", "--config", "base.yaml", "--set", "gmi.per_gpu=2",
+                        "--num-envs", "8", "--more-from-stdin", "--json", "no/such/dir/x.json"],
+                       cwd=w, env=env_for(), input="16\n", capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and "--json no/such/dir/x.json: cannot write" in p.stderr + p.stdout, p.stdout + p.stderr
     print(f"async: best measured {best['template']} {best['gmis_per_gpu']}x{best['envs_per_gmi']} "
           f"({best['system_samples_per_s']:.0f} samples/s)")
 

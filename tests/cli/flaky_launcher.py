@@ -6,12 +6,13 @@ runs the probe under MPIEXEC, except for the probes named in the environment:
                    marker file in the working directory remembers it)
   FLAKY_HANG=GxN   never returns (tune's --probe-timeout must end it); it leaves the marker file
                    .flaky-hanging while it hangs
-where G is GMIs per GPU (-np) and N envs per GMI (--num-envs / G).  A job of several points
-(bench --more-from-stdin, tune's --probe-jobs layout) passes each env count tune sends it on to
-the probe, and fails or hangs at the point named as a job started there would."""
+where G is GMIs per GPU (-np) and N envs per GMI (--num-envs / G; dp probes only).  A job of
+several points (bench --more-from-stdin, tune's --probe-jobs layout) passes each env count tune
+sends it on to the probe, and fails or hangs at the point named as a job started there would."""
 import os
 import subprocess
 import sys
+import threading
 import time
 
 mpiexec, args = sys.argv[1], sys.argv[2:]
@@ -19,7 +20,7 @@ g = int(args[args.index("-np") + 1])
 
 
 def point(n):
-    """Fails or hangs as the environment says for G x n, else returns."""
+    """Fails or hangs as the environment says for G x n, else returns 0."""
     me = f"{g}x{n}"
     if me == os.environ.get("FLAKY_FAIL"):
         print("gmi_drl: error: not enough device memory (injected by flaky_launcher.py)", file=sys.stderr, flush=True)
@@ -41,12 +42,20 @@ if rc:
 if "--more-from-stdin" not in args:
     os.execvp(mpiexec, [mpiexec] + args)
 job = subprocess.Popen([mpiexec] + args, stdin=subprocess.PIPE, text=True)
-for line in sys.stdin:
-    rc = point(int(line) // g) if line.strip().isdigit() else 0
-    if rc:
-        job.kill()
-        sys.exit(rc)
-    job.stdin.write(line)
-    job.stdin.flush()
-job.stdin.close()
-sys.exit(job.wait())
+
+
+def forward():
+    """Tune's counts on to the job, failing or hanging where the environment says."""
+    for line in sys.stdin:
+        failed = point(int(line) // g) if line.strip().isdigit() else 0
+        if failed:
+            job.terminate()
+            job.wait()
+            os._exit(failed)
+        job.stdin.write(line)
+        job.stdin.flush()
+    job.stdin.close()
+
+
+threading.Thread(target=forward, daemon=True).start()
+sys.exit(job.wait())  # the job's own end (an error, or the end of its input) ends this launcher

@@ -2,7 +2,10 @@
 // this process writes (how `tune` sends a layout's job its env counts), or /dev/null.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -15,7 +18,9 @@ namespace gmi::instances {
 namespace {
 
 std::string temp_log(const char* name) {
-  return (std::filesystem::temp_directory_path() / (std::string("gmi_test_child_") + name + ".log")).string();
+  return (std::filesystem::temp_directory_path() /
+          (std::string("gmi_test_child_") + std::to_string(::getpid()) + "_" + name + ".log"))
+      .string();
 }
 
 std::string read_all(const std::string& path) {
@@ -62,6 +67,9 @@ TEST(Child, WritingToAChildThatEndedFailsWithoutSigpipe) {
   s.argv = {"true"};
   s.log = temp_log("ended");
   s.stdin_pipe = true;
+  // SIGPIPE as a process starts with it (a test runner may have it ignored, which would hide a
+  // write that raises it).
+  std::signal(SIGPIPE, SIG_DFL);
   Child c(s);
   EXPECT_EQ(wait_for(c), 0);
   // No reader is left: the write fails (EPIPE), and this process is not ended by SIGPIPE.
