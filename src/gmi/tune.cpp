@@ -491,6 +491,11 @@ Point probe_in_layout_job(const TuneOptions& o, Launch& l, int steppers, Point p
   const std::string key = fmt::format("{}/{}", p.templ, p.gmis);
   const auto tp = Clock::now();
   if (l.job && l.job->key != key) end_layout_job(o, l);
+  if (g_signal) {  // arrived while the last job ended: no new one
+    p.status = "cut";
+    p.note = "interrupted (signal)";
+    return p;
+  }
   if (!l.job) start_layout_job(o, l, steppers, p, key);
   else if (!l.job->child->write_stdin(std::to_string(steppers * p.envs) + "\n"))
     l.job->child->close_stdin();  // its input is gone: it ends on its own, and its status says how
