@@ -347,6 +347,8 @@ envs::EnvOverrides env_overrides(const Config& c) {
 
 bool served_rollouts(const MappingConfig& m) { return m.template_ == "async" || m.template_ == "ea-t"; }
 
+bool splits_training(const std::string& templ) { return templ == "e-at" || templ == "ea-t" || templ == "async"; }
+
 int env_group_size(const EnvConfig& e) {
   const int b = e.batch_size > 0 ? e.batch_size : e.async_halves ? (e.num_envs + 1) / 2 : e.num_envs;
   return std::max(1, std::min(b, e.num_envs));
@@ -525,7 +527,7 @@ void derive(Config& c, int world_size) {
     // S x env.num_envs: a check that counts envs is the trainer's, made by plan_split_training
     // once the layout gives S (and its error names the trainer's envs).  Here it waits if some S
     // could satisfy it; any other error is this config's now.
-    if (c.mapping.template_ != "e-at" && c.mapping.template_ != "async" && c.mapping.template_ != "ea-t") throw;
+    if (!splits_training(c.mapping.template_)) throw;
     for (int S = 2; S <= 64; ++S) {
       Config trainer = c;
       trainer.env.num_envs = c.env.num_envs * S;

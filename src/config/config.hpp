@@ -407,6 +407,9 @@ int env_group_size(const EnvConfig& e);
 /// Whether mapping.template trains on whole rollouts that serving GMIs send their trainers (async,
 /// and ea-t, its lockstep form: src/gmi/async_training.hpp).
 bool served_rollouts(const MappingConfig& m);
+/// Whether mapping.template `templ` splits training's roles over GMIs (e-at, ea-t, async): a
+/// trainer learns from other GMIs' envs.
+bool splits_training(const std::string& templ);
 /// What the environment registry needs of env.* (time limit, MuJoCo's keyword arguments, threads
 /// (0, not yet resolved to the node's share: 1), model path).
 envs::EnvOverrides env_overrides(const Config& c);

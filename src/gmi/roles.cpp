@@ -52,6 +52,8 @@ void split_gpus(const mpi::Layout& layout, int consumers, const char* key, unsig
 
 }  // namespace
 
+const char* stepper_name(const std::string& templ) { return templ == "e-at" ? "simulator" : "serving"; }
+
 RolePlan plan_roles(const mpi::Layout& layout, const MappingRequest& req) {
   RolePlan plan;
   plan.name = req.name;

@@ -55,6 +55,10 @@ struct RolePlan {
 RolePlan plan_roles(const mpi::Layout& layout, const MappingRequest& req);
 MappingRequest mapping_request(const config::MappingConfig& m);
 
+/// The GMIs whose envs a training template's env counts are per: e-at's "simulator" GMIs, ea-t's
+/// and async's "serving" GMIs (simulator + agent).
+const char* stepper_name(const std::string& templ);
+
 /// `command` (training, bench) runs under mapping.template dp only so far: one error line naming
 /// the key otherwise.
 void require_dp(const config::Config& cfg, const char* command);

@@ -28,6 +28,7 @@
 #include "src/config/config.hpp"
 #include "src/config/integer.hpp"
 #include "src/gmi/child.hpp"
+#include "src/gmi/roles.hpp"
 #include "src/gmi/split_training.hpp"
 
 namespace gmi::tuning {
@@ -43,10 +44,6 @@ void on_signal(int sig) { g_signal = sig; }
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string gib(double b) { return fmt::format("{:.2f} GiB", b / double(1ull << 30)); }
-
-/// The GMIs that step the envs a grid point's env count is per: e-at's simulators, ea-t's and
-/// async's serving GMIs (simulator + agent).
-std::string stepper_word(const std::string& templ) { return templ == "e-at" ? "simulator" : "serving"; }
 
 std::string rate(double r) {
   if (r >= 1e6) return fmt::format("{:.2f} M", r / 1e6);
@@ -349,7 +346,7 @@ Point launch_probe(const TuneOptions& o, const config::Overrides& sets, Launch& 
       if (g % T != 0 || g < 2 * T)
         throw InputError(fmt::format("under {} {} GMI(s) per GPU are not mapping.trainers_per_gpu = {} trainer(s) "
                                      "with the same number (>= 1) of {} GMIs each",
-                                     t, g, T, stepper_word(t)));
+                                     t, g, T, instances::stepper_name(t)));
       steppers = g - T;
       instances::trainer_config_of(c, g / T - 1, T);  // the trainers' batch, as training checks it
     }
@@ -630,7 +627,7 @@ void write_outputs(const TuneOptions& o, const config::Config& base, const Searc
 std::string layout_text(const Point& p) {
   return p.templ == "dp" ? fmt::format("{} GMI(s) per GPU x {} envs per GMI", p.gmis, p.envs)
                          : fmt::format("{}: {} GMI(s) per GPU x {} envs per {} GMI", p.templ, p.gmis, p.envs,
-                                       stepper_word(p.templ));
+                                       instances::stepper_name(p.templ));
 }
 
 /// The line that ends a tuning run: the choice, the probes, and whether the search was cut.
@@ -761,7 +758,7 @@ int run_tune(const TuneOptions& o) {
     Point p = probe(t, g, n);
     ++k;
     const std::string what =
-        fmt::format("{}{} GMI(s)/GPU x {} envs/{}", t == "dp" ? "" : t + ": ", g, n, t == "dp" ? "GMI" : stepper_word(t));
+        fmt::format("{}{} GMI(s)/GPU x {} envs/{}", t == "dp" ? "" : t + ": ", g, n, t == "dp" ? "GMI" : instances::stepper_name(t));
     if (p.status == "probed")
       spdlog::info("[probe {}] {}: {} samples/s per GPU, {} per GMI (share {}), {:.1f} s", k, what, rate(p.top),
                    gib(p.mem), gib(p.budget), p.seconds);
@@ -774,7 +771,7 @@ int run_tune(const TuneOptions& o) {
     if (std::find(templates.begin(), templates.end(), t) == templates.end()) templates.push_back(t);
   if (templates.empty()) templates.push_back(base.mapping.template_);
   for (const std::string& t : templates) {
-    if (t != "dp" && t != "e-at" && t != "ea-t" && t != "async")
+    if (t != "dp" && !config::splits_training(t))
       throw InputError(fmt::format("{}: {}: tune searches the training templates dp, e-at, ea-t and async",
                                    o.templates.empty() ? "mapping.template" : "--templates", t));
     if (t != "dp" && o.mode != "train")

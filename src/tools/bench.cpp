@@ -233,22 +233,50 @@ void from_first_trainer(Result& r, const instances::SplitTraining& split) {
   const int root = split.trainers.front();
   r.path = mpi::broadcast_string(r.path, MPI_COMM_WORLD, root);
   r.trials = mpi::broadcast_string(r.trials, MPI_COMM_WORLD, root);
-  double v[10] = {r.updates_per_s, r.kernels,    r.copies,       r.blas,         r.steps_per_s,
-                  r.rollout_ms,    r.update_ms,  r.iteration_ms, r.rollout_steps_per_s, r.setup_s};
-  mpi::broadcast(v, 10, MPI_COMM_WORLD, root);
-  r.updates_per_s = v[0], r.kernels = v[1], r.copies = v[2], r.blas = v[3], r.steps_per_s = v[4];
-  r.rollout_ms = v[5], r.update_ms = v[6], r.iteration_ms = v[7], r.rollout_steps_per_s = v[8], r.setup_s = v[9];
+  double* const fields[] = {&r.updates_per_s, &r.kernels,   &r.copies,       &r.blas,
+                            &r.steps_per_s,   &r.rollout_ms, &r.update_ms,    &r.iteration_ms,
+                            &r.rollout_steps_per_s, &r.setup_s};
+  constexpr int n = int(std::size(fields));
+  double v[n];
+  for (int i = 0; i < n; ++i) v[i] = *fields[i];
+  mpi::broadcast(v, n, MPI_COMM_WORLD, root);
+  for (int i = 0; i < n; ++i) *fields[i] = v[i];
 }
 
-/// The rates of `iterations` timed iterations that took `total_s` (the slowest GMI's), `rollout`
-/// and `update` seconds of them (the slowest GMI's) and made `updates` gradient updates.
-void set_rates(Result& r, int iterations, double total_s, double rollout, double update, double updates) {
-  r.steps_per_s = double(r.steps_per_iteration) * iterations / total_s;
-  r.updates_per_s = updates / total_s;
-  r.rollout_ms = 1e3 * rollout / iterations;
+/// Timed iterations: the slowest GMI's seconds, and of them in the rollout and the update (each
+/// the slowest GMI's), the gradient updates made, and the GPU's samples over them (this GPU's, not
+/// yet combined over the GPUs: gpu_figures).
+struct Timed {
+  double total_s = 0, rollout = 0, update = 0, updates = 0;
+  GpuInterval gpu;
+};
+
+/// `warmup` untimed iterations, then `iterations` timed from a barrier of `comm`, the GMIs that
+/// iterate (the GPU monitor restarted there).
+Timed timed_iterations(algos::Trainer* trainer, Server* server, int warmup, int iterations, MPI_Comm comm,
+                       GpuMonitor* gpu) {
+  Timed t;
+  for (int i = 0; i < warmup; ++i) iterate(trainer, server, t.rollout, t.update, t.updates);
+  t.rollout = t.update = t.updates = 0;
+  mpi::blocking_barrier(comm);
+  if (gpu) gpu->read_now(), gpu->start();
+  const auto t1 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iterations; ++i) iterate(trainer, server, t.rollout, t.update, t.updates);
+  double most[3] = {std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count(), t.rollout, t.update};
+  mpi::allreduce_max(most, 3, comm);
+  t.total_s = most[0], t.rollout = most[1], t.update = most[2];
+  t.gpu = gpu_window(gpu);
+  return t;
+}
+
+/// The rates of `iterations` timed iterations.
+void set_rates(Result& r, int iterations, const Timed& t) {
+  r.steps_per_s = double(r.steps_per_iteration) * iterations / t.total_s;
+  r.updates_per_s = t.updates / t.total_s;
+  r.rollout_ms = 1e3 * t.rollout / iterations;
   r.rollout_steps_per_s = r.rollout_ms > 0 ? double(r.steps_per_iteration) / (r.rollout_ms / 1e3) : 0;
-  r.update_ms = 1e3 * update / iterations;
-  r.iteration_ms = 1e3 * total_s / iterations;
+  r.update_ms = 1e3 * t.update / iterations;
+  r.iteration_ms = 1e3 * t.total_s / iterations;
 }
 
 /// Launches of one more iteration (Kokkos kernels, deep copies, BLAS calls).
@@ -277,17 +305,9 @@ void time_async(algos::Trainer& trainer, const instances::SplitTraining& split, 
   if (!split.trainer) {
     trainer.serve([](std::int64_t) {});
   } else {
-    double rollout = 0, update = 0, updates = 0;
-    for (int i = 0; i < warmup; ++i) iterate(&trainer, nullptr, rollout, update, updates);
-    rollout = update = updates = 0;
-    mpi::blocking_barrier(trainers);
-    if (gpu) gpu->read_now(), gpu->start();
-    const auto t1 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iterations; ++i) iterate(&trainer, nullptr, rollout, update, updates);
-    double most[3] = {std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count(), rollout, update};
-    mpi::allreduce_max(most, 3, trainers);
-    g = gpu_window(gpu);
-    set_rates(r, iterations, most[0], most[1], most[2], updates);
+    const Timed timed = timed_iterations(&trainer, nullptr, warmup, iterations, trainers, gpu);
+    g = timed.gpu;
+    set_rates(r, iterations, timed);
     r.rollout_steps_per_s = 0;  // the rollouts' own rate is the serving GMIs', not this wait's
     r.path = trainer.kernels(), r.trials = trainer.kernel_trials();
     count_iteration(&trainer, nullptr, r);
@@ -358,19 +378,11 @@ Result measure(const config::Config& base, int total, int warmup, int iterations
     r.blas = double(blas::call_count() - b0);
     return r;
   }
-  double rollout = 0, update = 0, updates = 0;
-  for (int i = 0; i < warmup; ++i) iterate(trainer.get(), sv, rollout, update, updates);
-  rollout = update = updates = 0;
-  mpi::blocking_barrier();
-  if (gpu) gpu->read_now(), gpu->start();
-  const auto t1 = std::chrono::steady_clock::now();
-  for (int i = 0; i < iterations; ++i) iterate(trainer.get(), sv, rollout, update, updates);
-  const double total_s = max_over_ranks(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
-  gpu_figures(gpu_window(gpu), r);
+  const Timed timed = timed_iterations(trainer.get(), sv, warmup, iterations, MPI_COMM_WORLD, gpu);
+  gpu_figures(timed.gpu, r);
   if (trainer) r.path = trainer->kernels(), r.trials = trainer->kernel_trials();  // auto chose on the first iteration
-  double most[2] = {rollout, update};
-  mpi::allreduce_max(most, 2);
-  set_rates(r, iterations, total_s, most[0], most[1], updates);
+  set_rates(r, iterations, timed);
+  double rollout = 0, update = 0, updates = 0;  // of the iterations below, not reported
   r.memory_per_gmi = max_over_ranks(session.memory_in_use());
   // Kokkos' tool callbacks fence around every launch, which a graph capture cannot contain: the
   // rollout graph (captured from the second rollout on) must exist before launches are counted.
@@ -642,7 +654,7 @@ void check_mode(const BenchOptions& o, const config::Config& base) {
                      "); this config has algo " + base.algo);
   // The training templates that split roles; the others: plan_split_roles says what they are for.
   const std::string& t = base.mapping.template_;
-  if (t != "e-at" && t != "ea-t" && t != "async") return;
+  if (!config::splits_training(t)) return;
   if (o.mode != "train")
     throw InputError(fmt::format("mapping.template: {}: bench measures training under it (--mode train); --mode {} "
                                  "runs under dp",
@@ -658,7 +670,7 @@ void check_mode(const BenchOptions& o, const config::Config& base) {
 void check_env_count(int n, const char* what, const config::Config& base, const BenchRoles& roles,
                      const instances::Session& session) {
   const int S = int(roles.steppers.size());
-  const char* who = !roles.split ? "" : roles.split->async ? "serving " : "simulator ";
+  const std::string who = roles.split ? std::string(instances::stepper_name(base.mapping.template_)) + " " : "";
   if (n < 1 || n % S != 0)
     throw InputError(fmt::format("{}: {} is not a positive count that splits evenly over {} {}GMI(s)", what, n, S, who));
   // The algorithm's own constraints on the batch (e.g. PPO's minibatches), as its config states them.
